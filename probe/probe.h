@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* The probe engine's API to the daemon: serve peers on the probe port, and run
+ * checks (peer discovery, forward + reverse probes) on the daemon's sd-event loop. */
+#ifndef NPF_PROBE_H
+#define NPF_PROBE_H
+
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "check.h"
+#include "model.h"
+
+struct npf_probe_ctx;
+
+/* Returns the daemon's current inventory snapshot (borrowed; valid until the
+ * next return to the event loop). */
+typedef const struct npf_inventory *(*npf_probe_inventory_fn)(void *userdata);
+
+struct npf_probe_params {
+	sd_event *event;            /* the daemon's loop; borrowed */
+	uint16_t port;              /* TCP control port, same on every node (default 7718) */
+	const char *node_name;      /* copied */
+	uint64_t instance;          /* random per daemon start */
+	npf_probe_inventory_fn inventory;
+	void *userdata;
+	uint32_t max_conns;         /* cap on concurrent inbound probe connections */
+	uint32_t full_mesh_max;     /* full mesh up to this many peers, sparse above (default 64) */
+	uint32_t sparse_k;          /* extra deterministic peers per node in sparse mode */
+	uint32_t bulk_bytes;        /* bulk payload per direction, >= 65536 */
+};
+
+/* Creates the context and starts listening on the probe port on every candidate
+ * address. On success *out is owned by the caller: free with npf_probe_ctx_free().
+ * Returns 0 or -errno. */
+int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params *p);
+
+/* Stops listeners, aborts in-flight checks (their callbacks run with -ECANCELED)
+ * and frees. NULL-safe. */
+void npf_probe_ctx_free(struct npf_probe_ctx *ctx);
+
+/* Re-reads the inventory and adjusts listeners after a link/address change. */
+int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx);
+
+/* Called once when a check ends. `result` is owned by the callee (free with
+ * npf_check_clear() + free()), NULL when err < 0. */
+typedef void (*npf_probe_check_cb)(struct npf_check *result, int err, void *userdata);
+
+/* Starts a check of this node against `peers` (node names, already expanded from
+ * a hostlist; this node's own name may appear and is skipped). Completes within
+ * timeout_ms whatever is broken. Returns 0 (cb will run exactly once, never
+ * synchronously from inside this call) or -errno (cb never runs). */
+int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, size_t n_peers,
+			  uint32_t timeout_ms, npf_probe_check_cb cb, void *userdata);
+
+#endif
