@@ -129,6 +129,8 @@ enum npf_gid_warn {
 	NPF_GIDW_LEGACY_LINK_LOCAL = 1u << 2, /* NCCL <= 2.20 index 0 is fe80:: */
 	NPF_GIDW_LEGACY_ROCE_V1 = 1u << 3,    /* ... or RoCE v1 */
 	NPF_GIDW_NO_IPV4_GID = 1u << 4,
+	NPF_GIDW_AUTO_EMPTY = 1u << 5,        /* NCCL >= 2.21.5 auto lands on an unpopulated slot */
+	NPF_GIDW_LEGACY_EMPTY = 1u << 6,      /* NCCL <= 2.20 index 0 is unpopulated (container) */
 };
 
 struct npf_rdma_port {
@@ -146,6 +148,7 @@ struct npf_rdma_port {
 	int nccl_auto_gid;   /* index NCCL >= 2.21.5 picks on its own, -1 n/a */
 	int nccl_legacy_gid; /* index NCCL <= 2.20 uses (0), -1 n/a */
 	uint32_t gid_warn;   /* enum npf_gid_warn bits */
+	int gid_tbl_len;     /* slots in the port's GID table, populated or not; 0 unknown */
 };
 
 struct npf_rdma_dev {
