@@ -54,6 +54,7 @@ struct npf_node {
 	size_t n_cands;
 	char (*ifnames)[IFNAMSIZ]; /* owned: every interface name on the node (for NCCL matching) */
 	size_t n_ifnames;
+	bool probed;             /* in this node's probe plan (always false for nodes[0]) */
 };
 
 /* One raw probe. */
