@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Prometheus text exposition of the last check (node_exporter textfile collector). */
+#ifndef NPF_METRICS_H
+#define NPF_METRICS_H
+
+#include <stdint.h>
+
+#include "check.h"
+#include "recommend.h"
+
+/* Interfaces rendered per check. Labels stay bounded by the node's own interface
+ * count; peers and job ids are never labels. Beyond the cap the rest is dropped and
+ * netpreflight_metrics_interfaces_dropped says how many. */
+#define NPF_METRICS_MAX_IFACES 64
+
+/* Daemon-lifetime counters; the daemon owns them, the renderer only prints. */
+struct npf_metrics_counters {
+	uint64_t checks[3];      /* completed checks by enum npf_verdict (index) */
+	uint64_t check_errors;   /* checks the probe engine could not run */
+	uint64_t start_unix_ms;  /* when the daemon started, 0 = unknown (not rendered) */
+};
+
+/* Renders the metrics as Prometheus text exposition format 0.0.4 (no sample
+ * timestamps: node_exporter rejects files that carry any). Every argument may be
+ * NULL: without chk only build info and counters are rendered; rec (the decision
+ * for chk) adds the recommendation info, the verdict it reached and NCCL's
+ * default pick. On success *out is a NUL-terminated string owned by the caller
+ * (free()). Returns its length, -EINVAL when out is NULL or chk is inconsistent
+ * (a link or node index out of range), or -ENOMEM. */
+int npf_metrics_render(const struct npf_check *chk, const struct npf_recommendation *rec,
+		       const struct npf_metrics_counters *ctr, char **out);
+
+#endif
