@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* Local API codec (netpreflightd <-> local clients): frames, requests, replies and the check object. */
+#ifndef NPF_API_H
+#define NPF_API_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "model.h"
+
+#define NPF_API_VERSION 1
+#define NPF_API_HDR_LEN 4                  /* big-endian payload length */
+#define NPF_API_MAX_REQUEST (64u * 1024)    /* request payload cap, enforced by the daemon */
+#define NPF_API_MAX_REPLY (16u * 1024 * 1024) /* reply payload cap, enforced by clients */
+#define NPF_API_MAX_PEERS 4096u
+#define NPF_API_TIMEOUT_MIN_MS 100u
+#define NPF_API_TIMEOUT_MAX_MS 300000u
+#define NPF_API_MSG_MAX 200
+
+enum npf_api_req {
+	NPF_API_REQ_STATUS = 0,
+	NPF_API_REQ_INVENTORY,
+	NPF_API_REQ_CHECK,
+	NPF_API_REQ_VERDICT,
+	NPF_API_REQ__COUNT
+};
+
+/* Error codes carried in {"ok":false,"error":{"code":...}}; stable strings. */
+enum npf_api_errcode {
+	NPF_API_E_BAD_REQUEST = 0,   /* malformed frame/JSON, unknown request or field */
+	NPF_API_E_UNSUPPORTED_VERSION,
+	NPF_API_E_TOO_LARGE,         /* frame over NPF_API_MAX_REQUEST */
+	NPF_API_E_FORBIDDEN,         /* SO_PEERCRED says this uid may not start probes */
+	NPF_API_E_BUSY,              /* client or concurrent-check cap reached */
+	NPF_API_E_NO_VERDICT,        /* verdict: nothing cached (or expired) for that peer set */
+	NPF_API_E_NOT_READY,         /* no inventory yet */
+	NPF_API_E_CHECK_FAILED,      /* the probe engine could not run the check */
+	NPF_API_E_INTERNAL,
+	NPF_API_E__COUNT
+};
+
+struct npf_api_error {
+	enum npf_api_errcode code;
+	char message[NPF_API_MSG_MAX];
+};
+
+struct npf_api_request {
+	enum npf_api_req type;
+	uint32_t timeout_ms; /* check: 0 = daemon default */
+	uint32_t max_age_ms; /* check: answer from the cache when younger; 0 = always probe */
+	char (*peers)[NPF_NAME_MAX]; /* check/verdict: owned, unique, in request order */
+	size_t n_peers;
+};
+
+const char *npf_api_req_name(enum npf_api_req r);
+const char *npf_api_errcode_name(enum npf_api_errcode c);
+/* Returns the enum or -EINVAL. */
+int npf_api_errcode_parse(const char *s);
+
+/* Frees req->peers and zeroes *req; safe on a zeroed struct. */
+void npf_api_request_clear(struct npf_api_request *req);
+
+/* True when s is an acceptable node name: 1..NPF_NAME_MAX-1 bytes of
+ * [A-Za-z0-9._-], not starting with '-' or '.'. */
+bool npf_api_name_valid(const char *s);
+
+/* Reads the 4-byte big-endian frame header. Returns 0 and *len, -EBADMSG for an
+ * empty frame, -EMSGSIZE when *len would exceed max. */
+int npf_api_frame_len(const uint8_t hdr[NPF_API_HDR_LEN], uint32_t max, uint32_t *len);
+
+/* Serialises msg (compact) behind a frame header. On success *out (owned by
+ * the caller, free()) holds *out_len bytes. Returns 0, -EMSGSIZE when the
+ * payload exceeds max, -ENOMEM. */
+int npf_api_frame_encode(const json_t *msg, uint32_t max, char **out, size_t *out_len);
+
+/* Strict decode of one payload: a JSON object, no duplicate keys, no NUL in
+ * strings, nothing after it. On success *out is a new reference (caller
+ * json_decref). Returns 0 or -EBADMSG with err filled. */
+int npf_api_json_decode(const void *buf, size_t len, json_t **out, struct npf_api_error *err);
+
+/* Parses and validates a request payload. On success req owns its peers (free
+ * with npf_api_request_clear). Returns 0, or -EBADMSG / -EPROTONOSUPPORT /
+ * -ENOMEM with err filled (code + message to send back); req is left cleared. */
+int npf_api_request_parse(const void *buf, size_t len, struct npf_api_request *req,
+			  struct npf_api_error *err);
+
+/* Builds the JSON of a request (the client side). New reference or NULL. */
+json_t *npf_api_request_to_json(const struct npf_api_request *req);
+
+/* {"version":1,"ok":true}; the caller adds fields. New reference or NULL. */
+json_t *npf_api_reply_new(void);
+
+/* {"version":1,"ok":false,"error":{"code":..,"message":..}}. New reference or NULL. */
+json_t *npf_api_reply_error(enum npf_api_errcode code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Client-side validation of a decoded reply. Returns 0 when ok is true,
+ * -EREMOTEIO when the daemon answered an error (err holds its code and message),
+ * -EPROTO when the reply is malformed or of another version (err says why). */
+int npf_api_reply_status(const json_t *reply, struct npf_api_error *err);
+
+/* The check as JSON (documented in docs/protocol.md), including a "verdict"
+ * object computed by npf_verdict_compute(). New reference or NULL on ENOMEM. */
+json_t *npf_check_to_json(const struct npf_check *c);
+
+/* The inverse (the "verdict" member is ignored: it is recomputed). *c must be
+ * zeroed; on success the caller owns it (npf_check_clear). Returns 0, -EBADMSG
+ * for malformed input (c left cleared), -ENOMEM. */
+int npf_check_from_json(const json_t *j, struct npf_check *c);
+
+/* Canonical key of a peer set: sorted unique names joined by ',', without
+ * `self` (a check never probes its own node). *out is owned by the caller
+ * (free()). Returns 0, -ENOMEM, or -EINVAL when no peer remains. */
+int npf_api_peers_key(const char (*peers)[NPF_NAME_MAX], size_t n, const char *self, char **out);
+
+#endif
