@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/* SPANK plugin: sets the environment verified by netpreflightd in each job step, user settings win. */
+/*
+ * plugstack.conf:   optional /usr/lib/.../spank_netpreflight.so [socket=PATH] [timeout_ms=N]
+ *                                                              [default=off|warn|on]
+ * srun/sbatch:      --netpreflight=off|warn|on
+ *
+ * In slurm_spank_user_init (remote context, once per step per node, as the user)
+ * it asks the local daemon for the cached environment of the job's node set and
+ * sets every variable with spank_setenv(..., overwrite=0). The query is bounded by
+ * timeout_ms (default 1000): a daemon that is down, slow or has no verdict only
+ * produces a log line, never a failed or stuck step.
+ *   off   nothing is asked or set;
+ *   warn  (default) variables are set when the daemon has them; a node set that
+ *         is not verified ok is logged;
+ *   on    as warn, and a definite "fail" verdict from the daemon fails the step
+ *         (an unreachable daemon still does not).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "client.h"
+#include "envreply.h"
+#include "hostlist.h"
+
+SPANK_PLUGIN(netpreflight, 1);
+
+#define NPF_SPANK_SOCKET "/run/netpreflight/netpreflight.sock"
+#define NPF_SPANK_TIMEOUT_MS 1000
+#define NPF_SPANK_TIMEOUT_MAX_MS 10000
+#define NPF_SPANK_NODELIST_MAX 65536
+
+enum mode { MODE_OFF = 0, MODE_WARN, MODE_ON };
+
+/* Plugin configuration (plugstack.conf arguments and the user's option); set
+ * before any step callback runs, only read afterwards. */
+static struct {
+	char socket[108]; /* sun_path size */
+	int timeout_ms;
+	enum mode mode;
+	bool user_mode; /* --netpreflight given */
+} cfg = { NPF_SPANK_SOCKET, NPF_SPANK_TIMEOUT_MS, MODE_WARN, false };
+
+static int parse_mode(const char *s, enum mode *out)
+{
+	if (!s)
+		return -EINVAL;
+	if (strcmp(s, "off") == 0)
+		*out = MODE_OFF;
+	else if (strcmp(s, "warn") == 0)
+		*out = MODE_WARN;
+	else if (strcmp(s, "on") == 0)
+		*out = MODE_ON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int opt_cb(int val, const char *optarg, int remote)
+{
+	enum mode m;
+
+	(void)val;
+	(void)remote;
+	if (parse_mode(optarg, &m) < 0) {
+		slurm_error("netpreflight: --netpreflight takes off, warn or on, not '%s'",
+			    optarg ? optarg : "");
+		return -1;
+	}
+	cfg.mode = m;
+	cfg.user_mode = true;
+	return 0;
+}
+
+/* struct spank_option has non-const char pointers. */
+static char opt_name[] = "netpreflight";
+static char opt_arginfo[] = "off|warn|on";
+static char opt_usage[] = "Set the network environment verified by netpreflightd "
+			  "(NCCL_SOCKET_IFNAME, ...): off, warn (default: set it, log "
+			  "problems) or on (also fail the step when the network check failed).";
+
+static struct spank_option opt = { opt_name, opt_arginfo, opt_usage, 1, 0, opt_cb };
+
+static int parse_args(int ac, char **av)
+{
+	for (int i = 0; i < ac; i++) {
+		const char *a = av[i];
+
+		if (strncmp(a, "socket=", 7) == 0) {
+			size_t n = strlen(a + 7);
+
+			if (n == 0 || n >= sizeof(cfg.socket) || a[7] != '/') {
+				slurm_error("netpreflight: bad socket= '%s'", a + 7);
+				return -1;
+			}
+			memcpy(cfg.socket, a + 7, n + 1);
+		} else if (strncmp(a, "timeout_ms=", 11) == 0) {
+			char *end;
+			long v = strtol(a + 11, &end, 10);
+
+			if (*end || end == a + 11 || v < 1 || v > NPF_SPANK_TIMEOUT_MAX_MS) {
+				slurm_error("netpreflight: bad timeout_ms= '%s' (1..%d)", a + 11,
+					    NPF_SPANK_TIMEOUT_MAX_MS);
+				return -1;
+			}
+			cfg.timeout_ms = (int)v;
+		} else if (strncmp(a, "default=", 8) == 0) {
+			if (parse_mode(a + 8, &cfg.mode) < 0) {
+				slurm_error("netpreflight: bad default= '%s'", a + 8);
+				return -1;
+			}
+		} else {
+			slurm_error("netpreflight: unknown plugstack.conf argument '%s'", a);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+
+	if (parse_args(ac, av) < 0)
+		return -1;
+	/* Options exist for srun (local), sbatch/salloc (allocator) and in slurmstepd
+	 * (remote), where the user's value arrives; slurmd itself has none. */
+	if (ctx == S_CTX_LOCAL || ctx == S_CTX_REMOTE || ctx == S_CTX_ALLOCATOR) {
+		if (spank_option_register(sp, &opt) != ESPANK_SUCCESS) {
+			slurm_error("netpreflight: cannot register --netpreflight");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* SLURM_JOB_NODELIST from the step's environment, SLURM_NODELIST as a fallback. */
+static int job_nodelist(spank_t sp, char *buf, int len)
+{
+	if (spank_getenv(sp, "SLURM_JOB_NODELIST", buf, len) == ESPANK_SUCCESS && buf[0])
+		return 0;
+	if (spank_getenv(sp, "SLURM_NODELIST", buf, len) == ESPANK_SUCCESS && buf[0])
+		return 0;
+	return -ENOENT;
+}
+
+static json_t *build_request(const char *nodelist, char *err, size_t errlen)
+{
+	char **names = NULL;
+	size_t n = 0;
+	json_t *peers, *req = NULL;
+	int r;
+
+	r = npf_hostlist_expand(nodelist, &names, &n, err, errlen);
+	if (r < 0)
+		return NULL;
+	peers = json_array();
+	for (size_t i = 0; peers && i < n; i++) {
+		if (json_array_append_new(peers, json_string(names[i])) < 0) {
+			json_decref(peers);
+			peers = NULL;
+		}
+	}
+	npf_hostlist_free(names, n);
+	if (peers)
+		req = npf_envreply_request(peers);
+	if (!req)
+		snprintf(err, errlen, "out of memory");
+	return req;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	char *nodelist = NULL, err[256] = "", why[256];
+	json_t *req = NULL, *reply = NULL;
+	struct npf_envreply env = { 0 };
+	uint32_t job = 0;
+	int r, rc = 0;
+
+	(void)ac;
+	(void)av;
+	if (!spank_remote(sp) || cfg.mode == MODE_OFF)
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	nodelist = malloc(NPF_SPANK_NODELIST_MAX);
+	if (!nodelist)
+		return 0;
+	if (job_nodelist(sp, nodelist, NPF_SPANK_NODELIST_MAX) < 0) {
+		slurm_info("netpreflight: job %u: no SLURM_JOB_NODELIST, nothing set", job);
+		goto out;
+	}
+	req = build_request(nodelist, err, sizeof(err));
+	if (!req) {
+		slurm_error("netpreflight: job %u: bad node list '%.64s': %s", job, nodelist, err);
+		goto out;
+	}
+	r = npf_client_request(cfg.socket, req, &reply, cfg.timeout_ms);
+	if (r < 0) {
+		/* Never block or fail the step because of our own daemon. */
+		slurm_info("netpreflight: job %u: %s; environment not set", job,
+			   npf_client_strerror(r, cfg.socket, why, sizeof(why)));
+		goto out;
+	}
+	r = npf_envreply_parse(reply, &env, err, sizeof(err));
+	if (r < 0) {
+		slurm_info("netpreflight: job %u: no environment: %s", job, err);
+		goto out;
+	}
+	for (size_t i = 0; i < env.n_vars; i++) {
+		/* overwrite=0: a value the user set explicitly wins. */
+		spank_err_t e = spank_setenv(sp, env.vars[i].name, env.vars[i].value, 0);
+
+		if (e != ESPANK_SUCCESS && e != ESPANK_ENV_EXISTS)
+			slurm_info("netpreflight: job %u: cannot set %s: %s", job,
+				   env.vars[i].name, spank_strerror(e));
+	}
+	if (strcmp(env.verdict, "ok") != 0) {
+		if (cfg.mode == MODE_ON && strcmp(env.verdict, "fail") == 0) {
+			slurm_error("netpreflight: job %u: network check failed: %s", job,
+				    env.summary);
+			rc = -1;
+		} else {
+			slurm_info("netpreflight: job %u: network verdict %s: %s", job,
+				   env.verdict, env.summary);
+		}
+	}
+out:
+	npf_envreply_clear(&env);
+	json_decref(reply);
+	json_decref(req);
+	free(nodelist);
+	return rc;
+}
