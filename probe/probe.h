@@ -27,6 +27,10 @@ struct npf_probe_params {
 	uint32_t full_mesh_max;     /* full mesh up to this many peers, sparse above (default 64) */
 	uint32_t sparse_k;          /* extra deterministic peers per node in sparse mode */
 	uint32_t bulk_bytes;        /* bulk payload per direction, >= 65536 */
+	/* Appended by the probe engine. Zero in max_conns, full_mesh_max, sparse_k
+	 * or bulk_bytes means the default (64, 64, 3, 256 KiB). */
+	const char *const *exclude; /* fnmatch globs of interfaces never announced; copied */
+	size_t n_exclude;
 };
 
 /* Creates the context and starts listening on the probe port on every candidate
@@ -34,12 +38,16 @@ struct npf_probe_params {
  * Returns 0 or -errno. */
 int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params *p);
 
-/* Stops listeners, aborts in-flight checks (their callbacks run with -ECANCELED)
- * and frees. NULL-safe. */
+/* Stops listeners, aborts in-flight checks (their callbacks run with -ECANCELED,
+ * and must not free the context again) and frees. NULL-safe. */
 void npf_probe_ctx_free(struct npf_probe_ctx *ctx);
 
 /* Re-reads the inventory and adjusts listeners after a link/address change. */
 int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx);
+
+/* Replaces the exclude globs (copied), e.g. after a config reload; takes effect
+ * at the next npf_probe_ctx_refresh(). Returns 0 or -ENOMEM/-EINVAL. */
+int npf_probe_ctx_set_exclude(struct npf_probe_ctx *ctx, const char *const *globs, size_t n);
 
 /* Called once when a check ends. `result` is owned by the callee (free with
  * npf_check_clear() + free()), NULL when err < 0. */

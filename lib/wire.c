@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: MIT
+/* Probe protocol codec: frame header, cursor reader and strict JSON messages. */
+#include "wire.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+void npf_cursor_init(struct npf_cursor *c, const void *p, size_t len)
+{
+	c->p = p;
+	c->len = p ? len : 0;
+	c->off = 0;
+}
+
+size_t npf_cursor_left(const struct npf_cursor *c)
+{
+	return c->len - c->off;
+}
+
+int npf_cursor_get_u16(struct npf_cursor *c, uint16_t *v)
+{
+	if (npf_cursor_left(c) < 2)
+		return -EBADMSG;
+	*v = (uint16_t)((uint16_t)c->p[c->off] << 8 | c->p[c->off + 1]);
+	c->off += 2;
+	return 0;
+}
+
+int npf_cursor_get_u32(struct npf_cursor *c, uint32_t *v)
+{
+	if (npf_cursor_left(c) < 4)
+		return -EBADMSG;
+	*v = (uint32_t)c->p[c->off] << 24 | (uint32_t)c->p[c->off + 1] << 16 |
+	     (uint32_t)c->p[c->off + 2] << 8 | c->p[c->off + 3];
+	c->off += 4;
+	return 0;
+}
+
+int npf_wire_hdr_decode(const uint8_t *buf, size_t len, uint32_t max_payload,
+			struct npf_wire_hdr *h)
+{
+	struct npf_cursor c;
+
+	if (len < NPF_WIRE_HDR_LEN)
+		return -EAGAIN;
+	npf_cursor_init(&c, buf, NPF_WIRE_HDR_LEN);
+	if (npf_cursor_get_u16(&c, &h->version) < 0 || npf_cursor_get_u16(&c, &h->type) < 0 ||
+	    npf_cursor_get_u32(&c, &h->length) < 0)
+		return -EBADMSG;
+	/* Version first: a newer peer must get "unsupported-version", not "bad-request". */
+	if (h->version != NPF_WIRE_VERSION)
+		return -EPROTONOSUPPORT;
+	if (h->length > max_payload || h->length > NPF_WIRE_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	if (h->type < NPF_MSG_HELLO || h->type >= NPF_MSG__END)
+		return -EBADMSG;
+	return 0;
+}
+
+void npf_wire_hdr_encode(uint8_t out[NPF_WIRE_HDR_LEN], uint16_t type, uint32_t length)
+{
+	out[0] = (uint8_t)(NPF_WIRE_VERSION >> 8);
+	out[1] = (uint8_t)(NPF_WIRE_VERSION & 0xff);
+	out[2] = (uint8_t)(type >> 8);
+	out[3] = (uint8_t)(type & 0xff);
+	out[4] = (uint8_t)(length >> 24);
+	out[5] = (uint8_t)(length >> 16);
+	out[6] = (uint8_t)(length >> 8);
+	out[7] = (uint8_t)length;
+}
+
+int npf_wire_frame(uint16_t type, const json_t *obj, uint8_t **out, size_t *out_len)
+{
+	char *s = json_dumps(obj, JSON_COMPACT);
+	size_t n;
+	uint8_t *f;
+
+	if (!s)
+		return -ENOMEM;
+	n = strlen(s);
+	if (n > NPF_WIRE_MAX_PAYLOAD) {
+		free(s);
+		return -EMSGSIZE;
+	}
+	f = malloc(NPF_WIRE_HDR_LEN + n);
+	if (!f) {
+		free(s);
+		return -ENOMEM;
+	}
+	npf_wire_hdr_encode(f, type, (uint32_t)n);
+	memcpy(f + NPF_WIRE_HDR_LEN, s, n);
+	free(s);
+	*out = f;
+	*out_len = NPF_WIRE_HDR_LEN + n;
+	return 0;
+}
+
+int npf_wire_parse_json(const uint8_t *payload, size_t len, json_t **out)
+{
+	json_error_t err;
+	json_t *j;
+
+	if (!payload || len == 0 || len > NPF_WIRE_MAX_PAYLOAD)
+		return -EBADMSG;
+	/* json_loadb rejects trailing garbage and \u0000 by default. */
+	j = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &err);
+	if (!j)
+		return -EBADMSG;
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return -EBADMSG;
+	}
+	*out = j;
+	return 0;
+}
+
+bool npf_wire_name_valid(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strnlen(s, NPF_NAME_MAX);
+	if (n == 0 || n >= NPF_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] >= 0x7f)
+			return false;
+	return true;
+}
+
+static bool ifname_valid(const char *s)
+{
+	size_t n = strnlen(s, IFNAMSIZ);
+
+	if (n == 0 || n >= IFNAMSIZ)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] >= 0x7f || s[i] == '/')
+			return false;
+	return true;
+}
+
+int npf_wire_addr_parse(const char *s, struct npf_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return -EINVAL;
+	if (inet_pton(AF_INET, s, out->addr) == 1) {
+		out->family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, out->addr) == 1) {
+		out->family = AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static json_t *addr_json(const struct npf_addr *a)
+{
+	char buf[64];
+
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return NULL;
+	return json_string(npf_addr_str(a, buf, sizeof(buf)));
+}
+
+static void instance_hex(uint64_t v, char out[17])
+{
+	uint8_t b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (56 - 8 * i));
+	sodium_bin2hex(out, 17, b, sizeof(b));
+}
+
+static int hex_exact(const char *s, uint8_t *out, size_t n)
+{
+	size_t got = 0;
+	const char *end = NULL;
+
+	if (!s || strlen(s) != 2 * n)
+		return -EBADMSG;
+	for (size_t i = 0; i < 2 * n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return -EBADMSG;
+	if (sodium_hex2bin(out, n, s, 2 * n, NULL, &got, &end) != 0 || got != n)
+		return -EBADMSG;
+	return 0;
+}
+
+static int instance_parse(const char *s, uint64_t *v)
+{
+	uint8_t b[8];
+
+	if (hex_exact(s, b, sizeof(b)) < 0)
+		return -EBADMSG;
+	*v = 0;
+	for (int i = 0; i < 8; i++)
+		*v = *v << 8 | b[i];
+	return *v ? 0 : -EBADMSG;
+}
+
+static int copy_str(char *dst, size_t dstsz, const char *src)
+{
+	size_t n = strnlen(src, dstsz);
+
+	if (n >= dstsz)
+		return -EBADMSG;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	return 0;
+}
+
+/* ---- HELLO ---- */
+
+json_t *npf_wire_hello_to_json(const struct npf_msg_hello *m)
+{
+	char inst[17];
+
+	instance_hex(m->instance, inst);
+	return json_pack("{s:s, s:s, s:b}", "node", m->node, "instance", inst, "candidates",
+			 m->want_candidates);
+}
+
+int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m)
+{
+	const char *node, *inst;
+	int want;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:s, s:s, s:b !}", "node", &node, "instance", &inst, "candidates",
+			&want) < 0)
+		return -EBADMSG;
+	if (!npf_wire_name_valid(node) || instance_parse(inst, &m->instance) < 0)
+		return -EBADMSG;
+	copy_str(m->node, sizeof(m->node), node);
+	m->want_candidates = want;
+	return 0;
+}
+
+/* ---- HELLO_REPLY ---- */
+
+static json_t *cand_json(const struct npf_candidate *c)
+{
+	json_t *a = addr_json(&c->addr);
+
+	if (!a)
+		return NULL;
+	return json_pack("{s:s, s:o, s:i, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:b}", "if", c->ifname,
+			 "addr", a, "prefixlen", (int)c->addr.prefixlen, "kind",
+			 npf_kind_name(c->kind), "roles", (json_int_t)c->roles, "mtu",
+			 (json_int_t)c->mtu, "speed_mbps", (json_int_t)c->speed_mbps, "rdma_dev",
+			 c->rdma_dev, "rdma_port", c->rdma_port, "rdma_link_layer",
+			 npf_link_layer_name(c->rdma_ll), "rdma_active", c->rdma_active);
+}
+
+static int kind_parse(const char *s, enum npf_kind *k)
+{
+	for (int i = 0; i < NPF_KIND__COUNT; i++) {
+		if (strcmp(s, npf_kind_name((enum npf_kind)i)) == 0) {
+			*k = (enum npf_kind)i;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+static int ll_parse(const char *s, enum npf_link_layer *ll)
+{
+	static const enum npf_link_layer all[] = { NPF_LL_UNKNOWN, NPF_LL_INFINIBAND,
+						   NPF_LL_ETHERNET };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (strcmp(s, npf_link_layer_name(all[i])) == 0) {
+			*ll = all[i];
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+static int cand_from_json(json_t *j, struct npf_candidate *c)
+{
+	const char *ifn, *addr, *kind, *rdev, *ll;
+	json_int_t prefix, roles, mtu, speed, rport;
+	int active;
+	unsigned maxpfx;
+
+	memset(c, 0, sizeof(*c));
+	if (json_unpack(j, "{s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:s, s:I, s:s, s:b !}", "if", &ifn,
+			"addr", &addr, "prefixlen", &prefix, "kind", &kind, "roles", &roles, "mtu",
+			&mtu, "speed_mbps", &speed, "rdma_dev", &rdev, "rdma_port", &rport,
+			"rdma_link_layer", &ll, "rdma_active", &active) < 0)
+		return -EBADMSG;
+	if (!ifname_valid(ifn) || copy_str(c->ifname, sizeof(c->ifname), ifn) < 0)
+		return -EBADMSG;
+	if (npf_wire_addr_parse(addr, &c->addr) < 0)
+		return -EBADMSG;
+	maxpfx = c->addr.family == AF_INET ? 32 : 128;
+	if (prefix < 0 || prefix > maxpfx)
+		return -EBADMSG;
+	c->addr.prefixlen = (uint8_t)prefix;
+	if (kind_parse(kind, &c->kind) < 0 || ll_parse(ll, &c->rdma_ll) < 0)
+		return -EBADMSG;
+	if (roles < 0 || roles > UINT32_MAX || mtu < 0 || mtu > UINT32_MAX)
+		return -EBADMSG;
+	if (speed < NPF_SPEED_UNKNOWN || rport < 0 || rport > 255)
+		return -EBADMSG;
+	if (copy_str(c->rdma_dev, sizeof(c->rdma_dev), rdev) < 0)
+		return -EBADMSG;
+	c->roles = (uint32_t)roles;
+	c->mtu = (uint32_t)mtu;
+	c->speed_mbps = speed;
+	c->rdma_port = (int)rport;
+	c->rdma_active = active;
+	return 0;
+}
+
+json_t *npf_wire_hello_reply_to_json(const struct npf_msg_hello_reply *m)
+{
+	char inst[17];
+	json_t *o, *cands = NULL, *names = NULL;
+
+	instance_hex(m->instance, inst);
+	o = json_pack("{s:s, s:s, s:I}", "node", m->node, "instance", inst, "proto",
+		      (json_int_t)m->proto);
+	if (!o)
+		return NULL;
+	if (m->lists) {
+		cands = json_array();
+		if (!cands || json_object_set_new(o, "candidates", cands) < 0)
+			goto err;
+		for (size_t i = 0; i < m->n_cands && i < NPF_WIRE_MAX_CANDS; i++)
+			if (json_array_append_new(cands, cand_json(&m->cands[i])) < 0)
+				goto err;
+	}
+	if (m->lists) {
+		names = json_array();
+		if (!names || json_object_set_new(o, "ifnames", names) < 0)
+			goto err;
+		for (size_t i = 0; i < m->n_ifnames && i < NPF_WIRE_MAX_IFNAMES; i++)
+			if (json_array_append_new(names, json_string(m->ifnames[i])) < 0)
+				goto err;
+	}
+	return o;
+err:
+	json_decref(o);
+	return NULL;
+}
+
+void npf_wire_hello_reply_clear(struct npf_msg_hello_reply *m)
+{
+	if (!m)
+		return;
+	free(m->cands);
+	free(m->ifnames);
+	m->cands = NULL;
+	m->ifnames = NULL;
+	m->n_cands = m->n_ifnames = 0;
+}
+
+int npf_wire_hello_reply_from_json(json_t *j, struct npf_msg_hello_reply *m)
+{
+	const char *node, *inst;
+	json_int_t proto;
+	json_t *cands = NULL, *names = NULL;
+	size_t i;
+	json_t *v;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:s, s:s, s:I, s?o, s?o !}", "node", &node, "instance", &inst,
+			"proto", &proto, "candidates", &cands, "ifnames", &names) < 0)
+		return -EBADMSG;
+	if (!npf_wire_name_valid(node) || instance_parse(inst, &m->instance) < 0)
+		return -EBADMSG;
+	if (proto < 1 || proto > UINT16_MAX)
+		return -EBADMSG;
+	copy_str(m->node, sizeof(m->node), node);
+	m->proto = (uint32_t)proto;
+	if (!cands != !names)
+		return -EBADMSG;
+	m->lists = cands != NULL;
+	if (cands) {
+		if (!json_is_array(cands) || json_array_size(cands) > NPF_WIRE_MAX_CANDS)
+			goto bad;
+		/* calloc(0) may return NULL; one spare slot keeps "present" distinct. */
+		m->cands = calloc(json_array_size(cands) + 1, sizeof(*m->cands));
+		if (!m->cands)
+			return -ENOMEM;
+		json_array_foreach(cands, i, v) {
+			if (cand_from_json(v, &m->cands[i]) < 0)
+				goto bad;
+			m->n_cands++;
+		}
+	}
+	if (names) {
+		if (!json_is_array(names) || json_array_size(names) > NPF_WIRE_MAX_IFNAMES)
+			goto bad;
+		m->ifnames = calloc(json_array_size(names) + 1, sizeof(*m->ifnames));
+		if (!m->ifnames) {
+			npf_wire_hello_reply_clear(m);
+			return -ENOMEM;
+		}
+		json_array_foreach(names, i, v) {
+			if (!json_is_string(v) || !ifname_valid(json_string_value(v)))
+				goto bad;
+			copy_str(m->ifnames[i], IFNAMSIZ, json_string_value(v));
+			m->n_ifnames++;
+		}
+	}
+	return 0;
+bad:
+	npf_wire_hello_reply_clear(m);
+	return -EBADMSG;
+}
+
+/* ---- OPEN_DATA ---- */
+
+json_t *npf_wire_open_data_to_json(const struct npf_msg_open_data *m)
+{
+	return json_pack("{s:I}", "bytes", (json_int_t)m->bytes);
+}
+
+static bool bulk_valid(json_int_t b)
+{
+	return b >= NPF_WIRE_MIN_BULK && b <= NPF_WIRE_MAX_BULK;
+}
+
+int npf_wire_open_data_from_json(json_t *j, struct npf_msg_open_data *m)
+{
+	json_int_t b;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:I !}", "bytes", &b) < 0 || !bulk_valid(b))
+		return -EBADMSG;
+	m->bytes = (uint32_t)b;
+	return 0;
+}
+
+json_t *npf_wire_open_data_reply_to_json(const struct npf_msg_open_data_reply *m)
+{
+	char tok[2 * NPF_WIRE_TOKEN_LEN + 1];
+
+	sodium_bin2hex(tok, sizeof(tok), m->token, sizeof(m->token));
+	return json_pack("{s:i, s:s}", "port", (int)m->port, "token", tok);
+}
+
+int npf_wire_open_data_reply_from_json(json_t *j, struct npf_msg_open_data_reply *m)
+{
+	json_int_t port;
+	const char *tok;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:I, s:s !}", "port", &port, "token", &tok) < 0)
+		return -EBADMSG;
+	if (port < 1 || port > 65535 || hex_exact(tok, m->token, sizeof(m->token)) < 0)
+		return -EBADMSG;
+	m->port = (uint16_t)port;
+	return 0;
+}
+
+/* ---- DATA_AUTH ---- */
+
+json_t *npf_wire_data_auth_to_json(const struct npf_msg_data_auth *m)
+{
+	char tok[2 * NPF_WIRE_TOKEN_LEN + 1];
+
+	sodium_bin2hex(tok, sizeof(tok), m->token, sizeof(m->token));
+	return json_pack("{s:s}", "token", tok);
+}
+
+int npf_wire_data_auth_from_json(json_t *j, struct npf_msg_data_auth *m)
+{
+	const char *tok;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:s !}", "token", &tok) < 0 ||
+	    hex_exact(tok, m->token, sizeof(m->token)) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
+json_t *npf_wire_data_auth_reply_to_json(const struct npf_msg_data_auth_reply *m)
+{
+	char inst[17];
+
+	instance_hex(m->instance, inst);
+	return json_pack("{s:s, s:s}", "node", m->node, "instance", inst);
+}
+
+int npf_wire_data_auth_reply_from_json(json_t *j, struct npf_msg_data_auth_reply *m)
+{
+	const char *node, *inst;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:s, s:s !}", "node", &node, "instance", &inst) < 0)
+		return -EBADMSG;
+	if (!npf_wire_name_valid(node) || instance_parse(inst, &m->instance) < 0)
+		return -EBADMSG;
+	copy_str(m->node, sizeof(m->node), node);
+	return 0;
+}
+
+/* ---- REVERSE_REQ / REVERSE_RESULT ---- */
+
+json_t *npf_wire_reverse_req_to_json(const struct npf_msg_reverse_req *m)
+{
+	json_t *o, *t;
+
+	t = json_array();
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < m->n_targets && i < NPF_WIRE_MAX_TARGETS; i++) {
+		if (json_array_append_new(t, addr_json(&m->targets[i])) < 0) {
+			json_decref(t);
+			return NULL;
+		}
+	}
+	o = json_pack("{s:I, s:I, s:I, s:o}", "id", (json_int_t)m->id, "timeout_ms",
+		      (json_int_t)m->timeout_ms, "bytes", (json_int_t)m->bytes, "targets", t);
+	return o;
+}
+
+int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m)
+{
+	json_int_t id, tmo, bytes;
+	json_t *t, *v;
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:I, s:I, s:I, s:o !}", "id", &id, "timeout_ms", &tmo, "bytes",
+			&bytes, "targets", &t) < 0)
+		return -EBADMSG;
+	if (id < 0 || id > UINT32_MAX || tmo < 1 || tmo > NPF_WIRE_MAX_TIMEOUT_MS ||
+	    !bulk_valid(bytes))
+		return -EBADMSG;
+	if (!json_is_array(t) || json_array_size(t) < 1 ||
+	    json_array_size(t) > NPF_WIRE_MAX_TARGETS)
+		return -EBADMSG;
+	json_array_foreach(t, i, v) {
+		if (!json_is_string(v) ||
+		    npf_wire_addr_parse(json_string_value(v), &m->targets[i]) < 0)
+			return -EBADMSG;
+	}
+	m->n_targets = json_array_size(t);
+	m->id = (uint32_t)id;
+	m->timeout_ms = (uint32_t)tmo;
+	m->bytes = (uint32_t)bytes;
+	return 0;
+}
+
+json_t *npf_wire_reverse_result_to_json(const struct npf_msg_reverse_result *m)
+{
+	json_t *arr = json_array();
+
+	if (!arr)
+		return NULL;
+	for (size_t i = 0; i < m->n_results && i < NPF_WIRE_MAX_TARGETS; i++) {
+		const struct npf_rev_result *r = &m->results[i];
+		json_t *a = addr_json(&r->addr);
+
+		if (!a || json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:s, s:s}", "addr", a,
+							       "outcome",
+							       npf_outcome_name(r->outcome),
+							       "rtt_us", (json_int_t)r->rtt_us,
+							       "egress", r->egress, "detail",
+							       r->detail)) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return json_pack("{s:I, s:o}", "id", (json_int_t)m->id, "results", arr);
+}
+
+int npf_wire_reverse_result_from_json(json_t *j, struct npf_msg_reverse_result *m)
+{
+	json_int_t id;
+	json_t *arr, *v;
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:I, s:o !}", "id", &id, "results", &arr) < 0)
+		return -EBADMSG;
+	if (id < 0 || id > UINT32_MAX || !json_is_array(arr) ||
+	    json_array_size(arr) > NPF_WIRE_MAX_TARGETS)
+		return -EBADMSG;
+	json_array_foreach(arr, i, v) {
+		struct npf_rev_result *r = &m->results[i];
+		const char *addr, *out, *egress, *detail;
+		json_int_t rtt;
+		int o;
+
+		if (json_unpack(v, "{s:s, s:s, s:I, s:s, s:s !}", "addr", &addr, "outcome", &out,
+				"rtt_us", &rtt, "egress", &egress, "detail", &detail) < 0)
+			return -EBADMSG;
+		o = npf_outcome_parse(out);
+		if (o < 0 || npf_wire_addr_parse(addr, &r->addr) < 0 || rtt < 0 ||
+		    rtt > UINT32_MAX)
+			return -EBADMSG;
+		if ((*egress && !ifname_valid(egress)) ||
+		    copy_str(r->egress, sizeof(r->egress), egress) < 0 ||
+		    copy_str(r->detail, sizeof(r->detail), detail) < 0)
+			return -EBADMSG;
+		r->outcome = (enum npf_outcome)o;
+		r->rtt_us = (uint32_t)rtt;
+	}
+	m->n_results = json_array_size(arr);
+	m->id = (uint32_t)id;
+	return 0;
+}
+
+/* ---- ERROR ---- */
+
+static const char *const err_names[NPF_WERR__COUNT] = {
+	[NPF_WERR_BAD_REQUEST] = "bad-request",
+	[NPF_WERR_UNSUPPORTED_VERSION] = "unsupported-version",
+	[NPF_WERR_TOO_LARGE] = "too-large",
+	[NPF_WERR_BUSY] = "busy",
+	[NPF_WERR_FORBIDDEN] = "forbidden",
+	[NPF_WERR_UNEXPECTED] = "unexpected",
+};
+
+const char *npf_wire_err_name(enum npf_wire_err e)
+{
+	if ((unsigned)e >= NPF_WERR__COUNT)
+		return "unknown";
+	return err_names[e];
+}
+
+json_t *npf_wire_error_to_json(const struct npf_msg_error *m)
+{
+	return json_pack("{s:s, s:s, s:i}", "code", npf_wire_err_name(m->code), "message",
+			 m->message, "max_version", NPF_WIRE_VERSION);
+}
+
+int npf_wire_error_from_json(json_t *j, struct npf_msg_error *m)
+{
+	const char *code, *msg;
+	json_int_t maxv;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:s, s:s, s:I !}", "code", &code, "message", &msg, "max_version",
+			&maxv) < 0)
+		return -EBADMSG;
+	if (maxv < 1 || maxv > UINT16_MAX)
+		return -EBADMSG;
+	for (int i = 0; i < NPF_WERR__COUNT; i++) {
+		if (strcmp(code, err_names[i]) == 0) {
+			m->code = (enum npf_wire_err)i;
+			/* Long messages are cut, not rejected: they are for humans. */
+			snprintf(m->message, sizeof(m->message), "%s", msg);
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+const char *npf_wire_type_name(uint16_t type)
+{
+	switch (type) {
+	case NPF_MSG_HELLO: return "HELLO";
+	case NPF_MSG_HELLO_REPLY: return "HELLO_REPLY";
+	case NPF_MSG_OPEN_DATA: return "OPEN_DATA";
+	case NPF_MSG_OPEN_DATA_REPLY: return "OPEN_DATA_REPLY";
+	case NPF_MSG_DATA_AUTH: return "DATA_AUTH";
+	case NPF_MSG_DATA_AUTH_REPLY: return "DATA_AUTH_REPLY";
+	case NPF_MSG_REVERSE_REQ: return "REVERSE_REQ";
+	case NPF_MSG_REVERSE_RESULT: return "REVERSE_RESULT";
+	case NPF_MSG_ERROR: return "ERROR";
+	}
+	return "UNKNOWN";
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/* Probe protocol codec: 8-byte frame header plus strict JSON payloads (pure, no I/O). */
+#ifndef NPF_WIRE_H
+#define NPF_WIRE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "model.h"
+
+#define NPF_WIRE_VERSION 1
+#define NPF_WIRE_HDR_LEN 8
+#define NPF_WIRE_MAX_PAYLOAD 65536u
+#define NPF_WIRE_TOKEN_LEN 16
+#define NPF_WIRE_MAX_TARGETS 64   /* addresses per REVERSE_REQ */
+#define NPF_WIRE_MAX_CANDS 128    /* candidates per HELLO_REPLY */
+#define NPF_WIRE_MAX_IFNAMES 256  /* interface names per HELLO_REPLY */
+#define NPF_WIRE_MIN_BULK 65536u  /* bulk bytes a probe must move each way */
+#define NPF_WIRE_MAX_BULK (16u << 20)
+#define NPF_WIRE_MAX_TIMEOUT_MS 60000u
+
+/* Frame types. Values are on the wire: append only. */
+enum npf_wire_type {
+	NPF_MSG_HELLO = 1,
+	NPF_MSG_HELLO_REPLY = 2,
+	NPF_MSG_OPEN_DATA = 3,
+	NPF_MSG_OPEN_DATA_REPLY = 4,
+	NPF_MSG_DATA_AUTH = 5,
+	NPF_MSG_DATA_AUTH_REPLY = 6,
+	NPF_MSG_REVERSE_REQ = 7,
+	NPF_MSG_REVERSE_RESULT = 8,
+	NPF_MSG_ERROR = 9,
+	NPF_MSG__END
+};
+
+/* Protocol-level error codes carried in ERROR frames (never mixed with errno). */
+enum npf_wire_err {
+	NPF_WERR_BAD_REQUEST = 0,   /* "bad-request": malformed frame or payload */
+	NPF_WERR_UNSUPPORTED_VERSION, /* "unsupported-version" */
+	NPF_WERR_TOO_LARGE,         /* "too-large": payload over the maximum */
+	NPF_WERR_BUSY,              /* "busy": a cap was reached, try later */
+	NPF_WERR_FORBIDDEN,         /* "forbidden": request not allowed in this state */
+	NPF_WERR_UNEXPECTED,        /* "unexpected": a valid message at the wrong time */
+	NPF_WERR__COUNT
+};
+
+struct npf_wire_hdr {
+	uint16_t version;
+	uint16_t type;
+	uint32_t length;
+};
+
+/* A bounds-checked reader over borrowed bytes. Getters return 0 or -EBADMSG
+ * (not enough bytes left) and never move past the end. */
+struct npf_cursor {
+	const uint8_t *p;
+	size_t len;
+	size_t off;
+};
+
+void npf_cursor_init(struct npf_cursor *c, const void *p, size_t len);
+int npf_cursor_get_u16(struct npf_cursor *c, uint16_t *v);
+int npf_cursor_get_u32(struct npf_cursor *c, uint32_t *v);
+size_t npf_cursor_left(const struct npf_cursor *c);
+
+/* Decodes a header from the first bytes of buf. Returns 0 when the header is
+ * complete and acceptable; -EAGAIN when fewer than 8 bytes are present;
+ * -EPROTONOSUPPORT when the version is not ours (h is filled, so the caller can
+ * answer with an error); -EMSGSIZE when length exceeds max_payload; -EBADMSG for
+ * an unknown type. */
+int npf_wire_hdr_decode(const uint8_t *buf, size_t len, uint32_t max_payload,
+			struct npf_wire_hdr *h);
+
+/* Writes an 8-byte big-endian header. */
+void npf_wire_hdr_encode(uint8_t out[NPF_WIRE_HDR_LEN], uint16_t type, uint32_t length);
+
+/* Serialises obj compactly behind a header. On success *out is a malloc'd
+ * frame of *out_len bytes owned by the caller (free()). Does not steal obj.
+ * Returns 0, -EMSGSIZE when the payload exceeds NPF_WIRE_MAX_PAYLOAD, -ENOMEM. */
+int npf_wire_frame(uint16_t type, const json_t *obj, uint8_t **out, size_t *out_len);
+
+/* Parses a payload as one strict JSON object (duplicate keys rejected, no
+ * trailing bytes, no NUL bytes). On success *out is a new reference owned by the
+ * caller (json_decref). Returns 0 or -EBADMSG. */
+int npf_wire_parse_json(const uint8_t *payload, size_t len, json_t **out);
+
+/* Messages. Every *_from_json rejects missing or unknown keys and wrong types
+ * with -EBADMSG; every *_to_json returns a new reference (caller decrefs) or
+ * NULL on allocation failure. */
+
+struct npf_msg_hello {
+	char node[NPF_NAME_MAX];
+	uint64_t instance;    /* never 0 */
+	bool want_candidates; /* discovery asks for them; per-path identity does not */
+};
+
+struct npf_msg_hello_reply {
+	char node[NPF_NAME_MAX];
+	uint64_t instance;
+	uint32_t proto;                  /* highest protocol version spoken */
+	struct npf_candidate *cands;     /* owned; NULL when not asked */
+	size_t n_cands;
+	char (*ifnames)[IFNAMSIZ];       /* owned */
+	size_t n_ifnames;
+	bool lists; /* candidates/ifnames present (sent even when empty) */
+};
+
+struct npf_msg_open_data {
+	uint32_t bytes; /* bulk payload each way, NPF_WIRE_MIN_BULK..NPF_WIRE_MAX_BULK */
+};
+
+struct npf_msg_open_data_reply {
+	uint16_t port;
+	uint8_t token[NPF_WIRE_TOKEN_LEN];
+};
+
+struct npf_msg_data_auth {
+	uint8_t token[NPF_WIRE_TOKEN_LEN];
+};
+
+struct npf_msg_data_auth_reply {
+	char node[NPF_NAME_MAX];
+	uint64_t instance;
+};
+
+struct npf_msg_reverse_req {
+	uint32_t id;
+	uint32_t timeout_ms; /* 1..NPF_WIRE_MAX_TIMEOUT_MS */
+	uint32_t bytes;      /* as in OPEN_DATA */
+	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
+	size_t n_targets;    /* 1..NPF_WIRE_MAX_TARGETS */
+};
+
+struct npf_rev_result {
+	struct npf_addr addr;    /* the requester's address that was probed */
+	enum npf_outcome outcome;
+	uint32_t rtt_us;
+	char egress[IFNAMSIZ];   /* prober's kernel egress, "" if unknown */
+	char detail[96];
+};
+
+struct npf_msg_reverse_result {
+	uint32_t id;
+	struct npf_rev_result results[NPF_WIRE_MAX_TARGETS];
+	size_t n_results;
+};
+
+struct npf_msg_error {
+	enum npf_wire_err code;
+	char message[128];
+};
+
+json_t *npf_wire_hello_to_json(const struct npf_msg_hello *m);
+int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m);
+
+json_t *npf_wire_hello_reply_to_json(const struct npf_msg_hello_reply *m);
+/* On success m owns cands/ifnames: release with npf_wire_hello_reply_clear(). On
+ * failure nothing is left allocated. */
+int npf_wire_hello_reply_from_json(json_t *j, struct npf_msg_hello_reply *m);
+void npf_wire_hello_reply_clear(struct npf_msg_hello_reply *m);
+
+json_t *npf_wire_open_data_to_json(const struct npf_msg_open_data *m);
+int npf_wire_open_data_from_json(json_t *j, struct npf_msg_open_data *m);
+
+json_t *npf_wire_open_data_reply_to_json(const struct npf_msg_open_data_reply *m);
+int npf_wire_open_data_reply_from_json(json_t *j, struct npf_msg_open_data_reply *m);
+
+json_t *npf_wire_data_auth_to_json(const struct npf_msg_data_auth *m);
+int npf_wire_data_auth_from_json(json_t *j, struct npf_msg_data_auth *m);
+
+json_t *npf_wire_data_auth_reply_to_json(const struct npf_msg_data_auth_reply *m);
+int npf_wire_data_auth_reply_from_json(json_t *j, struct npf_msg_data_auth_reply *m);
+
+json_t *npf_wire_reverse_req_to_json(const struct npf_msg_reverse_req *m);
+int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m);
+
+json_t *npf_wire_reverse_result_to_json(const struct npf_msg_reverse_result *m);
+int npf_wire_reverse_result_from_json(json_t *j, struct npf_msg_reverse_result *m);
+
+json_t *npf_wire_error_to_json(const struct npf_msg_error *m);
+int npf_wire_error_from_json(json_t *j, struct npf_msg_error *m);
+
+/* Stable names ("bad-request", ...); never NULL. */
+const char *npf_wire_err_name(enum npf_wire_err e);
+const char *npf_wire_type_name(uint16_t type);
+
+/* Address text helpers: "198.18.0.1" / "2001:db8::1" <-> npf_addr (family and
+ * addr only). Return 0 or -EINVAL. */
+int npf_wire_addr_parse(const char *s, struct npf_addr *out);
+
+/* Node names on the wire: 1..NPF_NAME_MAX-1 printable ASCII, no spaces. */
+bool npf_wire_name_valid(const char *s);
+
+#endif

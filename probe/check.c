@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: MIT
+/* One check: resolve peers, HELLO each for its candidates, probe every candidate
+ * forward and ask the peer to probe ours back, all against one absolute deadline. */
+#include "internal.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "candidates.h"
+#include "links.h"
+#include "log.h"
+#include "plan.h"
+
+#define CHECK_MIN_TIMEOUT_MS 200u
+#define CHECK_MAX_TIMEOUT_MS 600000u
+#define CHECK_DEFAULT_TIMEOUT_MS 3000u
+
+enum pp_state {
+	PP_IDLE = 0,   /* outside the plan */
+	PP_RESOLVING,
+	PP_CONNECTING,
+	PP_HELLO,
+	PP_PROBING,
+	PP_DONE,
+};
+
+struct ppeer {
+	struct pcheck *pc;
+	int idx; /* into res->nodes */
+	enum pp_state st;
+	struct npf_addr addrs[PROBE_MAX_RESOLVED];
+	size_t n_addrs, next_addr;
+	struct fconn c;
+	sd_event_source *timer; /* per-attempt connect/HELLO deadline */
+	char last_err[80];
+	struct tprobe **fwd;
+	size_t n_fwd, fwd_pending;
+	bool rev_wait;
+	uint32_t rev_id;
+	size_t n_rev;
+	struct npf_addr rev_addr[NPF_WIRE_MAX_TARGETS];
+	char rev_if[NPF_WIRE_MAX_TARGETS][IFNAMSIZ];
+};
+
+struct pcheck {
+	struct npf_probe_ctx *ctx;
+	npf_probe_check_cb cb;
+	void *ud;
+	uint64_t t_start, disc_deadline, probe_deadline, hard_deadline;
+	bool past_disc;
+	struct npf_check *res;
+	struct ppeer *peers; /* peers[i] describes res->nodes[i + 1] */
+	size_t n_peers;
+	size_t *resolve_map; /* resolver index -> peers index */
+	struct resolver *resolver;
+	sd_event_source *timer, *defer;
+	struct npf_path *paths;
+	size_t n_paths, cap_paths;
+	struct pcheck *prev, *next;
+};
+
+static const struct fconn_ops disc_ops;
+
+__attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t sz, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(buf, sz, f, ap);
+	va_end(ap);
+}
+
+static struct npf_node *node_of(struct ppeer *pp)
+{
+	return &pp->pc->res->nodes[pp->idx];
+}
+
+static struct npf_path *add_path(struct pcheck *pc)
+{
+	if (pc->n_paths == pc->cap_paths) {
+		size_t ncap = pc->cap_paths ? pc->cap_paths * 2 : 32;
+		struct npf_path *n = realloc(pc->paths, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		pc->paths = n;
+		pc->cap_paths = ncap;
+	}
+	memset(&pc->paths[pc->n_paths], 0, sizeof(pc->paths[0]));
+	return &pc->paths[pc->n_paths++];
+}
+
+static void schedule_finish(struct pcheck *pc)
+{
+	(void)sd_event_source_set_enabled(pc->defer, SD_EVENT_ONESHOT);
+}
+
+static void maybe_finish(struct pcheck *pc)
+{
+	for (size_t i = 0; i < pc->n_peers; i++)
+		if (pc->peers[i].st != PP_DONE && pc->peers[i].st != PP_IDLE)
+			return;
+	schedule_finish(pc);
+}
+
+static void peer_close(struct ppeer *pp)
+{
+	fconn_close(&pp->c);
+	pp->timer = sd_event_source_disable_unref(pp->timer);
+}
+
+static void peer_done(struct ppeer *pp)
+{
+	peer_close(pp);
+	pp->st = PP_DONE;
+	maybe_finish(pp->pc);
+}
+
+__attribute__((format(printf, 2, 3))) static void peer_fail(struct ppeer *pp, const char *f, ...)
+{
+	struct npf_node *n = node_of(pp);
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(n->error, sizeof(n->error), f, ap);
+	va_end(ap);
+	n->available = false;
+	peer_done(pp);
+}
+
+static void maybe_peer_done(struct ppeer *pp)
+{
+	if (pp->st == PP_PROBING && pp->fwd_pending == 0 && !pp->rev_wait)
+		peer_done(pp);
+}
+
+/* ---- reverse results ---- */
+
+static void rev_fill_missing(struct ppeer *pp, enum npf_outcome o, const char *detail)
+{
+	for (size_t i = 0; i < pp->n_rev; i++) {
+		struct npf_path *ph = add_path(pp->pc);
+
+		if (!ph)
+			return;
+		ph->peer = pp->idx;
+		ph->dir = NPF_DIR_REVERSE;
+		snprintf(ph->local_if, sizeof(ph->local_if), "%s", pp->rev_if[i]);
+		ph->local_addr = pp->rev_addr[i];
+		ph->outcome = o;
+		fmt(ph->detail, sizeof(ph->detail), "%s", detail);
+	}
+	pp->rev_wait = false;
+}
+
+static void rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr)
+{
+	for (size_t i = 0; i < pp->n_rev; i++) {
+		const struct npf_rev_result *r = NULL;
+		struct npf_path *ph;
+
+		for (size_t j = 0; j < rr->n_results; j++)
+			if (npf_addr_equal(&rr->results[j].addr, &pp->rev_addr[i]))
+				r = &rr->results[j];
+		ph = add_path(pp->pc);
+		if (!ph)
+			break;
+		ph->peer = pp->idx;
+		ph->dir = NPF_DIR_REVERSE;
+		snprintf(ph->local_if, sizeof(ph->local_if), "%s", pp->rev_if[i]);
+		ph->local_addr = pp->rev_addr[i];
+		if (!r) {
+			ph->outcome = NPF_OUT_NOT_PROBED;
+			fmt(ph->detail, sizeof(ph->detail), "missing from %s's reverse result",
+			    node_of(pp)->name);
+			continue;
+		}
+		ph->outcome = r->outcome;
+		ph->rtt_us = r->rtt_us;
+		snprintf(ph->peer_if, sizeof(ph->peer_if), "%s", r->egress);
+		fmt(ph->detail, sizeof(ph->detail), "%s", r->detail);
+	}
+	pp->rev_wait = false;
+}
+
+/* ---- forward probes ---- */
+
+static void fwd_record(struct ppeer *pp, size_t i)
+{
+	const struct npf_candidate *cand = &node_of(pp)->cands[i];
+	const struct tprobe_result *r = tprobe_result(pp->fwd[i]);
+	struct npf_path *ph = add_path(pp->pc);
+
+	if (ph) {
+		ph->peer = pp->idx;
+		ph->dir = NPF_DIR_FORWARD;
+		snprintf(ph->local_if, sizeof(ph->local_if), "%s", r->egress);
+		snprintf(ph->peer_if, sizeof(ph->peer_if), "%s", cand->ifname);
+		ph->peer_addr = cand->addr;
+		ph->outcome = r->outcome;
+		ph->rtt_us = r->rtt_us;
+		fmt(ph->detail, sizeof(ph->detail), "%s", r->detail);
+	}
+	tprobe_free(pp->fwd[i]);
+	pp->fwd[i] = NULL;
+	pp->fwd_pending--;
+}
+
+static void fwd_done(struct tprobe *tp, void *ud)
+{
+	struct ppeer *pp = ud;
+
+	for (size_t i = 0; i < pp->n_fwd; i++) {
+		if (pp->fwd[i] == tp) {
+			fwd_record(pp, i);
+			break;
+		}
+	}
+	maybe_peer_done(pp);
+}
+
+static void start_probes(struct ppeer *pp)
+{
+	struct pcheck *pc = pp->pc;
+	struct npf_probe_ctx *ctx = pc->ctx;
+	struct npf_node *n = node_of(pp);
+	const struct npf_node *self = &pc->res->nodes[0];
+	uint64_t now = fconn_now_usec();
+
+	pp->st = PP_PROBING;
+	pp->fwd = calloc(n->n_cands + 1, sizeof(*pp->fwd));
+	if (!pp->fwd) {
+		peer_fail(pp, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n->n_cands; i++) {
+		if (tprobe_start(ctx, &n->cands[i].addr, n->instance, ctx->bulk_bytes,
+				 pc->probe_deadline, fwd_done, pp, &pp->fwd[i]) < 0)
+			break;
+		pp->n_fwd++;
+		pp->fwd_pending++;
+	}
+	/* Reverse: the peer probes each of our candidate addresses and must find us. */
+	pp->n_rev = 0;
+	for (size_t i = 0; i < self->n_cands && pp->n_rev < NPF_WIRE_MAX_TARGETS; i++) {
+		pp->rev_addr[pp->n_rev] = self->cands[i].addr;
+		snprintf(pp->rev_if[pp->n_rev], IFNAMSIZ, "%s", self->cands[i].ifname);
+		pp->n_rev++;
+	}
+	if (pp->n_rev && pc->probe_deadline > now + USEC_PER_MSEC) {
+		struct npf_msg_reverse_req *rq = calloc(1, sizeof(*rq));
+		json_t *j = NULL;
+		int r = -ENOMEM;
+
+		if (rq) {
+			rq->id = pp->rev_id = ++ctx->next_rev_id;
+			rq->timeout_ms = (uint32_t)((pc->probe_deadline - now) / USEC_PER_MSEC);
+			if (rq->timeout_ms > NPF_WIRE_MAX_TIMEOUT_MS)
+				rq->timeout_ms = NPF_WIRE_MAX_TIMEOUT_MS;
+			rq->bytes = ctx->bulk_bytes;
+			memcpy(rq->targets, pp->rev_addr, pp->n_rev * sizeof(pp->rev_addr[0]));
+			rq->n_targets = pp->n_rev;
+			j = npf_wire_reverse_req_to_json(rq);
+			r = fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j);
+			json_decref(j);
+			free(rq);
+		}
+		pp->rev_wait = true;
+		if (r < 0)
+			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "could not send the reverse request");
+	} else if (pp->n_rev) {
+		pp->rev_wait = true;
+		rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "no time left for reverse probes");
+	}
+	maybe_peer_done(pp);
+}
+
+/* ---- discovery: connect to the peer's daemon and HELLO ---- */
+
+static void try_next(struct ppeer *pp);
+
+static int attempt_timer(sd_event_source *s, uint64_t usec, void *ud)
+{
+	struct ppeer *pp = ud;
+
+	(void)s;
+	(void)usec;
+	if (pp->st != PP_CONNECTING && pp->st != PP_HELLO)
+		return 0;
+	fmt(pp->last_err, sizeof(pp->last_err), "%s",
+	    pp->st == PP_CONNECTING ? "connect timed out" : "no HELLO reply");
+	try_next(pp);
+	return 0;
+}
+
+static void try_next(struct ppeer *pp)
+{
+	struct pcheck *pc = pp->pc;
+	struct npf_node *n = node_of(pp);
+
+	peer_close(pp);
+	while (pp->next_addr < pp->n_addrs) {
+		const struct npf_addr *a = &pp->addrs[pp->next_addr++];
+		uint64_t now = fconn_now_usec(), slice;
+		size_t left = pp->n_addrs - pp->next_addr + 1;
+		char txt[INET6_ADDRSTRLEN];
+		int r;
+
+		if (now >= pc->disc_deadline)
+			break;
+		r = fconn_connect(&pp->c, pc->ctx->event, a, pc->ctx->port, NPF_WIRE_MAX_PAYLOAD,
+				  &disc_ops, pp);
+		if (r < 0) {
+			fmt(pp->last_err, sizeof(pp->last_err), "%s: %s",
+			    npf_addr_str(a, txt, sizeof(txt)), strerror(-r));
+			continue;
+		}
+		/* Share what is left of the discovery window among the addresses left. */
+		slice = (pc->disc_deadline - now) / left;
+		if (sd_event_add_time(pc->ctx->event, &pp->timer, CLOCK_MONOTONIC, now + slice,
+				      1000, attempt_timer, pp) < 0) {
+			peer_fail(pp, "out of timers");
+			return;
+		}
+		pp->st = PP_CONNECTING;
+		return;
+	}
+	peer_fail(pp, "no daemon answering on %s (%s)", n->name,
+		  pp->last_err[0] ? pp->last_err : "no usable address");
+}
+
+static int disc_connected(struct fconn *c, int err)
+{
+	struct ppeer *pp = c->owner;
+	struct pcheck *pc = pp->pc;
+	struct npf_msg_hello h = { .instance = pc->ctx->instance, .want_candidates = true };
+	json_t *j;
+	int r;
+
+	if (err) {
+		fmt(pp->last_err, sizeof(pp->last_err), "%s", strerror(-err));
+		try_next(pp);
+		return 0;
+	}
+	snprintf(h.node, sizeof(h.node), "%s", pc->ctx->node);
+	j = npf_wire_hello_to_json(&h);
+	r = fconn_send(c, NPF_MSG_HELLO, j);
+	json_decref(j);
+	if (r < 0) {
+		fmt(pp->last_err, sizeof(pp->last_err), "sending HELLO: %s", strerror(-r));
+		try_next(pp);
+		return 0;
+	}
+	pp->st = PP_HELLO;
+	return 0;
+}
+
+static void on_hello_reply(struct ppeer *pp, json_t *j)
+{
+	struct npf_node *n = node_of(pp);
+	struct npf_msg_hello_reply hr;
+
+	if (npf_wire_hello_reply_from_json(j, &hr) < 0 || !hr.lists) {
+		npf_wire_hello_reply_clear(&hr);
+		fmt(pp->last_err, sizeof(pp->last_err), "malformed HELLO reply");
+		try_next(pp);
+		return;
+	}
+	if (hr.instance == pp->pc->ctx->instance) {
+		npf_wire_hello_reply_clear(&hr);
+		peer_fail(pp, "%s resolves to this node", n->name);
+		return;
+	}
+	pp->timer = sd_event_source_disable_unref(pp->timer);
+	n->available = true;
+	n->error[0] = '\0';
+	n->instance = hr.instance;
+	n->cands = hr.cands;
+	n->n_cands = hr.n_cands;
+	n->ifnames = hr.ifnames;
+	n->n_ifnames = hr.n_ifnames;
+	start_probes(pp);
+}
+
+static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
+{
+	struct ppeer *pp = c->owner;
+
+	if (pp->st == PP_HELLO && type == NPF_MSG_HELLO_REPLY) {
+		on_hello_reply(pp, j);
+		return 0;
+	}
+	if (pp->st == PP_HELLO && type == NPF_MSG_ERROR) {
+		struct npf_msg_error e;
+
+		if (npf_wire_error_from_json(j, &e) == 0)
+			fmt(pp->last_err, sizeof(pp->last_err), "%s: %s",
+			    npf_wire_err_name(e.code), e.message);
+		else
+			fmt(pp->last_err, sizeof(pp->last_err), "malformed ERROR");
+		try_next(pp);
+		return 0;
+	}
+	if (pp->st == PP_PROBING && pp->rev_wait && type == NPF_MSG_REVERSE_RESULT) {
+		struct npf_msg_reverse_result *rr = malloc(sizeof(*rr));
+
+		if (rr && npf_wire_reverse_result_from_json(j, rr) == 0 && rr->id == pp->rev_id)
+			rev_record(pp, rr);
+		else
+			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "malformed reverse result");
+		free(rr);
+		fconn_close(c);
+		maybe_peer_done(pp);
+		return 0;
+	}
+	if (pp->st == PP_PROBING && pp->rev_wait && type == NPF_MSG_ERROR) {
+		struct npf_msg_error e;
+		char d[96];
+
+		if (npf_wire_error_from_json(j, &e) == 0)
+			fmt(d, sizeof(d), "%s declined reverse probes: %s", node_of(pp)->name,
+			    e.message);
+		else
+			fmt(d, sizeof(d), "%s declined reverse probes", node_of(pp)->name);
+		rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
+		fconn_close(c);
+		maybe_peer_done(pp);
+		return 0;
+	}
+	/* Anything else is a protocol violation: stop listening to this peer. */
+	if (pp->st == PP_PROBING) {
+		if (pp->rev_wait)
+			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "unexpected message from peer");
+		fconn_close(c);
+		maybe_peer_done(pp);
+		return 0;
+	}
+	fmt(pp->last_err, sizeof(pp->last_err), "unexpected %s", npf_wire_type_name(type));
+	try_next(pp);
+	return 0;
+}
+
+static int disc_error(struct fconn *c, int err)
+{
+	struct ppeer *pp = c->owner;
+	char d[96];
+
+	if (pp->st == PP_PROBING) {
+		fconn_close(c);
+		if (pp->rev_wait) {
+			fmt(d, sizeof(d), "connection to %s lost before its reverse result",
+			    node_of(pp)->name);
+			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
+		}
+		maybe_peer_done(pp);
+		return 0;
+	}
+	fmt(pp->last_err, sizeof(pp->last_err), "%s",
+	    err == 0 ? "connection closed" : strerror(-err));
+	try_next(pp);
+	return 0;
+}
+
+static int disc_raw(struct fconn *c, uint32_t revents)
+{
+	(void)revents;
+	fconn_close(c);
+	return 0;
+}
+
+static const struct fconn_ops disc_ops = {
+	.connected = disc_connected,
+	.frame = disc_frame,
+	.error = disc_error,
+	.raw = disc_raw,
+};
+
+static void on_resolved(void *ud, size_t idx, int err, const struct npf_addr *addrs, size_t n)
+{
+	struct pcheck *pc = ud;
+	struct ppeer *pp = &pc->peers[pc->resolve_map[idx]];
+
+	if (pp->st != PP_RESOLVING)
+		return;
+	if (err) {
+		peer_fail(pp, "cannot resolve %s: %s", node_of(pp)->name, gai_strerror(err));
+		return;
+	}
+	memcpy(pp->addrs, addrs, n * sizeof(addrs[0]));
+	pp->n_addrs = n;
+	try_next(pp);
+}
+
+/* ---- completion ---- */
+
+/* Closes everything still open, turning unfinished work into outcomes. */
+static void wrap_up(struct pcheck *pc)
+{
+	resolve_cancel(pc->resolver);
+	pc->resolver = NULL;
+	for (size_t i = 0; i < pc->n_peers; i++) {
+		struct ppeer *pp = &pc->peers[i];
+		struct npf_node *n = node_of(pp);
+
+		switch (pp->st) {
+		case PP_RESOLVING:
+			fmt(n->error, sizeof(n->error), "name resolution of %s timed out", n->name);
+			n->available = false;
+			break;
+		case PP_CONNECTING:
+		case PP_HELLO:
+			fmt(n->error, sizeof(n->error), "no daemon answering on %s (%s)", n->name,
+			    pp->st == PP_CONNECTING ? "connect timed out" : "no HELLO reply");
+			n->available = false;
+			break;
+		case PP_PROBING:
+			for (size_t f = 0; f < pp->n_fwd; f++) {
+				if (!pp->fwd[f])
+					continue;
+				tprobe_abort(pp->fwd[f]);
+				fwd_record(pp, f);
+			}
+			if (pp->rev_wait) {
+				char d[96];
+
+				fmt(d, sizeof(d), "no reverse result from %s in time", n->name);
+				rev_fill_missing(pp, NPF_OUT_TIMEOUT, d);
+			}
+			break;
+		case PP_IDLE:
+		case PP_DONE:
+			break;
+		}
+		peer_close(pp);
+		for (size_t f = 0; f < pp->n_fwd; f++)
+			tprobe_free(pp->fwd[f]);
+		free(pp->fwd);
+		pp->fwd = NULL;
+		pp->n_fwd = 0;
+		pp->st = PP_DONE;
+	}
+	pc->timer = sd_event_source_disable_unref(pc->timer);
+	pc->defer = sd_event_source_disable_unref(pc->defer);
+}
+
+static void pcheck_free(struct pcheck *pc)
+{
+	struct npf_probe_ctx *ctx = pc->ctx;
+
+	if (pc->prev)
+		pc->prev->next = pc->next;
+	else if (ctx->checks == pc)
+		ctx->checks = pc->next;
+	if (pc->next)
+		pc->next->prev = pc->prev;
+	free(pc->peers);
+	free(pc->resolve_map);
+	free(pc->paths);
+	if (pc->res) {
+		npf_check_clear(pc->res);
+		free(pc->res);
+	}
+	free(pc);
+}
+
+static void complete(struct pcheck *pc)
+{
+	npf_probe_check_cb cb = pc->cb;
+	void *ud = pc->ud;
+	struct npf_check *res;
+	uint64_t el;
+
+	wrap_up(pc);
+	res = pc->res;
+	pc->res = NULL;
+	res->paths = pc->paths;
+	res->n_paths = pc->n_paths;
+	pc->paths = NULL;
+	el = (fconn_now_usec() - pc->t_start) / USEC_PER_MSEC;
+	res->duration_ms = el > UINT32_MAX ? UINT32_MAX : (uint32_t)el;
+	if (npf_check_summarise(res) < 0) {
+		pcheck_free(pc);
+		npf_check_clear(res);
+		free(res);
+		cb(NULL, -ENOMEM, ud);
+		return;
+	}
+	pcheck_free(pc);
+	/* Last: the callback may free the context or start another check. */
+	cb(res, 0, ud);
+}
+
+static int defer_cb(sd_event_source *s, void *ud)
+{
+	(void)s;
+	complete(ud);
+	return 0;
+}
+
+static int check_timer(sd_event_source *s, uint64_t usec, void *ud)
+{
+	struct pcheck *pc = ud;
+
+	(void)usec;
+	if (!pc->past_disc) {
+		/* Peers still silent after the discovery window cannot be probed in time. */
+		pc->past_disc = true;
+		for (size_t i = 0; i < pc->n_peers; i++) {
+			struct ppeer *pp = &pc->peers[i];
+			struct npf_node *n = node_of(pp);
+
+			if (pp->st == PP_RESOLVING)
+				peer_fail(pp, "name resolution of %s timed out", n->name);
+			else if (pp->st == PP_CONNECTING || pp->st == PP_HELLO)
+				peer_fail(pp, "no daemon answering on %s (%s)", n->name,
+					  pp->st == PP_CONNECTING ? "connect timed out" :
+								    "no HELLO reply");
+		}
+		(void)sd_event_source_set_time(s, pc->hard_deadline);
+		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+		return 0;
+	}
+	complete(pc);
+	return 0;
+}
+
+void check_cancel(struct pcheck *pc)
+{
+	npf_probe_check_cb cb = pc->cb;
+	void *ud = pc->ud;
+
+	wrap_up(pc);
+	pcheck_free(pc);
+	cb(NULL, -ECANCELED, ud);
+}
+
+static uint64_t realtime_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000ull + (uint64_t)ts.tv_nsec / 1000000ull;
+}
+
+static bool name_seen(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Deadlines inside the check: discovery gets the first half of the probe
+ * window, probes end one margin before the end, the reverse results have one
+ * more margin to come back, and completion is immediate after that. */
+static void set_deadlines(struct pcheck *pc, uint32_t timeout_ms)
+{
+	uint64_t t = (uint64_t)timeout_ms * USEC_PER_MSEC;
+	uint64_t margin = t / 10;
+
+	if (margin < 50 * USEC_PER_MSEC)
+		margin = 50 * USEC_PER_MSEC;
+	if (margin > 500 * USEC_PER_MSEC)
+		margin = 500 * USEC_PER_MSEC;
+	pc->t_start = fconn_now_usec();
+	pc->hard_deadline = pc->t_start + t - margin;
+	pc->probe_deadline = pc->hard_deadline - margin;
+	pc->disc_deadline = pc->t_start + (pc->probe_deadline - pc->t_start) / 2;
+}
+
+static int setup_self(struct pcheck *pc)
+{
+	struct npf_probe_ctx *ctx = pc->ctx;
+	struct npf_node *self = &pc->res->nodes[0];
+	int r;
+
+	snprintf(self->name, sizeof(self->name), "%s", ctx->node);
+	self->instance = ctx->instance;
+	self->available = true;
+	r = ctx_collect(ctx, &self->cands, &self->n_cands, &self->ifnames, &self->n_ifnames);
+	return r < 0 ? r : 0;
+}
+
+int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, size_t n_peers,
+			  uint32_t timeout_ms, npf_probe_check_cb cb, void *userdata)
+{
+	struct pcheck *pc;
+	const char **names = NULL;
+	size_t n_names = 0, *plan = NULL, n_plan = 0, n_resolve = 0;
+	const char **resolve_names = NULL;
+	int r = -ENOMEM;
+
+	if (!ctx || !cb || (n_peers && !peers))
+		return -EINVAL;
+	if (timeout_ms == 0)
+		timeout_ms = CHECK_DEFAULT_TIMEOUT_MS;
+	if (timeout_ms < CHECK_MIN_TIMEOUT_MS || timeout_ms > CHECK_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	for (size_t i = 0; i < n_peers; i++)
+		if (!npf_wire_name_valid(peers[i]))
+			return -EINVAL;
+	pc = calloc(1, sizeof(*pc));
+	names = calloc(n_peers + 1, sizeof(*names));
+	if (!pc || !names)
+		goto err;
+	pc->ctx = ctx;
+	pc->cb = cb;
+	pc->ud = userdata;
+	for (size_t i = 0; i < n_peers; i++)
+		if (strcmp(peers[i], ctx->node) != 0 && !name_seen(names, n_names, peers[i]))
+			names[n_names++] = peers[i];
+	pc->res = calloc(1, sizeof(*pc->res));
+	pc->peers = calloc(n_names + 1, sizeof(*pc->peers));
+	pc->resolve_map = calloc(n_names + 1, sizeof(*pc->resolve_map));
+	resolve_names = calloc(n_names + 1, sizeof(*resolve_names));
+	if (!pc->res || !pc->peers || !pc->resolve_map || !resolve_names)
+		goto err;
+	pc->res->nodes = calloc(n_names + 1, sizeof(*pc->res->nodes));
+	if (!pc->res->nodes)
+		goto err;
+	pc->res->n_nodes = n_names + 1;
+	pc->res->timeout_ms = timeout_ms;
+	pc->res->started_unix_ms = realtime_ms();
+	pc->n_peers = n_names;
+	r = setup_self(pc);
+	if (r < 0)
+		goto err;
+	r = npf_plan_peers(ctx->node, names, n_names, ctx->full_mesh_max, ctx->sparse_k, &plan,
+			   &n_plan);
+	if (r < 0)
+		goto err;
+	pc->res->sparse = n_plan < n_names;
+	for (size_t i = 0; i < n_names; i++) {
+		struct ppeer *pp = &pc->peers[i];
+		struct npf_node *n = &pc->res->nodes[i + 1];
+
+		pp->pc = pc;
+		pp->idx = (int)(i + 1);
+		pp->c.fd = -1;
+		snprintf(n->name, sizeof(n->name), "%s", names[i]);
+		fmt(n->error, sizeof(n->error), "not contacted: outside this node's probe plan");
+	}
+	for (size_t i = 0; i < n_plan; i++) {
+		struct ppeer *pp = &pc->peers[plan[i]];
+
+		pp->st = PP_RESOLVING;
+		pc->res->nodes[pp->idx].probed = true;
+		pc->res->nodes[pp->idx].error[0] = '\0';
+		pc->resolve_map[n_resolve] = plan[i];
+		resolve_names[n_resolve++] = names[plan[i]];
+	}
+	set_deadlines(pc, timeout_ms);
+	r = sd_event_add_time(ctx->event, &pc->timer, CLOCK_MONOTONIC, pc->disc_deadline, 1000,
+			      check_timer, pc);
+	if (r < 0)
+		goto err;
+	r = sd_event_add_defer(ctx->event, &pc->defer, defer_cb, pc);
+	if (r < 0)
+		goto err;
+	(void)sd_event_source_set_enabled(pc->defer, SD_EVENT_OFF);
+	if (n_resolve) {
+		r = resolve_start(ctx->event, resolve_names, n_resolve, on_resolved, pc,
+				  &pc->resolver);
+		if (r < 0)
+			goto err;
+	} else {
+		schedule_finish(pc);
+	}
+	pc->next = ctx->checks;
+	if (ctx->checks)
+		ctx->checks->prev = pc;
+	ctx->checks = pc;
+	log_debug("probe: check of %zu peers (%zu planned, timeout %u ms)", n_names, n_plan,
+		  timeout_ms);
+	free(plan);
+	free(names);
+	free(resolve_names);
+	return 0;
+err:
+	if (pc) {
+		pc->timer = sd_event_source_disable_unref(pc->timer);
+		pc->defer = sd_event_source_disable_unref(pc->defer);
+		free(pc->peers);
+		free(pc->resolve_map);
+		if (pc->res) {
+			npf_check_clear(pc->res);
+			free(pc->res);
+		}
+		free(pc);
+	}
+	free(plan);
+	free(names);
+	free(resolve_names);
+	return r;
+}

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/* Probe context: parameters, the candidate snapshot, listeners, teardown. */
+#include "internal.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidates.h"
+#include "log.h"
+
+const struct npf_inventory *ctx_inventory(struct npf_probe_ctx *ctx)
+{
+	return ctx->inventory ? ctx->inventory(ctx->userdata) : NULL;
+}
+
+bool ctx_local_iface(struct npf_probe_ctx *ctx, const struct npf_addr *a, char ifname[IFNAMSIZ])
+{
+	const struct npf_inventory *inv = ctx_inventory(ctx);
+
+	ifname[0] = '\0';
+	if (!inv)
+		return false;
+	for (size_t i = 0; i < inv->n_ifaces; i++) {
+		const struct npf_iface *ifc = &inv->ifaces[i];
+
+		for (size_t j = 0; j < ifc->n_addrs; j++) {
+			if (npf_addr_equal(&ifc->addrs[j], a)) {
+				snprintf(ifname, IFNAMSIZ, "%s", ifc->name);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+int ctx_collect(struct npf_probe_ctx *ctx, struct npf_candidate **cands, size_t *n_cands,
+		char (**ifnames)[IFNAMSIZ], size_t *n_ifnames)
+{
+	const struct npf_inventory *inv = ctx_inventory(ctx);
+	char(*names)[IFNAMSIZ];
+	size_t n = 0;
+	int r;
+
+	*cands = NULL;
+	*n_cands = 0;
+	*ifnames = NULL;
+	*n_ifnames = 0;
+	if (!inv)
+		return 0;
+	r = npf_candidates_from_inventory(inv, (const char *const *)ctx->exclude, ctx->n_exclude,
+					  cands, n_cands);
+	if (r < 0)
+		return r;
+	if (*n_cands > NPF_WIRE_MAX_CANDS)
+		*n_cands = NPF_WIRE_MAX_CANDS;
+	names = calloc(inv->n_ifaces + 1, sizeof(*names));
+	if (!names) {
+		free(*cands);
+		*cands = NULL;
+		*n_cands = 0;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < inv->n_ifaces && n < NPF_WIRE_MAX_IFNAMES; i++)
+		snprintf(names[n++], IFNAMSIZ, "%s", inv->ifaces[i].name);
+	*ifnames = names;
+	*n_ifnames = n;
+	return 0;
+}
+
+int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx)
+{
+	struct npf_candidate *cands;
+	char(*names)[IFNAMSIZ];
+	size_t nc, nn;
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = ctx_collect(ctx, &cands, &nc, &names, &nn);
+	if (r < 0)
+		return r;
+	free(ctx->cands);
+	free(ctx->ifnames);
+	ctx->cands = cands;
+	ctx->n_cands = nc;
+	ctx->ifnames = names;
+	ctx->n_ifnames = nn;
+	r = server_sync_listeners(ctx);
+	return r < 0 ? r : 0;
+}
+
+static void free_exclude(struct npf_probe_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->n_exclude; i++)
+		free(ctx->exclude[i]);
+	free(ctx->exclude);
+	ctx->exclude = NULL;
+	ctx->n_exclude = 0;
+}
+
+int npf_probe_ctx_set_exclude(struct npf_probe_ctx *ctx, const char *const *globs, size_t n)
+{
+	char **ex;
+
+	if (!ctx || (n && !globs))
+		return -EINVAL;
+	ex = calloc(n + 1, sizeof(*ex));
+	if (!ex)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		ex[i] = strdup(globs[i] ? globs[i] : "");
+		if (!ex[i]) {
+			for (size_t j = 0; j < i; j++)
+				free(ex[j]);
+			free(ex);
+			return -ENOMEM;
+		}
+	}
+	free_exclude(ctx);
+	ctx->exclude = ex;
+	ctx->n_exclude = n;
+	return 0;
+}
+
+int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params *p)
+{
+	struct npf_probe_ctx *ctx;
+	int r;
+
+	if (!out || !p || !p->event || !p->port || !p->inventory || !p->instance ||
+	    !npf_wire_name_valid(p->node_name))
+		return -EINVAL;
+	if (p->bulk_bytes && (p->bulk_bytes < NPF_WIRE_MIN_BULK || p->bulk_bytes > NPF_WIRE_MAX_BULK))
+		return -EINVAL;
+	if (sodium_init() < 0)
+		return -EIO;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->event = p->event;
+	ctx->port = p->port;
+	snprintf(ctx->node, sizeof(ctx->node), "%s", p->node_name);
+	ctx->instance = p->instance;
+	ctx->inventory = p->inventory;
+	ctx->userdata = p->userdata;
+	ctx->max_conns = p->max_conns ? p->max_conns : PROBE_DEFAULT_MAX_CONNS;
+	ctx->full_mesh_max = p->full_mesh_max ? p->full_mesh_max : PROBE_DEFAULT_FULL_MESH;
+	ctx->sparse_k = p->sparse_k ? p->sparse_k : PROBE_DEFAULT_SPARSE_K;
+	ctx->bulk_bytes = p->bulk_bytes ? p->bulk_bytes : PROBE_DEFAULT_BULK;
+	if (p->n_exclude) {
+		r = npf_probe_ctx_set_exclude(ctx, p->exclude, p->n_exclude);
+		if (r < 0) {
+			free(ctx);
+			return r;
+		}
+	}
+	r = npf_probe_ctx_refresh(ctx);
+	if (r < 0) {
+		npf_probe_ctx_free(ctx);
+		return r;
+	}
+	*out = ctx;
+	return 0;
+}
+
+void npf_probe_ctx_free(struct npf_probe_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	ctx->shutting_down = true;
+	while (ctx->checks)
+		check_cancel(ctx->checks);
+	server_shutdown(ctx);
+	free(ctx->cands);
+	free(ctx->ifnames);
+	free_exclude(ctx);
+	free(ctx);
+}

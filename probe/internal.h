@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* Probe engine internals shared by the probe/ sources: framed connections, the path probe
+ * primitive, the inbound server, the resolver and the context. */
+#ifndef NPF_PROBE_INTERNAL_H
+#define NPF_PROBE_INTERNAL_H
+
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <systemd/sd-event.h>
+
+#include "check.h"
+#include "model.h"
+#include "probe.h"
+#include "wire.h"
+
+#define PROBE_DEFAULT_MAX_CONNS 64
+#define PROBE_DEFAULT_FULL_MESH 64
+#define PROBE_DEFAULT_SPARSE_K 3
+#define PROBE_DEFAULT_BULK (256u << 10)
+#define PROBE_MAX_ACTIVE_TPROBES 256   /* outbound path probes at once, per context */
+#define PROBE_MAX_REVJOBS 8            /* reverse-probe requests served at once, per context */
+#define PROBE_MAX_REVJOBS_PER_CONN 2
+#define PROBE_MAX_OPEN_DATA_PER_CONN 4 /* data listeners one control connection may ask for */
+#define PROBE_SCONN_IDLE_USEC (15ull * 1000000)
+#define PROBE_DATA_LIFETIME_USEC (10ull * 1000000)
+#define PROBE_MAX_OUTBUF (256u << 10)
+#define PROBE_MAX_RESOLVED 8           /* addresses kept per resolved name */
+#define USEC_PER_MSEC 1000ull
+
+/* ---- fconn.c: a non-blocking socket carrying framed JSON messages ---- */
+
+struct fconn;
+
+/* Callbacks return 0 to keep going or 1 when they destroyed the connection
+ * (fconn_close() and/or freed its owner); fconn then touches nothing. */
+struct fconn_ops {
+	/* Outbound only: err is 0 or -errno from SO_ERROR. */
+	int (*connected)(struct fconn *c, int err);
+	/* A complete, strictly parsed frame; payload is borrowed for the call. */
+	int (*frame)(struct fconn *c, uint16_t type, json_t *payload);
+	/* EOF (err 0), socket error or a protocol error (-EBADMSG, -EMSGSIZE,
+	 * -EPROTONOSUPPORT). After a protocol error c->closing is set: an ERROR
+	 * frame is queued, and the owner may return 0 to let it drain (input is
+	 * discarded; error runs again with 0 at EOF, so the owner's timer must
+	 * bound the wait) or close at once and return 1. */
+	int (*error)(struct fconn *c, int err);
+	/* Raw mode (bulk data): the socket is ready for revents. */
+	int (*raw)(struct fconn *c, uint32_t revents);
+};
+
+struct fconn {
+	int fd;
+	sd_event_source *io;
+	const struct fconn_ops *ops;
+	void *owner;
+	bool connecting;
+	bool raw;
+	bool closing;         /* ERROR queued: flush, SHUT_WR, discard input until EOF */
+	uint32_t max_payload;
+	uint8_t hdr[NPF_WIRE_HDR_LEN];
+	size_t hdr_len;
+	struct npf_wire_hdr h;
+	uint8_t *in;   /* payload buffer, h.length bytes once the header is known */
+	size_t in_len;
+	uint8_t *out;
+	size_t out_len, out_off;
+};
+
+/* Makes a struct fconn for an accepted fd (takes ownership of fd). Returns 0 or -errno
+ * (fd closed on failure). Free resources with fconn_close(). */
+int fconn_adopt(struct fconn *c, sd_event *e, int fd, uint32_t max_payload,
+		const struct fconn_ops *ops, void *owner);
+
+/* Starts a non-blocking connect without a source bind (the kernel routes, as NCCL
+ * does). ops->connected runs from the loop. Returns 0 or the connect error as
+ * -errno (nothing left to close then). */
+int fconn_connect(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint16_t port,
+		  uint32_t max_payload, const struct fconn_ops *ops, void *owner);
+
+/* Queues one frame. Returns 0, -ENOBUFS (output cap) or -ENOMEM/-EMSGSIZE. */
+int fconn_send(struct fconn *c, uint16_t type, const json_t *payload);
+
+/* Queues an ERROR frame and enters closing mode (see ops->error). */
+void fconn_send_error(struct fconn *c, enum npf_wire_err code, const char *msg);
+
+/* Switches to raw mode: ops->raw gets revents; events selects EPOLLIN/EPOLLOUT. */
+int fconn_set_raw(struct fconn *c, uint32_t events);
+
+/* Removes the event source and closes the socket; idempotent. */
+void fconn_close(struct fconn *c);
+
+bool fconn_is_open(const struct fconn *c);
+
+/* sockaddr helpers. fconn_sockaddr returns the length to pass to bind/connect. */
+socklen_t fconn_sockaddr(const struct npf_addr *a, uint16_t port, struct sockaddr_storage *ss);
+int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, uint16_t *port);
+
+/* CLOCK_MONOTONIC now, in microseconds (not cached: RTTs need it fresh). */
+uint64_t fconn_now_usec(void);
+
+/* Maps a connect()/socket errno (positive) to a path outcome. */
+enum npf_outcome fconn_errno_outcome(int err);
+
+/* ---- tprobe.c: probe_path(target, expected instance) ---- */
+
+struct tprobe;
+typedef void (*tprobe_done_fn)(struct tprobe *tp, void *ud);
+
+struct tprobe_result {
+	enum npf_outcome outcome;
+	uint32_t rtt_us;
+	char egress[IFNAMSIZ]; /* kernel egress, or our interface holding a local target */
+	char detail[96];
+};
+
+/* Starts probing target (control port ctx->port, then the data port the peer
+ * opens) expecting the daemon instance `expect`. Never completes synchronously:
+ * done runs from the loop exactly once, at the latest at deadline_usec
+ * (CLOCK_MONOTONIC), unless tprobe_free() comes first. On success *out is owned
+ * by the caller (tprobe_free, also allowed inside done). Returns 0 or -ENOMEM. */
+int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint64_t expect,
+		 uint32_t bulk, uint64_t deadline_usec, tprobe_done_fn done, void *ud,
+		 struct tprobe **out);
+
+/* Stops at once with the outcome of the phase it is in (e.g. timeout while
+ * connecting, bulk-stall while moving data). done does NOT run. */
+void tprobe_abort(struct tprobe *tp);
+
+const struct tprobe_result *tprobe_result(const struct tprobe *tp);
+const struct npf_addr *tprobe_target(const struct tprobe *tp);
+
+/* Closes sockets and timers and frees; NULL-safe. */
+void tprobe_free(struct tprobe *tp);
+
+/* Starts queued probes when the active count drops. */
+void tprobe_kick_queue(struct npf_probe_ctx *ctx);
+
+/* ---- resolve.c: getaddrinfo off the loop thread ---- */
+
+struct resolver;
+/* err is 0 or an EAI_* code; addrs borrowed for the call. */
+typedef void (*resolve_fn)(void *ud, size_t idx, int err, const struct npf_addr *addrs,
+			   size_t n_addrs);
+
+/* Resolves names[0..n) on worker threads; fn runs on the loop for each name.
+ * On success *out is owned by the caller: resolve_cancel() it (no more callbacks
+ * after that, also when called from inside fn). Returns 0 or -errno. */
+int resolve_start(sd_event *e, const char *const *names, size_t n, resolve_fn fn, void *ud,
+		  struct resolver **out);
+void resolve_cancel(struct resolver *r);
+
+/* ---- server.c: listeners and inbound connections ---- */
+
+struct plisten;
+struct sconn;
+struct dlisten;
+struct revjob;
+
+/* Reconciles listeners with ctx->cands: opens missing ones, closes stale ones.
+ * Returns the number of listeners or -errno. */
+int server_sync_listeners(struct npf_probe_ctx *ctx);
+
+/* Closes every listener, connection, data listener and reverse job. */
+void server_shutdown(struct npf_probe_ctx *ctx);
+
+/* ---- check.c ---- */
+
+struct pcheck;
+/* Aborts a check; its callback runs with -ECANCELED before this returns. */
+void check_cancel(struct pcheck *pc);
+
+/* ---- ctx.c ---- */
+
+struct npf_probe_ctx {
+	sd_event *event;
+	uint16_t port;
+	char node[NPF_NAME_MAX];
+	uint64_t instance;
+	npf_probe_inventory_fn inventory;
+	void *userdata;
+	uint32_t max_conns, full_mesh_max, sparse_k, bulk_bytes;
+	char **exclude;
+	size_t n_exclude;
+
+	struct npf_candidate *cands; /* owned: from the last refresh */
+	size_t n_cands;
+	char (*ifnames)[IFNAMSIZ];   /* owned */
+	size_t n_ifnames;
+
+	struct plisten *listeners;
+	struct sconn *sconns;
+	uint32_t n_sconns;
+	struct dlisten *dlisteners;
+	uint32_t n_dlisteners;
+	struct revjob *revjobs;
+	uint32_t n_revjobs;
+	struct pcheck *checks;
+
+	struct tprobe *queue_head, *queue_tail; /* waiting for an active slot */
+	uint32_t n_active_tprobes;
+	uint32_t next_rev_id;
+	bool shutting_down; /* no queued probe starts during teardown */
+};
+
+/* Current inventory or NULL (borrowed, valid until the next loop return). */
+const struct npf_inventory *ctx_inventory(struct npf_probe_ctx *ctx);
+
+/* Our interface holding address a ("" when none). */
+bool ctx_local_iface(struct npf_probe_ctx *ctx, const struct npf_addr *a, char ifname[IFNAMSIZ]);
+
+/* Builds candidates + all interface names from the current inventory. On
+ * success *cands and *ifnames are malloc'd and owned by the caller (free()). */
+int ctx_collect(struct npf_probe_ctx *ctx, struct npf_candidate **cands, size_t *n_cands,
+		char (**ifnames)[IFNAMSIZ], size_t *n_ifnames);
+
+#endif

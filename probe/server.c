@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: MIT
+/* The probed side: control listeners on every candidate address, inbound control
+ * connections (HELLO, OPEN_DATA, REVERSE_REQ), one-shot data listeners that echo
+ * the bulk payload, and reverse-probe jobs run on behalf of a peer. */
+#include "internal.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "candidates.h"
+#include "log.h"
+
+#define ECHO_BUF (64u << 10)
+#define ACCEPT_PAUSE_USEC (500ull * 1000)
+#define LINGER_USEC (1000ull * 1000)
+
+struct plisten {
+	struct npf_probe_ctx *ctx;
+	struct npf_addr addr;
+	int fd;
+	sd_event_source *src, *pause;
+	bool keep;
+	struct plisten *next;
+};
+
+struct sconn {
+	struct npf_probe_ctx *ctx;
+	struct fconn c;
+	sd_event_source *timer;
+	struct npf_addr local; /* the address the peer connected to */
+	bool hello;
+	uint64_t peer_instance;
+	char peer_node[NPF_NAME_MAX];
+	uint32_t n_open_data; /* over the connection's life */
+	uint32_t n_rev;       /* reverse jobs running */
+	struct sconn *prev, *next;
+};
+
+struct dlisten {
+	struct npf_probe_ctx *ctx;
+	int lfd;
+	sd_event_source *lsrc, *timer;
+	struct fconn c;
+	uint8_t token[NPF_WIRE_TOKEN_LEN];
+	uint32_t bulk;
+	size_t rcvd, sent;
+	size_t extra; /* reply bytes sent ahead of the echo */
+	uint8_t *buf;
+	size_t buf_len;
+	struct dlisten *prev, *next;
+};
+
+struct revjob {
+	struct npf_probe_ctx *ctx;
+	struct sconn *sc;
+	struct npf_msg_reverse_result res;
+	struct tprobe *tp[NPF_WIRE_MAX_TARGETS];
+	size_t n, pending;
+	struct revjob *prev, *next;
+};
+
+#define LIST_ADD(head, e)               \
+	do {                            \
+		(e)->prev = NULL;       \
+		(e)->next = (head);     \
+		if (head)               \
+			(head)->prev = (e); \
+		(head) = (e);           \
+	} while (0)
+#define LIST_DEL(head, e)                          \
+	do {                                       \
+		if ((e)->prev)                     \
+			(e)->prev->next = (e)->next; \
+		else                               \
+			(head) = (e)->next;        \
+		if ((e)->next)                     \
+			(e)->next->prev = (e)->prev; \
+		(e)->prev = (e)->next = NULL;      \
+	} while (0)
+
+/* ---- reverse jobs ---- */
+
+static void revjob_free(struct revjob *rj)
+{
+	for (size_t i = 0; i < rj->n; i++)
+		tprobe_free(rj->tp[i]);
+	if (rj->sc)
+		rj->sc->n_rev--;
+	LIST_DEL(rj->ctx->revjobs, rj);
+	rj->ctx->n_revjobs--;
+	free(rj);
+}
+
+static void revjob_probe_done(struct tprobe *tp, void *ud)
+{
+	struct revjob *rj = ud;
+	json_t *j;
+
+	for (size_t i = 0; i < rj->n; i++) {
+		const struct tprobe_result *r;
+		struct npf_rev_result *o;
+
+		if (rj->tp[i] != tp)
+			continue;
+		r = tprobe_result(tp);
+		o = &rj->res.results[i];
+		o->addr = *tprobe_target(tp);
+		o->outcome = r->outcome;
+		o->rtt_us = r->rtt_us;
+		snprintf(o->egress, sizeof(o->egress), "%s", r->egress);
+		snprintf(o->detail, sizeof(o->detail), "%s", r->detail);
+		tprobe_free(tp);
+		rj->tp[i] = NULL;
+		rj->pending--;
+		break;
+	}
+	if (rj->pending)
+		return;
+	rj->res.n_results = rj->n;
+	if (rj->sc && fconn_is_open(&rj->sc->c)) {
+		j = npf_wire_reverse_result_to_json(&rj->res);
+		if (fconn_send(&rj->sc->c, NPF_MSG_REVERSE_RESULT, j) < 0)
+			log_debug("probe: cannot send REVERSE_RESULT to %s", rj->sc->peer_node);
+		json_decref(j);
+		/* Give the requester time to read it before the idle timer. */
+		(void)sd_event_source_set_time_relative(rj->sc->timer, PROBE_SCONN_IDLE_USEC);
+	}
+	revjob_free(rj);
+}
+
+/* ---- inbound control connections ---- */
+
+static void sconn_free(struct sconn *sc)
+{
+	struct npf_probe_ctx *ctx = sc->ctx;
+
+	for (struct revjob *rj = ctx->revjobs, *nx; rj; rj = nx) {
+		nx = rj->next;
+		if (rj->sc == sc)
+			revjob_free(rj);
+	}
+	sc->timer = sd_event_source_disable_unref(sc->timer);
+	fconn_close(&sc->c);
+	LIST_DEL(ctx->sconns, sc);
+	ctx->n_sconns--;
+	free(sc);
+}
+
+static int sconn_timer(sd_event_source *s, uint64_t usec, void *ud)
+{
+	(void)s;
+	(void)usec;
+	sconn_free(ud);
+	return 0;
+}
+
+/* Answers a bad request with an ERROR frame, then lingers briefly so the peer
+ * can read it instead of getting a reset. */
+static int sconn_reject(struct sconn *sc, enum npf_wire_err code, const char *msg)
+{
+	fconn_send_error(&sc->c, code, msg);
+	(void)sd_event_source_set_time_relative(sc->timer, LINGER_USEC);
+	return 0;
+}
+
+static int send_or_drop(struct sconn *sc, uint16_t type, json_t *j)
+{
+	int r = fconn_send(&sc->c, type, j);
+
+	json_decref(j);
+	if (r < 0) {
+		sconn_free(sc);
+		return 1;
+	}
+	return 0;
+}
+
+static int on_hello(struct sconn *sc, json_t *j)
+{
+	struct npf_probe_ctx *ctx = sc->ctx;
+	struct npf_msg_hello h;
+	struct npf_msg_hello_reply rep = { .instance = ctx->instance, .proto = NPF_WIRE_VERSION };
+
+	if (sc->hello)
+		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "HELLO already received");
+	if (npf_wire_hello_from_json(j, &h) < 0)
+		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed HELLO");
+	sc->hello = true;
+	sc->peer_instance = h.instance;
+	snprintf(sc->peer_node, sizeof(sc->peer_node), "%s", h.node);
+	snprintf(rep.node, sizeof(rep.node), "%s", ctx->node);
+	if (h.want_candidates) {
+		/* Borrowed: the reply is serialised before the arrays can change. */
+		rep.cands = ctx->cands;
+		rep.n_cands = ctx->n_cands;
+		rep.ifnames = ctx->ifnames;
+		rep.n_ifnames = ctx->n_ifnames;
+		rep.lists = true;
+	}
+	return send_or_drop(sc, NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep));
+}
+
+static void dlisten_free(struct dlisten *dl)
+{
+	dl->lsrc = sd_event_source_disable_unref(dl->lsrc);
+	dl->timer = sd_event_source_disable_unref(dl->timer);
+	if (dl->lfd >= 0)
+		close(dl->lfd);
+	fconn_close(&dl->c);
+	free(dl->buf);
+	LIST_DEL(dl->ctx->dlisteners, dl);
+	dl->ctx->n_dlisteners--;
+	free(dl);
+}
+
+static int dlisten_timer(sd_event_source *s, uint64_t usec, void *ud)
+{
+	(void)s;
+	(void)usec;
+	dlisten_free(ud);
+	return 0;
+}
+
+static void echo_update(struct dlisten *dl)
+{
+	uint32_t ev = 0;
+
+	if (dl->buf_len < ECHO_BUF && dl->rcvd < dl->bulk)
+		ev |= EPOLLIN;
+	if (dl->buf_len)
+		ev |= EPOLLOUT;
+	(void)sd_event_source_set_io_events(dl->c.io, ev);
+}
+
+static int echo_raw(struct fconn *c, uint32_t revents)
+{
+	struct dlisten *dl = c->owner;
+
+	if ((revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && dl->rcvd < dl->bulk &&
+	    dl->buf_len < ECHO_BUF) {
+		size_t want = ECHO_BUF - dl->buf_len;
+		ssize_t n;
+
+		if (want > dl->bulk - dl->rcvd)
+			want = dl->bulk - dl->rcvd;
+		n = recv(c->fd, dl->buf + dl->buf_len, want, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			dlisten_free(dl);
+			return 1;
+		}
+		if (n > 0) {
+			dl->buf_len += (size_t)n;
+			dl->rcvd += (size_t)n;
+		}
+	} else if ((revents & (EPOLLHUP | EPOLLERR)) && !(revents & EPOLLOUT)) {
+		dlisten_free(dl);
+		return 1;
+	}
+	if (dl->buf_len) {
+		ssize_t w = send(c->fd, dl->buf, dl->buf_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			dlisten_free(dl);
+			return 1;
+		}
+		if (w > 0) {
+			memmove(dl->buf, dl->buf + w, dl->buf_len - (size_t)w);
+			dl->buf_len -= (size_t)w;
+			dl->sent += (size_t)w;
+		}
+	}
+	if (dl->sent >= dl->bulk + dl->extra) {
+		/* Everything was read, so closing sends FIN, not RST. */
+		dlisten_free(dl);
+		return 1;
+	}
+	echo_update(dl);
+	return 0;
+}
+
+static int data_frame(struct fconn *c, uint16_t type, json_t *j)
+{
+	struct dlisten *dl = c->owner;
+	struct npf_probe_ctx *ctx = dl->ctx;
+	struct npf_msg_data_auth da;
+	struct npf_msg_data_auth_reply rep = { .instance = ctx->instance };
+	json_t *o;
+	int r;
+
+	if (type != NPF_MSG_DATA_AUTH || npf_wire_data_auth_from_json(j, &da) < 0 ||
+	    sodium_memcmp(da.token, dl->token, sizeof(da.token)) != 0) {
+		fconn_send_error(c, NPF_WERR_FORBIDDEN, "bad data token");
+		(void)sd_event_source_set_time_relative(dl->timer, LINGER_USEC);
+		return 0;
+	}
+	snprintf(rep.node, sizeof(rep.node), "%s", ctx->node);
+	o = npf_wire_data_auth_reply_to_json(&rep);
+	r = fconn_send(c, NPF_MSG_DATA_AUTH_REPLY, o);
+	json_decref(o);
+	dl->buf = malloc(ECHO_BUF);
+	if (r < 0 || !dl->buf || c->out_len - c->out_off > ECHO_BUF) {
+		dlisten_free(dl);
+		return 1;
+	}
+	/* Raw mode ends fconn's own flushing: the queued reply moves to the head of
+	 * the echo buffer so it still goes out before any echoed byte. */
+	dl->buf_len = c->out_len - c->out_off;
+	memcpy(dl->buf, c->out + c->out_off, dl->buf_len);
+	dl->extra = dl->buf_len;
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	(void)fconn_set_raw(c, EPOLLIN | EPOLLOUT);
+	return 0;
+}
+
+static int data_error(struct fconn *c, int err)
+{
+	struct dlisten *dl = c->owner;
+
+	(void)err;
+	if (c->closing)
+		return 0; /* the timer ends the linger */
+	dlisten_free(dl);
+	return 1;
+}
+
+static int data_connected(struct fconn *c, int err)
+{
+	(void)c;
+	(void)err;
+	return 0;
+}
+
+static const struct fconn_ops data_srv_ops = {
+	.connected = data_connected,
+	.frame = data_frame,
+	.error = data_error,
+	.raw = echo_raw,
+};
+
+static int dlisten_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
+{
+	struct dlisten *dl = ud;
+	int cfd;
+
+	(void)s;
+	(void)revents;
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	/* One connection per OPEN_DATA: stop listening so nothing else gets in. */
+	dl->lsrc = sd_event_source_disable_unref(dl->lsrc);
+	close(dl->lfd);
+	dl->lfd = -1;
+	if (fconn_adopt(&dl->c, dl->ctx->event, cfd, 1024, &data_srv_ops, dl) < 0)
+		dlisten_free(dl);
+	return 0;
+}
+
+static int on_open_data(struct sconn *sc, json_t *j)
+{
+	struct npf_probe_ctx *ctx = sc->ctx;
+	struct npf_msg_open_data od;
+	struct npf_msg_open_data_reply rep;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	struct dlisten *dl;
+	int r;
+
+	if (!sc->hello)
+		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO first");
+	if (npf_wire_open_data_from_json(j, &od) < 0)
+		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed OPEN_DATA");
+	if (sc->n_open_data >= PROBE_MAX_OPEN_DATA_PER_CONN || ctx->n_dlisteners >= ctx->max_conns)
+		return sconn_reject(sc, NPF_WERR_BUSY, "too many data listeners");
+	dl = calloc(1, sizeof(*dl));
+	if (!dl)
+		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
+	dl->ctx = ctx;
+	dl->lfd = -1;
+	dl->c.fd = -1;
+	dl->bulk = od.bytes;
+	LIST_ADD(ctx->dlisteners, dl);
+	ctx->n_dlisteners++;
+	sc->n_open_data++;
+	randombytes_buf(dl->token, sizeof(dl->token));
+	/* Exactly the probed address, ephemeral port: where NCCL/Gloo/MPI listen. */
+	sl = fconn_sockaddr(&sc->local, 0, &ss);
+	dl->lfd = socket(sc->local.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (dl->lfd < 0 || bind(dl->lfd, (struct sockaddr *)&ss, sl) < 0 || listen(dl->lfd, 1) < 0)
+		goto fail;
+	sl = sizeof(ss);
+	if (getsockname(dl->lfd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    fconn_from_sockaddr(&ss, &(struct npf_addr){ 0 }, &rep.port) < 0)
+		goto fail;
+	r = sd_event_add_io(ctx->event, &dl->lsrc, dl->lfd, EPOLLIN, dlisten_accept, dl);
+	if (r < 0)
+		goto fail;
+	r = sd_event_add_time_relative(ctx->event, &dl->timer, CLOCK_MONOTONIC,
+				       PROBE_DATA_LIFETIME_USEC, 1000, dlisten_timer, dl);
+	if (r < 0)
+		goto fail;
+	memcpy(rep.token, dl->token, sizeof(rep.token));
+	return send_or_drop(sc, NPF_MSG_OPEN_DATA_REPLY, npf_wire_open_data_reply_to_json(&rep));
+fail:
+	log_debug("probe: data listener for %s failed: %s", sc->peer_node, strerror(errno));
+	dlisten_free(dl);
+	return sconn_reject(sc, NPF_WERR_BUSY, "cannot open a data listener");
+}
+
+static int on_reverse_req(struct sconn *sc, json_t *j)
+{
+	struct npf_probe_ctx *ctx = sc->ctx;
+	struct npf_msg_reverse_req *rq;
+	struct revjob *rj;
+	uint64_t deadline;
+
+	if (!sc->hello)
+		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO first");
+	rq = malloc(sizeof(*rq));
+	if (!rq)
+		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
+	if (npf_wire_reverse_req_from_json(j, rq) < 0) {
+		free(rq);
+		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed REVERSE_REQ");
+	}
+	if (sc->n_rev >= PROBE_MAX_REVJOBS_PER_CONN || ctx->n_revjobs >= PROBE_MAX_REVJOBS) {
+		struct npf_msg_error e = { .code = NPF_WERR_BUSY };
+
+		/* Not fatal for the connection: the requester records "busy". */
+		snprintf(e.message, sizeof(e.message), "reverse request %u: too many running",
+			 rq->id);
+		free(rq);
+		return send_or_drop(sc, NPF_MSG_ERROR, npf_wire_error_to_json(&e));
+	}
+	rj = calloc(1, sizeof(*rj));
+	if (!rj) {
+		free(rq);
+		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
+	}
+	rj->ctx = ctx;
+	rj->sc = sc;
+	rj->res.id = rq->id;
+	LIST_ADD(ctx->revjobs, rj);
+	ctx->n_revjobs++;
+	sc->n_rev++;
+	deadline = fconn_now_usec() + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
+	/* Keep the connection until the result is sent. */
+	(void)sd_event_source_set_time(sc->timer, deadline + PROBE_SCONN_IDLE_USEC);
+	for (size_t i = 0; i < rq->n_targets; i++) {
+		/* Only other daemons' control ports (tprobe uses ctx->port), and the
+		 * data port only after that daemon proved to be the requester. */
+		if (tprobe_start(ctx, &rq->targets[i], sc->peer_instance, rq->bytes, deadline,
+				 revjob_probe_done, rj, &rj->tp[i]) < 0)
+			break;
+		rj->n++;
+		rj->pending++;
+	}
+	free(rq);
+	if (rj->n == 0) {
+		revjob_free(rj);
+		return sconn_reject(sc, NPF_WERR_BUSY, "cannot start probes");
+	}
+	return 0;
+}
+
+static int sconn_frame(struct fconn *c, uint16_t type, json_t *j)
+{
+	struct sconn *sc = c->owner;
+
+	if (!sc->n_rev)
+		(void)sd_event_source_set_time_relative(sc->timer, PROBE_SCONN_IDLE_USEC);
+	switch (type) {
+	case NPF_MSG_HELLO:
+		return on_hello(sc, j);
+	case NPF_MSG_OPEN_DATA:
+		return on_open_data(sc, j);
+	case NPF_MSG_REVERSE_REQ:
+		return on_reverse_req(sc, j);
+	default:
+		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "unexpected message type");
+	}
+}
+
+static int sconn_error(struct fconn *c, int err)
+{
+	struct sconn *sc = c->owner;
+
+	(void)err;
+	if (c->closing && fconn_is_open(c)) {
+		(void)sd_event_source_set_time_relative(sc->timer, LINGER_USEC);
+		return 0;
+	}
+	sconn_free(sc);
+	return 1;
+}
+
+static const struct fconn_ops sconn_ops = {
+	.connected = data_connected,
+	.frame = sconn_frame,
+	.error = sconn_error,
+	.raw = echo_raw, /* never entered: control connections stay framed */
+};
+
+/* ---- listeners ---- */
+
+static int listen_pause_end(sd_event_source *s, uint64_t usec, void *ud)
+{
+	struct plisten *pl = ud;
+
+	(void)usec;
+	(void)s;
+	pl->pause = sd_event_source_disable_unref(pl->pause);
+	(void)sd_event_source_set_enabled(pl->src, SD_EVENT_ON);
+	return 0;
+}
+
+static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
+{
+	struct plisten *pl = ud;
+	struct npf_probe_ctx *ctx = pl->ctx;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct sconn *sc;
+	int cfd;
+
+	(void)revents;
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			/* Out of descriptors: stop accepting for a while instead of spinning. */
+			(void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+			if (!pl->pause)
+				(void)sd_event_add_time_relative(ctx->event, &pl->pause,
+								 CLOCK_MONOTONIC, ACCEPT_PAUSE_USEC,
+								 1000, listen_pause_end, pl);
+		}
+		return 0;
+	}
+	if (ctx->n_sconns >= ctx->max_conns) {
+		close(cfd);
+		return 0;
+	}
+	sc = calloc(1, sizeof(*sc));
+	if (!sc) {
+		close(cfd);
+		return 0;
+	}
+	sc->ctx = ctx;
+	if (getsockname(cfd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    fconn_from_sockaddr(&ss, &sc->local, NULL) < 0) {
+		close(cfd);
+		free(sc);
+		return 0;
+	}
+	if (fconn_adopt(&sc->c, ctx->event, cfd, NPF_WIRE_MAX_PAYLOAD, &sconn_ops, sc) < 0) {
+		free(sc);
+		return 0;
+	}
+	if (sd_event_add_time_relative(ctx->event, &sc->timer, CLOCK_MONOTONIC,
+				       PROBE_SCONN_IDLE_USEC, 1000, sconn_timer, sc) < 0) {
+		fconn_close(&sc->c);
+		free(sc);
+		return 0;
+	}
+	LIST_ADD(ctx->sconns, sc);
+	ctx->n_sconns++;
+	return 0;
+}
+
+static void plisten_free(struct plisten *pl)
+{
+	pl->src = sd_event_source_disable_unref(pl->src);
+	pl->pause = sd_event_source_disable_unref(pl->pause);
+	if (pl->fd >= 0)
+		close(pl->fd);
+	free(pl);
+}
+
+static int plisten_open(struct npf_probe_ctx *ctx, const struct npf_addr *a, struct plisten **out)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = fconn_sockaddr(a, ctx->port, &ss);
+	struct plisten *pl;
+	int one = 1, r;
+
+	if (!sl)
+		return -EAFNOSUPPORT;
+	pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return -ENOMEM;
+	pl->ctx = ctx;
+	pl->addr = *a;
+	pl->fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (pl->fd < 0)
+		goto err;
+	(void)setsockopt(pl->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* A tentative IPv6 address (DAD running) is still ours a moment later. */
+	(void)setsockopt(pl->fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	if (a->family == AF_INET6)
+		(void)setsockopt(pl->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(pl->fd, (struct sockaddr *)&ss, sl) < 0 || listen(pl->fd, 64) < 0)
+		goto err;
+	r = sd_event_add_io(ctx->event, &pl->src, pl->fd, EPOLLIN, listen_accept, pl);
+	if (r < 0) {
+		errno = -r;
+		goto err;
+	}
+	*out = pl;
+	return 0;
+err:
+	r = -errno;
+	plisten_free(pl);
+	return r;
+}
+
+int server_sync_listeners(struct npf_probe_ctx *ctx)
+{
+	struct plisten **pp;
+	int n = 0;
+
+	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
+		pl->keep = false;
+	for (size_t i = 0; i < ctx->n_cands; i++) {
+		const struct npf_addr *a = &ctx->cands[i].addr;
+		struct plisten *pl = NULL, *found = NULL;
+		int r;
+
+		for (struct plisten *it = ctx->listeners; it; it = it->next)
+			if (npf_addr_equal(&it->addr, a))
+				found = it;
+		if (found) {
+			found->keep = true;
+			continue;
+		}
+		r = plisten_open(ctx, a, &pl);
+		if (r < 0) {
+			char txt[INET6_ADDRSTRLEN];
+
+			log_warnx("probe: cannot listen on %s port %u: %s",
+				  npf_addr_str(a, txt, sizeof(txt)), ctx->port, strerror(-r));
+			continue;
+		}
+		if (!pl)
+			continue;
+		pl->keep = true;
+		pl->next = ctx->listeners;
+		ctx->listeners = pl;
+	}
+	pp = &ctx->listeners;
+	while (*pp) {
+		struct plisten *pl = *pp;
+
+		if (pl->keep) {
+			n++;
+			pp = &pl->next;
+			continue;
+		}
+		*pp = pl->next;
+		plisten_free(pl);
+	}
+	return n;
+}
+
+void server_shutdown(struct npf_probe_ctx *ctx)
+{
+	while (ctx->listeners) {
+		struct plisten *pl = ctx->listeners;
+
+		ctx->listeners = pl->next;
+		plisten_free(pl);
+	}
+	while (ctx->revjobs)
+		revjob_free(ctx->revjobs);
+	while (ctx->sconns)
+		sconn_free(ctx->sconns);
+	while (ctx->dlisteners)
+		dlisten_free(ctx->dlisteners);
+}

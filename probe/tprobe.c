@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: MIT
+/* probe_path(): control HELLO with identity check, OPEN_DATA, connect to the
+ * peer's ephemeral data port, identity check again, bulk echo, kernel egress. */
+#include "internal.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "log.h"
+#include "netlink.h"
+
+#define TP_RXBUF (64u << 10)
+#define TP_TXCHUNK (16u << 10)
+
+enum tphase {
+	TP_QUEUED = 0,
+	TP_CTL_CONNECT,
+	TP_HELLO,
+	TP_OPEN_DATA,
+	TP_DATA_CONNECT,
+	TP_AUTH,
+	TP_BULK,
+	TP_DONE,
+};
+
+struct tprobe {
+	struct npf_probe_ctx *ctx;
+	struct npf_addr target;
+	uint64_t expect;
+	uint32_t bulk;
+	uint64_t deadline;
+	enum tphase phase;
+	struct fconn ctl, data;
+	sd_event_source *timer;
+	uint8_t token[NPF_WIRE_TOKEN_LEN];
+	uint16_t data_port;
+	uint64_t t0;
+	size_t sent, rcvd;
+	uint8_t *rxbuf;
+	struct tprobe_result res;
+	tprobe_done_fn done;
+	void *ud;
+	bool active; /* counted in ctx->n_active_tprobes */
+	bool queued;
+	struct tprobe *qnext;
+};
+
+static const struct fconn_ops ctl_ops;
+static const struct fconn_ops data_ops;
+
+const struct tprobe_result *tprobe_result(const struct tprobe *tp)
+{
+	return &tp->res;
+}
+
+const struct npf_addr *tprobe_target(const struct tprobe *tp)
+{
+	return &tp->target;
+}
+
+/* Bulk bytes are a function of the offset and the token so that a stale or
+ * crossed stream cannot pass for the echo of ours. */
+static uint8_t pattern(const struct tprobe *tp, size_t off)
+{
+	uint32_t x = (uint32_t)off * 2654435761u;
+
+	return (uint8_t)((x >> 24) ^ tp->token[off % NPF_WIRE_TOKEN_LEN]);
+}
+
+static void addr_txt(const struct npf_addr *a, char *buf, size_t sz)
+{
+	npf_addr_str(a, buf, sz);
+}
+
+static void unqueue(struct tprobe *tp)
+{
+	struct npf_probe_ctx *ctx = tp->ctx;
+	struct tprobe **pp = &ctx->queue_head, *prev = NULL;
+
+	if (!tp->queued)
+		return;
+	while (*pp && *pp != tp) {
+		prev = *pp;
+		pp = &(*pp)->qnext;
+	}
+	if (*pp) {
+		*pp = tp->qnext;
+		if (ctx->queue_tail == tp)
+			ctx->queue_tail = prev;
+	}
+	tp->queued = false;
+	tp->qnext = NULL;
+}
+
+static void release_slot(struct tprobe *tp)
+{
+	if (!tp->active)
+		return;
+	tp->active = false;
+	tp->ctx->n_active_tprobes--;
+}
+
+/* Records the outcome, closes sockets and has done() run from the loop (never
+ * from inside an I/O callback of this probe, so done may free it). */
+__attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp,
+							   enum npf_outcome o, const char *fmt,
+							   ...)
+{
+	va_list ap;
+
+	if (tp->phase == TP_DONE)
+		return;
+	tp->phase = TP_DONE;
+	tp->res.outcome = o;
+	va_start(ap, fmt);
+	vsnprintf(tp->res.detail, sizeof(tp->res.detail), fmt, ap);
+	va_end(ap);
+	fconn_close(&tp->ctl);
+	fconn_close(&tp->data);
+	free(tp->rxbuf);
+	tp->rxbuf = NULL;
+	unqueue(tp);
+	release_slot(tp);
+	if (tp->timer) {
+		(void)sd_event_source_set_time(tp->timer, 1);
+		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
+	}
+	tprobe_kick_queue(tp->ctx);
+}
+
+static void finish_by_phase(struct tprobe *tp)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	addr_txt(&tp->target, a, sizeof(a));
+	switch (tp->phase) {
+	case TP_QUEUED:
+		finish(tp, NPF_OUT_NOT_PROBED, "not started before the deadline (%u probes running)",
+		       tp->ctx->n_active_tprobes);
+		break;
+	case TP_CTL_CONNECT:
+		finish(tp, NPF_OUT_TIMEOUT, "connect to %s port %u timed out", a, tp->ctx->port);
+		break;
+	case TP_HELLO:
+		finish(tp, NPF_OUT_TIMEOUT, "no HELLO reply from %s", a);
+		break;
+	case TP_OPEN_DATA:
+		finish(tp, NPF_OUT_TIMEOUT, "no OPEN_DATA reply from %s", a);
+		break;
+	case TP_DATA_CONNECT:
+		finish(tp, NPF_OUT_TIMEOUT, "connect to data port %s:%u timed out", a,
+		       tp->data_port);
+		break;
+	case TP_AUTH:
+		finish(tp, NPF_OUT_TIMEOUT, "no reply on data port %s:%u", a, tp->data_port);
+		break;
+	case TP_BULK:
+		finish(tp, NPF_OUT_BULK_STALL, "bulk stalled: sent %zu/%u, received %zu/%u bytes",
+		       tp->sent, tp->bulk, tp->rcvd, tp->bulk);
+		break;
+	case TP_DONE:
+		break;
+	}
+}
+
+static int timer_cb(sd_event_source *s, uint64_t usec, void *ud)
+{
+	struct tprobe *tp = ud;
+
+	(void)s;
+	(void)usec;
+	if (tp->phase != TP_DONE)
+		finish_by_phase(tp);
+	/* finish() re-armed us to fire now; the outcome is complete either way. */
+	(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_OFF);
+	tp->done(tp, tp->ud);
+	return 0;
+}
+
+/* An answer from the wrong daemon: ourselves (docker0 holds the same address on
+ * every node) or a third node. */
+static bool identity_ok(struct tprobe *tp, const char *node, uint64_t instance)
+{
+	if (instance == tp->ctx->instance) {
+		finish(tp, NPF_OUT_WRONG_PEER, "answered by %s (this node)", tp->ctx->node);
+		return false;
+	}
+	if (instance != tp->expect) {
+		finish(tp, NPF_OUT_WRONG_PEER, "answered by %s", node);
+		return false;
+	}
+	return true;
+}
+
+static void peer_error(struct tprobe *tp, json_t *j)
+{
+	struct npf_msg_error e;
+
+	if (npf_wire_error_from_json(j, &e) < 0) {
+		finish(tp, NPF_OUT_WRONG_PEER, "malformed ERROR frame");
+		return;
+	}
+	finish(tp, NPF_OUT_REFUSED, "peer error %s: %s", npf_wire_err_name(e.code), e.message);
+}
+
+static void begin(struct tprobe *tp)
+{
+	struct npf_probe_ctx *ctx = tp->ctx;
+	const struct npf_inventory *inv;
+	const struct npf_iface *ifc = NULL;
+	char a[INET6_ADDRSTRLEN], lif[IFNAMSIZ];
+	int oif = 0, r;
+
+	tp->active = true;
+	ctx->n_active_tprobes++;
+	tp->phase = TP_CTL_CONNECT;
+	addr_txt(&tp->target, a, sizeof(a));
+	if (ctx_local_iface(ctx, &tp->target, lif)) {
+		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", lif);
+		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
+		return;
+	}
+	r = nlsys_route_get(&tp->target, &oif);
+	if (r < 0) {
+		finish(tp, fconn_errno_outcome(-r), "no route to %s: %s", a, strerror(-r));
+		return;
+	}
+	inv = ctx_inventory(ctx);
+	if (inv)
+		ifc = npf_inventory_find_ifindex(inv, oif);
+	if (ifc)
+		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", ifc->name);
+	else if (!if_indextoname((unsigned int)oif, tp->res.egress))
+		snprintf(tp->res.egress, sizeof(tp->res.egress), "if%d", oif);
+	if ((ifc && (ifc->flags & IFF_LOOPBACK)) || strcmp(tp->res.egress, "lo") == 0) {
+		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
+		return;
+	}
+	r = fconn_connect(&tp->ctl, ctx->event, &tp->target, ctx->port, 4096, &ctl_ops, tp);
+	if (r < 0) {
+		finish(tp, fconn_errno_outcome(-r), "connect to %s port %u: %s", a, ctx->port,
+		       strerror(-r));
+		return;
+	}
+}
+
+void tprobe_kick_queue(struct npf_probe_ctx *ctx)
+{
+	while (!ctx->shutting_down && ctx->queue_head && ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
+		struct tprobe *tp = ctx->queue_head;
+
+		unqueue(tp);
+		if (fconn_now_usec() >= tp->deadline) {
+			finish_by_phase(tp);
+			continue;
+		}
+		begin(tp);
+	}
+}
+
+/* ---- control connection ---- */
+
+static int ctl_connected(struct fconn *c, int err)
+{
+	struct tprobe *tp = c->owner;
+	struct npf_msg_hello h = { .instance = tp->ctx->instance, .want_candidates = false };
+	char a[INET6_ADDRSTRLEN];
+	json_t *j;
+	int r;
+
+	addr_txt(&tp->target, a, sizeof(a));
+	if (err) {
+		finish(tp, fconn_errno_outcome(-err), "connect to %s port %u: %s", a, tp->ctx->port,
+		       strerror(-err));
+		return 0;
+	}
+	snprintf(h.node, sizeof(h.node), "%s", tp->ctx->node);
+	j = npf_wire_hello_to_json(&h);
+	r = fconn_send(c, NPF_MSG_HELLO, j);
+	json_decref(j);
+	if (r < 0) {
+		finish(tp, NPF_OUT_UNREACHABLE, "sending HELLO: %s", strerror(-r));
+		return 0;
+	}
+	tp->phase = TP_HELLO;
+	return 0;
+}
+
+static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
+{
+	struct tprobe *tp = c->owner;
+	char a[INET6_ADDRSTRLEN];
+	int r;
+
+	addr_txt(&tp->target, a, sizeof(a));
+	if (type == NPF_MSG_ERROR) {
+		peer_error(tp, j);
+		return 0;
+	}
+	if (tp->phase == TP_HELLO && type == NPF_MSG_HELLO_REPLY) {
+		struct npf_msg_hello_reply hr;
+		struct npf_msg_open_data od = { .bytes = tp->bulk };
+		json_t *o;
+
+		if (npf_wire_hello_reply_from_json(j, &hr) < 0) {
+			finish(tp, NPF_OUT_WRONG_PEER, "malformed HELLO reply from %s", a);
+			return 0;
+		}
+		npf_wire_hello_reply_clear(&hr);
+		if (!identity_ok(tp, hr.node, hr.instance))
+			return 0;
+		o = npf_wire_open_data_to_json(&od);
+		r = fconn_send(c, NPF_MSG_OPEN_DATA, o);
+		json_decref(o);
+		if (r < 0) {
+			finish(tp, NPF_OUT_UNREACHABLE, "sending OPEN_DATA: %s", strerror(-r));
+			return 0;
+		}
+		tp->phase = TP_OPEN_DATA;
+		return 0;
+	}
+	if (tp->phase == TP_OPEN_DATA && type == NPF_MSG_OPEN_DATA_REPLY) {
+		struct npf_msg_open_data_reply odr;
+
+		if (npf_wire_open_data_reply_from_json(j, &odr) < 0) {
+			finish(tp, NPF_OUT_WRONG_PEER, "malformed OPEN_DATA reply from %s", a);
+			return 0;
+		}
+		memcpy(tp->token, odr.token, sizeof(tp->token));
+		tp->data_port = odr.port;
+		/* The peer's data listener lives on its own; the control leg is done. */
+		fconn_close(&tp->ctl);
+		tp->phase = TP_DATA_CONNECT;
+		tp->t0 = fconn_now_usec();
+		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024,
+				  &data_ops, tp);
+		if (r < 0)
+			finish(tp, fconn_errno_outcome(-r), "connect to data port %s:%u: %s", a,
+			       odr.port, strerror(-r));
+		return 0;
+	}
+	finish(tp, NPF_OUT_WRONG_PEER, "unexpected %s from %s", npf_wire_type_name(type), a);
+	return 0;
+}
+
+static int ctl_error(struct fconn *c, int err)
+{
+	struct tprobe *tp = c->owner;
+	char a[INET6_ADDRSTRLEN];
+
+	addr_txt(&tp->target, a, sizeof(a));
+	if (c->closing)
+		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
+	else if (err == 0)
+		finish(tp, NPF_OUT_REFUSED, "%s closed the control connection", a);
+	else
+		finish(tp, fconn_errno_outcome(-err), "control connection to %s: %s", a,
+		       strerror(-err));
+	return 0;
+}
+
+static int no_raw(struct fconn *c, uint32_t revents)
+{
+	(void)revents;
+	fconn_close(c);
+	return 0;
+}
+
+static const struct fconn_ops ctl_ops = {
+	.connected = ctl_connected,
+	.frame = ctl_frame,
+	.error = ctl_error,
+	.raw = no_raw,
+};
+
+/* ---- data connection ---- */
+
+static int data_connected(struct fconn *c, int err)
+{
+	struct tprobe *tp = c->owner;
+	struct npf_msg_data_auth da;
+	char a[INET6_ADDRSTRLEN];
+	json_t *j;
+	int r;
+
+	addr_txt(&tp->target, a, sizeof(a));
+	if (err) {
+		finish(tp, fconn_errno_outcome(-err), "data port %s:%u: %s", a, tp->data_port,
+		       strerror(-err));
+		return 0;
+	}
+	tp->res.rtt_us = (uint32_t)(fconn_now_usec() - tp->t0);
+	if (!tp->res.rtt_us)
+		tp->res.rtt_us = 1;
+	memcpy(da.token, tp->token, sizeof(da.token));
+	j = npf_wire_data_auth_to_json(&da);
+	r = fconn_send(c, NPF_MSG_DATA_AUTH, j);
+	json_decref(j);
+	if (r < 0) {
+		finish(tp, NPF_OUT_UNREACHABLE, "sending DATA_AUTH: %s", strerror(-r));
+		return 0;
+	}
+	tp->phase = TP_AUTH;
+	return 0;
+}
+
+static int data_frame(struct fconn *c, uint16_t type, json_t *j)
+{
+	struct tprobe *tp = c->owner;
+	struct npf_msg_data_auth_reply ar;
+
+	if (type == NPF_MSG_ERROR) {
+		peer_error(tp, j);
+		return 0;
+	}
+	if (tp->phase != TP_AUTH || type != NPF_MSG_DATA_AUTH_REPLY ||
+	    npf_wire_data_auth_reply_from_json(j, &ar) < 0) {
+		finish(tp, NPF_OUT_WRONG_PEER, "unexpected %s on the data port",
+		       npf_wire_type_name(type));
+		return 0;
+	}
+	if (!identity_ok(tp, ar.node, ar.instance))
+		return 0;
+	tp->rxbuf = malloc(TP_RXBUF);
+	if (!tp->rxbuf) {
+		finish(tp, NPF_OUT_BULK_STALL, "out of memory");
+		return 0;
+	}
+	tp->phase = TP_BULK;
+	(void)fconn_set_raw(c, EPOLLIN | EPOLLOUT);
+	return 0;
+}
+
+static int data_error(struct fconn *c, int err)
+{
+	struct tprobe *tp = c->owner;
+
+	if (c->closing)
+		finish(tp, NPF_OUT_WRONG_PEER, "protocol error on the data port");
+	else if (err == 0)
+		finish(tp, NPF_OUT_REFUSED, "data connection closed by the peer");
+	else
+		finish(tp, fconn_errno_outcome(-err), "data connection: %s", strerror(-err));
+	return 0;
+}
+
+static void bulk_send(struct tprobe *tp)
+{
+	uint8_t chunk[TP_TXCHUNK];
+
+	while (tp->sent < tp->bulk) {
+		size_t n = tp->bulk - tp->sent;
+		ssize_t w;
+
+		if (n > sizeof(chunk))
+			n = sizeof(chunk);
+		for (size_t i = 0; i < n; i++)
+			chunk[i] = pattern(tp, tp->sent + i);
+		w = send(tp->data.fd, chunk, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			finish(tp, NPF_OUT_BULK_STALL, "bulk send after %zu bytes: %s", tp->sent,
+			       strerror(errno));
+			return;
+		}
+		tp->sent += (size_t)w;
+	}
+}
+
+static void bulk_recv(struct tprobe *tp)
+{
+	while (tp->rcvd < tp->bulk) {
+		size_t want = tp->bulk - tp->rcvd;
+		ssize_t n;
+
+		if (want > TP_RXBUF)
+			want = TP_RXBUF;
+		n = recv(tp->data.fd, tp->rxbuf, want, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			finish(tp, NPF_OUT_BULK_STALL, "bulk receive after %zu bytes: %s",
+			       tp->rcvd, strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			finish(tp, NPF_OUT_BULK_STALL, "peer closed after echoing %zu/%u bytes",
+			       tp->rcvd, tp->bulk);
+			return;
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			if (tp->rxbuf[i] != pattern(tp, tp->rcvd + (size_t)i)) {
+				finish(tp, NPF_OUT_BULK_STALL, "echo corrupted at byte %zu",
+				       tp->rcvd + (size_t)i);
+				return;
+			}
+		}
+		tp->rcvd += (size_t)n;
+	}
+}
+
+static int data_raw(struct fconn *c, uint32_t revents)
+{
+	struct tprobe *tp = c->owner;
+
+	if (revents & EPOLLOUT)
+		bulk_send(tp);
+	if (tp->phase == TP_BULK && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		bulk_recv(tp);
+	if (tp->phase != TP_BULK)
+		return 0;
+	if (tp->rcvd >= tp->bulk) {
+		finish(tp, NPF_OUT_OK, "%s", "");
+		return 0;
+	}
+	(void)sd_event_source_set_io_events(c->io, EPOLLIN | (tp->sent < tp->bulk ? EPOLLOUT : 0));
+	return 0;
+}
+
+static const struct fconn_ops data_ops = {
+	.connected = data_connected,
+	.frame = data_frame,
+	.error = data_error,
+	.raw = data_raw,
+};
+
+int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint64_t expect,
+		 uint32_t bulk, uint64_t deadline_usec, tprobe_done_fn done, void *ud,
+		 struct tprobe **out)
+{
+	struct tprobe *tp = calloc(1, sizeof(*tp));
+	int r;
+
+	if (!tp)
+		return -ENOMEM;
+	tp->ctx = ctx;
+	tp->target = *target;
+	tp->expect = expect;
+	tp->bulk = bulk;
+	tp->deadline = deadline_usec;
+	tp->done = done;
+	tp->ud = ud;
+	tp->ctl.fd = tp->data.fd = -1;
+	tp->phase = TP_QUEUED;
+	r = sd_event_add_time(ctx->event, &tp->timer, CLOCK_MONOTONIC, deadline_usec, 1000,
+			      timer_cb, tp);
+	if (r < 0) {
+		free(tp);
+		return r;
+	}
+	if (ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
+		begin(tp);
+	} else {
+		tp->queued = true;
+		if (ctx->queue_tail)
+			ctx->queue_tail->qnext = tp;
+		else
+			ctx->queue_head = tp;
+		ctx->queue_tail = tp;
+	}
+	*out = tp;
+	return 0;
+}
+
+void tprobe_abort(struct tprobe *tp)
+{
+	if (!tp)
+		return;
+	if (tp->phase != TP_DONE)
+		finish_by_phase(tp);
+	if (tp->timer)
+		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_OFF);
+}
+
+void tprobe_free(struct tprobe *tp)
+{
+	if (!tp)
+		return;
+	tp->timer = sd_event_source_disable_unref(tp->timer);
+	if (tp->phase != TP_DONE) {
+		tp->phase = TP_DONE;
+		fconn_close(&tp->ctl);
+		fconn_close(&tp->data);
+		unqueue(tp);
+		release_slot(tp);
+		tprobe_kick_queue(tp->ctx);
+	}
+	free(tp->rxbuf);
+	free(tp);
+}
