@@ -3,6 +3,7 @@
 /*
  * plugstack.conf:   optional /usr/lib/.../spank_netpreflight.so [socket=PATH] [timeout_ms=N]
  *                                                              [default=off|warn|on]
+ *                   (PATH may contain %n: this node's Slurm name)
  * srun/sbatch:      --netpreflight=off|warn|on
  *
  * In slurm_spank_user_init (remote context, once per step per node, as the user)
@@ -23,12 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/spank.h>
 
 #include "client.h"
 #include "envreply.h"
 #include "hostlist.h"
+#include "model.h"
 
 SPANK_PLUGIN(netpreflight, 1);
 
@@ -141,6 +144,38 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* The socket path with "%n" replaced by this node's Slurm name, as in slurm.conf's
+ * own %n paths: several slurmd on one machine (test clusters, multiple-slurmd
+ * setups) each talk to their own daemon. Returns 0 or -ENAMETOOLONG. */
+static int socket_path(spank_t sp, char *out, size_t len)
+{
+	char node[NPF_NAME_MAX] = "";
+	const char *p = cfg.socket;
+	size_t o = 0;
+
+	if (strstr(p, "%n") &&
+	    (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS ||
+	     !node[0])) {
+		if (gethostname(node, sizeof(node)) < 0)
+			return -errno;
+		node[sizeof(node) - 1] = '\0';
+		node[strcspn(node, ".")] = '\0';
+	}
+	for (; *p; p++) {
+		const char *add = p[0] == '%' && p[1] == 'n' ? node : NULL;
+		size_t n = add ? strlen(add) : 1;
+
+		if (o + n >= len)
+			return -ENAMETOOLONG;
+		memcpy(out + o, add ? add : p, n);
+		o += n;
+		if (add)
+			p++;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 /* SLURM_JOB_NODELIST from the step's environment, SLURM_NODELIST as a fallback. */
 static int job_nodelist(spank_t sp, char *buf, int len)
 {
@@ -178,7 +213,7 @@ static json_t *build_request(const char *nodelist, char *err, size_t errlen)
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	char *nodelist = NULL, err[256] = "", why[256];
+	char *nodelist = NULL, err[256] = "", why[256], sock[sizeof(cfg.socket) + NPF_NAME_MAX];
 	json_t *req = NULL, *reply = NULL;
 	struct npf_envreply env = { 0 };
 	uint32_t job = 0;
@@ -201,11 +236,15 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		slurm_error("netpreflight: job %u: bad node list '%.64s': %s", job, nodelist, err);
 		goto out;
 	}
-	r = npf_client_request(cfg.socket, req, &reply, cfg.timeout_ms);
+	if (socket_path(sp, sock, sizeof(sock)) < 0) {
+		slurm_error("netpreflight: job %u: socket path too long: %s", job, cfg.socket);
+		goto out;
+	}
+	r = npf_client_request(sock, req, &reply, cfg.timeout_ms);
 	if (r < 0) {
 		/* Never block or fail the step because of our own daemon. */
 		slurm_info("netpreflight: job %u: %s; environment not set", job,
-			   npf_client_strerror(r, cfg.socket, why, sizeof(why)));
+			   npf_client_strerror(r, sock, why, sizeof(why)));
 		goto out;
 	}
 	r = npf_envreply_parse(reply, &env, err, sizeof(err));

@@ -1,0 +1,343 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# netpreflight inside a real Slurm (Debian's slurmctld/slurmd 22.05 + munge) on a namespace cluster:
+# Prolog verdict + typed drain + requeue, env injection through TaskProlog and through the SPANK
+# plugin (user settings win, --netpreflight=off), a TCP exchange between the nodes on the
+# published interface, and the metrics textfile.
+#
+# Cluster (tests/lab/lab): namespaces for "ctl" (slurmctld, srun) and node1..node3 (one
+# slurmd and one netpreflightd each), a management network eno1 198.19.0.0/24 that carries
+# Slurm's traffic and that netpreflight is told to ignore, a fabric ens1f0np0 198.18.1.0/24,
+# and docker0 with the same address everywhere. slurmd starts with `nsenter --net=...` (not
+# `ip netns exec`, which remounts /sys and hides the cgroup mounts slurmd needs), with
+# NodeAddr= so Slurm never needs the lab's names; one munged serves all.
+# Every daemon this test starts is stopped by PID at the end, also on failure.
+set -euo pipefail
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "needs root"
+src=${NPF_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${NPF_BUILD_DIR:-$src/build}
+daemon=$build/daemon/netpreflightd
+cli=$build/cli/netpreflight
+plugin=$build/slurm/spank_netpreflight.so
+prolog=$build/slurm/netpreflight-prolog
+taskprolog=$build/slurm/netpreflight-taskprolog
+lab=$src/tests/lab/lab
+for b in slurmctld slurmd slurmstepd srun sbatch scontrol sinfo munged nsenter jq; do
+	command -v "$b" >/dev/null || skip "$b missing (scripts/setup-deps)"
+done
+[ -x /usr/bin/python3 ] || skip "python3 missing (scripts/setup-deps)"
+for f in "$daemon" "$cli" "$prolog" "$taskprolog" "$lab"; do
+	[ -x "$f" ] || skip "$f not built"
+done
+[ -f "$plugin" ] || skip "SPANK plugin not built (libslurm-dev missing?)"
+"$cli" env --help >/dev/null 2>&1 || skip "netpreflight env not available yet"
+
+ID=sl$(($$ % 100000))
+T=$(mktemp -d /tmp/npfsl-slurm.XXXXXX)
+chmod 0755 "$T"
+pids=()
+fail=0
+host=$(hostname -s)
+export LAB_DAEMON="$daemon" LAB_CLI="$cli"
+
+stop_pids() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in "${pids[@]}"; do
+		for _ in $(seq 50); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	pids=()
+}
+cleanup() {
+	local rc=$?
+	stop_pids
+	"$lab" down --id "$ID" >/dev/null 2>&1 || true
+	if [ $rc -ne 0 ] || [ $fail -ne 0 ]; then
+		for f in "$T"/log/*.log; do
+			[ -f "$f" ] || continue
+			echo "--- $f (tail)"
+			tail -n 15 "$f"
+		done
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+bad() {
+	echo "FAIL: $*"
+	fail=1
+}
+wait_until() { # timeout_s command...
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+# --- the cluster -------------------------------------------------------------------
+cat >"$T/slurm.lab" <<'EOF'
+desc slurm: controller ctl + compute node1..node3; Slurm on eno1, the fabric ens1f0np0, docker0
+nodes ctl node[1-3]
+switch mgmt
+switch fabric
+nic all eno1 switch=mgmt addr=198.19.0.{i}/24
+nic all ens1f0np0 switch=fabric addr=198.18.1.{i}/24
+docker all
+resolve eno1
+EOF
+"$lab" up "$T/slurm.lab" --id "$ID" -q || { echo "FAIL: lab up"; exit 1; }
+ctl_ns=/run/netns/$("$lab" ns --id "$ID" ctl)
+sockdir=$(dirname "$("$lab" sock --id "$ID" node1)")
+mkdir -p "$T/log" "$T/ctld" "$T/spool" "$T/plog" "$T/prom"
+# eno1 carries Slurm and the daemons' exchange; excluding it from the probes makes the
+# fabric the only real candidate, so breaking it is a definite failure.
+have_metrics=1
+"$daemon" --help 2>&1 | grep -q -- '--textfile-dir' || have_metrics=0
+for n in node1 node2 node3; do
+	mkdir -p "$T/prom/$n"
+	margs=()
+	[ $have_metrics -eq 1 ] && margs=(--textfile-dir "$T/prom/$n")
+	"$lab" daemons start --id "$ID" "$n" -- --interfaces-exclude eno1 "${margs[@]}" >/dev/null ||
+		{ echo "FAIL: netpreflightd did not start on $n"; exit 1; }
+done
+
+# One munged for every namespace: its socket is a file path, not an address.
+munged -F --force --socket="$T/munge.sock" --pid-file="$T/munged.pid" \
+	--log-file="$T/log/munged.log" --seed-file="$T/munge.seed" &
+pids+=($!)
+wait_until 10 test -S "$T/munge.sock" || { echo "FAIL: munged did not start"; exit 1; }
+
+# Wrappers: slurmd starts Prolog/TaskProlog with a bare environment, so the test's
+# paths are baked in here; the per-node daemon socket comes from SLURMD_NODENAME.
+cat >"$T/prolog.sh" <<EOF
+#!/bin/bash
+export NPF_CLI=$cli NPF_CONF=/dev/null NPF_DRAIN=yes NPF_TIMEOUT_MS=3000
+export NPF_SOCKET=$sockdir/\$SLURMD_NODENAME.sock NPF_PROLOG_LOG_DIR=$T/plog/\$SLURMD_NODENAME
+exec $prolog
+EOF
+cat >"$T/taskprolog.sh" <<EOF
+#!/bin/bash
+export NPF_CLI=$cli NPF_CONF=/dev/null NPF_SOCKET=$sockdir/\$SLURMD_NODENAME.sock
+exec $taskprolog
+EOF
+chmod 0755 "$T/prolog.sh" "$T/taskprolog.sh"
+: >"$T/plugstack-none.conf"
+echo "required $plugin socket=$sockdir/%n.sock timeout_ms=2000" >"$T/plugstack-spank.conf"
+
+write_conf() { # taskprolog|spank
+	local extra
+	if [ "$1" = taskprolog ]; then
+		extra="TaskProlog=$T/taskprolog.sh
+PlugStackConfig=$T/plugstack-none.conf"
+	else
+		extra="PlugStackConfig=$T/plugstack-spank.conf"
+	fi
+	cat >"$T/slurm.conf" <<EOF
+ClusterName=npfsl
+SlurmctldHost=$host(198.19.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$T/munge.sock
+CredType=cred/munge
+StateSaveLocation=$T/ctld
+SlurmdSpoolDir=$T/spool/%n
+SlurmctldPidFile=$T/ctld.pid
+SlurmdPidFile=$T/slurmd-%n.pid
+SlurmctldLogFile=$T/log/slurmctld.log
+SlurmdLogFile=$T/log/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/builtin
+SelectType=select/linear
+ReturnToService=2
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+Prolog=$T/prolog.sh
+PrologFlags=Alloc
+PrologEpilogTimeout=30
+$extra
+NodeName=node1 NodeAddr=198.19.0.2 CPUs=1 State=UNKNOWN
+NodeName=node2 NodeAddr=198.19.0.3 CPUs=1 State=UNKNOWN
+NodeName=node3 NodeAddr=198.19.0.4 CPUs=1 State=UNKNOWN
+PartitionName=debug Nodes=node[1-3] Default=YES MaxTime=INFINITE State=UP
+EOF
+}
+export SLURM_CONF=$T/slurm.conf
+inctl() { nsenter --net="$ctl_ns" "$@"; }
+
+all_idle() {
+	[ "$(inctl sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 == "idle"' | wc -l)" -eq 3 ]
+}
+start_slurm() { # taskprolog|spank
+	write_conf "$1"
+	inctl slurmctld -D -f "$T/slurm.conf" &
+	pids+=($!)
+	for n in node1 node2 node3; do
+		nsenter --net="/run/netns/$("$lab" ns --id "$ID" "$n")" slurmd -D -N "$n" -f "$T/slurm.conf" &
+		pids+=($!)
+	done
+	wait_until 40 all_idle || { inctl sinfo -N; echo "FAIL: nodes not idle"; exit 1; }
+}
+stop_slurm() {
+	local keep=${pids[0]} # munged
+	pids=("${pids[@]:1}")
+	stop_pids
+	pids=("$keep")
+}
+
+# Each node's own value, as its daemon publishes it (the Prolog's check filled the cache).
+daemon_value() { # node var
+	"$cli" --socket "$sockdir/$1.sock" env --nodes 'node[1-3]' --format taskprolog 2>/dev/null |
+		sed -n "s/^export $2=//p"
+}
+check_values() { # label  (reads "node value" lines on stdin)
+	local label=$1 n v want seen=0
+	while read -r n v; do
+		seen=$((seen + 1))
+		want=$(daemon_value "$n" NCCL_SOCKET_IFNAME)
+		if [ -z "$want" ]; then
+			bad "$label: $n: daemon publishes no NCCL_SOCKET_IFNAME"
+		elif [ "$v" != "$want" ]; then
+			bad "$label: $n: job got NCCL_SOCKET_IFNAME=$v, daemon says $want"
+		else
+			echo "$label: $n NCCL_SOCKET_IFNAME=$v (daemon's value)"
+		fi
+	done
+	[ $seen -eq 3 ] || bad "$label: expected 3 tasks, got $seen"
+}
+# shellcheck disable=SC2016
+show='echo "$SLURMD_NODENAME ${NCCL_SOCKET_IFNAME:-UNSET}"'
+
+# --- 1. TaskProlog --------------------------------------------------------------------
+t0=$SECONDS
+start_slurm taskprolog
+out=$(inctl timeout 60 srun -N3 -w 'node[1-3]' /bin/bash -c "$show") || bad "taskprolog: srun failed"
+check_values taskprolog <<<"$out"
+out=$(NCCL_SOCKET_IFNAME=mine inctl timeout 60 srun -N1 -w node2 /bin/bash -c "$show") || true
+[ "$out" = "node2 mine" ] && echo "taskprolog: user-set NCCL_SOCKET_IFNAME survives" ||
+	bad "taskprolog: user-set value lost: '$out'"
+stop_slurm
+
+# --- 2. SPANK plugin --------------------------------------------------------------------
+start_slurm spank
+inctl srun --help 2>&1 | grep -q -- '--netpreflight' || bad "spank: srun --help lacks --netpreflight"
+out=$(inctl timeout 60 srun -N3 -w 'node[1-3]' /bin/bash -c "$show") || bad "spank: srun failed"
+check_values spank <<<"$out"
+out=$(inctl timeout 60 srun -N1 -w node1 --netpreflight=off /bin/bash -c "$show") || true
+[ "$out" = "node1 UNSET" ] && echo "spank: --netpreflight=off sets nothing" ||
+	bad "spank: --netpreflight=off still got '$out'"
+out=$(NCCL_SOCKET_IFNAME=mine inctl timeout 60 srun -N1 -w node3 /bin/bash -c "$show") || true
+[ "$out" = "node3 mine" ] && echo "spank: user-set NCCL_SOCKET_IFNAME survives" ||
+	bad "spank: user-set value lost: '$out'"
+
+# --- 3. A job step that uses the values: TCP between the nodes on the published interface
+mkdir -p "$T/xchg"
+cat >"$T/exchange.py" <<'EOF'
+import os, socket, subprocess, sys, time
+d = sys.argv[1]
+rank = int(os.environ["SLURM_PROCID"])
+ifname = os.environ["NCCL_SOCKET_IFNAME"].lstrip("=").split(",")[0]
+addr = subprocess.run(["ip", "-4", "-o", "addr", "show", "dev", ifname], check=True,
+                      capture_output=True, text=True).stdout.split()[3].split("/")[0]
+def bound():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # The published interface, not whatever the routing table prefers.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, ifname.encode())
+    s.settimeout(20)
+    return s
+if rank == 0:
+    srv = bound()
+    srv.bind((addr, 0))
+    srv.listen(8)
+    with open(d + "/addr.tmp", "w") as f:
+        f.write("%s %d\n" % srv.getsockname())
+    os.rename(d + "/addr.tmp", d + "/addr")
+    for _ in range(int(os.environ["SLURM_NTASKS"]) - 1):
+        c, _peer = srv.accept()
+        c.sendall(c.recv(4096).upper())
+        c.close()
+    print("rank 0 on %s %s: served" % (ifname, addr))
+else:
+    for _ in range(200):
+        if os.path.exists(d + "/addr"):
+            break
+        time.sleep(0.05)
+    host, port = open(d + "/addr").read().split()
+    c = bound()
+    c.connect((host, int(port)))
+    msg = ("rank %d from %s" % (rank, addr)).encode()
+    c.sendall(msg)
+    assert c.recv(4096) == msg.upper(), "bad echo"
+    print("rank %d on %s %s: exchanged with %s" % (rank, ifname, addr, host))
+EOF
+if out=$(inctl timeout 60 srun -N3 -w 'node[1-3]' /usr/bin/python3 "$T/exchange.py" "$T/xchg" 2>&1); then
+	echo "$out"
+	[ "$(grep -c -e 'served' -e 'exchanged' <<<"$out")" -eq 3 ] || bad "exchange: not every rank reported"
+else
+	bad "exchange step failed: $out"
+fi
+
+# --- 4. Metrics in the textfile directory ----------------------------------------------
+if [ $have_metrics -eq 1 ]; then
+	for n in node1 node2 node3; do
+		f=$T/prom/$n/netpreflight.prom
+		if grep -q '^netpreflight_last_check_verdict{verdict="ok"} 1$' "$f" 2>/dev/null; then
+			echo "metrics: $n: $f has the last check (verdict ok)"
+		else
+			bad "metrics: $n: no ok verdict in $f"
+		fi
+	done
+else
+	echo "note: netpreflightd has no --textfile-dir option: metrics not checked"
+fi
+
+# --- 5. A failing preflight: node3's fabric cable pulled ----------------------------------
+"$lab" port --id "$ID" node3 ens1f0np0 down
+jid=$(inctl sbatch --parsable -N3 -w 'node[1-3]' -o /dev/null --wrap true) ||
+	{ bad "sbatch failed"; exit 1; }
+node3_drained() {
+	inctl scontrol show node node3 -o 2>/dev/null | grep -q 'State=[A-Z+]*DRAIN'
+}
+if wait_until 40 node3_drained; then
+	reason=$(inctl scontrol show node node3 -o | sed -n 's/.* Reason=\(.*\)$/\1/p')
+	case $reason in
+	netpreflight:*) echo "failure: node3 drained: $reason" ;;
+	*) bad "failure: node3 drained without our typed reason: '$reason'" ;;
+	esac
+	[ -f "$T/plog/node3/job-$jid.json" ] && [ "$(jq -r .verdict.verdict "$T/plog/node3/job-$jid.json")" = fail ] ||
+		bad "failure: no fail verdict recorded in $T/plog/node3/job-$jid.json"
+else
+	inctl scontrol show node node3 -o
+	bad "failure: node3 not drained after its Prolog saw the broken fabric"
+fi
+job_requeued() {
+	inctl scontrol show job "$jid" -o 2>/dev/null | grep -Eq 'Restarts=[1-9]|JobState=(PENDING|REQUEUE)'
+}
+if wait_until 20 job_requeued; then
+	echo "failure: job $jid requeued ($(inctl scontrol show job "$jid" -o | grep -o 'JobState=[A-Z_]* Reason=[^ ]*'))"
+else
+	bad "failure: job $jid not requeued: $(inctl scontrol show job "$jid" -o | grep -o 'JobState=[A-Z_]*')"
+fi
+inctl scancel "$jid" 2>/dev/null || true
+"$lab" port --id "$ID" node3 ens1f0np0 up
+
+echo "wall time: $((SECONDS - t0)) s"
+[ $fail -eq 0 ] && echo "slurm integration OK"
+exit $fail
