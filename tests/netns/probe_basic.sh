@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Probe engine in namespaces, without the daemon: three nodes (tests/tools/probe_node)
+# on a fabric bridge, each with a docker0-like 172.17.0.1/16, a bridge only node1 and
+# node2 share; then firewall reject/drop on non-control ports, an MTU black hole and a
+# stopped peer. Every outcome and the time bound are asserted.
+set -u
+
+PFX=npfpr
+SW=${PFX}-sw
+NODES=(node1 node2 node3)
+BUILD=${NPF_BUILD_DIR:-$(dirname "$0")/../../build}
+TOOL=$BUILD/tests/tools/probe_node
+TMP=
+PIDS=()
+FAILS=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root"
+[ -x "$TOOL" ] || skip "no $TOOL (npf_probe not built)"
+command -v nft >/dev/null || skip "nft missing"
+
+ns() { echo "${PFX}-$1"; }
+nsx() { local n=$1; shift; ip netns exec "$(ns "$n")" "$@"; }
+
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for n in "${NODES[@]}"; do
+		ip netns del "$(ns "$n")" 2>/dev/null
+		rm -rf "/etc/netns/$(ns "$n")"
+	done
+	ip netns del "$SW" 2>/dev/null
+	[ -n "$TMP" ] && rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ip netns add "$SW" 2>/dev/null || skip "cannot create network namespaces"
+TMP=$(mktemp -d)
+ip -n "$SW" link set lo up
+for br in fab part; do
+	ip -n "$SW" link add "$br" type bridge
+	ip -n "$SW" link set "$br" up
+done
+
+i=0
+for n in "${NODES[@]}"; do
+	i=$((i + 1))
+	ip netns add "$(ns "$n")"
+	nsx "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip -n "$(ns "$n")" link set lo up
+	# fabric NIC
+	ip link add "pr${i}f" netns "$SW" type veth peer name eth0 netns "$(ns "$n")"
+	ip -n "$SW" link set "pr${i}f" master fab up
+	ip -n "$(ns "$n")" addr add "198.18.1.$i/24" dev eth0
+	ip -n "$(ns "$n")" link set eth0 up
+	# docker0 look-alike: same address everywhere, a veth port so it is RUNNING
+	ip -n "$(ns "$n")" link add docker0 type bridge
+	ip -n "$(ns "$n")" link add vethd0 type veth peer name ctr0
+	ip -n "$(ns "$n")" link set vethd0 master docker0 up
+	ip -n "$(ns "$n")" link set ctr0 up
+	ip -n "$(ns "$n")" addr add 172.17.0.1/16 dev docker0
+	ip -n "$(ns "$n")" link set docker0 up
+	# partial bridge: node1 and node2 only
+	if [ "$i" -le 2 ]; then
+		ip link add "pr${i}p" netns "$SW" type veth peer name eth2 netns "$(ns "$n")"
+		ip -n "$SW" link set "pr${i}p" master part up
+		ip -n "$(ns "$n")" addr add "198.18.3.$i/24" dev eth2
+		ip -n "$(ns "$n")" link set eth2 up
+	fi
+	mkdir -p "/etc/netns/$(ns "$n")"
+	{
+		echo "127.0.0.1 localhost"
+		echo "198.18.1.1 node1"
+		echo "198.18.1.2 node2"
+		echo "198.18.1.3 node3"
+	} >"/etc/netns/$(ns "$n")/hosts"
+done
+
+start_server() { # node
+	# Not through nsx: $! must be the engine itself, not a subshell.
+	ip netns exec "$(ns "$1")" "$TOOL" --node "$1" >"$TMP/$1.log" 2>&1 &
+	PIDS+=($!)
+	eval "PID_$1=$!"
+}
+
+# Wait until a node's control port answers (listeners bind within the first refresh).
+wait_port() { # node addr
+	for _ in $(seq 50); do
+		nsx "$1" bash -c "exec 3<>/dev/tcp/$2/7718" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "port 7718 on $1 ($2) never opened"; cat "$TMP/$1.log"; return 1
+}
+
+# run_check NAME TIMEOUT_MS: node1 checks node[1-3]; output in $TMP/NAME.out
+run_check() {
+	local t0 t1
+	t0=$(date +%s%N)
+	nsx node1 "$TOOL" --node node1 --check node1,node2,node3 --timeout "$2" --linger 0 \
+		>"$TMP/$1.out" 2>"$TMP/$1.err"
+	t1=$(date +%s%N)
+	WALL_MS=$(((t1 - t0) / 1000000))
+	echo "== $1 (wall ${WALL_MS} ms)"
+	grep -E '^(check|node|link)' "$TMP/$1.out"
+}
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+
+# expect_link NAME IF PEER FIELD REGEX
+expect_link() {
+	local line
+	line=$(grep -E "^link $2 $3 " "$TMP/$1.out")
+	[ -n "$line" ] || { fail "$1: no link $2 $3"; return; }
+	echo "$line" | grep -qE " $4=($5) " || fail "$1: link $2 $3 $4 not ($5): $line"
+}
+
+expect_within() { # NAME TIMEOUT_MS
+	local d
+	d=$(sed -n 's/^check duration_ms=\([0-9]*\).*/\1/p' "$TMP/$1.out")
+	[ -n "$d" ] || { fail "$1: no result"; cat "$TMP/$1.err"; return; }
+	[ "$d" -lt "$2" ] || fail "$1: duration ${d} ms >= timeout $2 ms"
+	# Process start-up and exit on top of the check itself.
+	[ "$WALL_MS" -lt $(($2 + 1500)) ] || fail "$1: wall time ${WALL_MS} ms"
+}
+
+start_server node2
+start_server node3
+# docker0 becomes RUNNING a moment after its port; the engine picks it up on refresh.
+for n in node2 node3; do
+	wait_port $n "198.18.1.${n#node}" || exit 1
+	wait_port $n 172.17.0.1 || exit 1
+done
+
+# 1. Baseline.
+run_check base 3000
+expect_within base 3000
+for p in node2 node3; do
+	expect_link base eth0 $p fwd ok
+	expect_link base eth0 $p rev ok
+	expect_link base docker0 $p fwd wrong-peer
+	expect_link base docker0 $p rev wrong-peer
+done
+expect_link base eth2 node2 fwd ok
+expect_link base eth2 node2 rev ok
+expect_link base eth2 node3 fwd unreachable
+expect_link base eth2 node3 rev 'unreachable|timeout'
+grep -q 'eth2 node3 fwd=unreachable.*node3 has no address on 198.18.3.0/24' "$TMP/base.out" ||
+	fail "base: eth2 node3 detail"
+grep -q 'docker0 node2 fwd=wrong-peer.*fwd_detail="172.17.0.1 is local to node1"' \
+	"$TMP/base.out" || fail "base: docker0 detail"
+
+# 2. Firewall on node3: the control port is admitted, everything else rejected.
+nsx node3 nft -f - <<'NFT'
+table inet npfpr {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		ct state established,related accept
+		tcp dport 7718 accept
+		iifname "eth0" tcp flags syn reject
+	}
+}
+NFT
+run_check reject 3000
+expect_within reject 3000
+expect_link reject eth0 node3 fwd refused
+expect_link reject eth0 node2 fwd ok
+nsx node3 nft delete table inet npfpr
+
+# 3. Same with drop: a timeout within the bound, not the SYN retry schedule.
+nsx node3 nft -f - <<'NFT'
+table inet npfpr {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		ct state established,related accept
+		tcp dport 7718 accept
+		iifname "eth0" tcp flags syn drop
+	}
+}
+NFT
+run_check drop 2000
+expect_within drop 2000
+expect_link drop eth0 node3 fwd timeout
+expect_link drop eth0 node2 fwd ok
+nsx node3 nft delete table inet npfpr
+
+# 4. MTU black hole: node1 and node3 at 9000, their switch ports at 1500.
+# veths hand GSO super-packets across a smaller-MTU peer untouched, which real
+# wires never do: gso_max_segs 1 makes every skb one wire-sized frame.
+for n in node1 node3; do
+	ip -n "$(ns $n)" link set eth0 mtu 9000 gso_max_segs 1
+done
+run_check mtu 3000
+expect_within mtu 3000
+expect_link mtu eth0 node3 fwd bulk-stall
+expect_link mtu eth0 node3 rev bulk-stall
+expect_link mtu eth0 node2 fwd ok
+for n in node1 node3; do
+	ip -n "$(ns $n)" link set eth0 mtu 1500
+done
+
+# 5. node3's engine stopped.
+kill "$PID_node3"
+wait "$PID_node3" 2>/dev/null
+run_check stopped 3000
+expect_within stopped 3000
+expect_link stopped eth0 node3 fwd peer-unavailable
+expect_link stopped eth0 node2 fwd ok
+grep -q '^node 2 node3 available=0 .*error="no daemon answering on node3' "$TMP/stopped.out" ||
+	fail "stopped: node3 error"
+
+if [ "$FAILS" -ne 0 ]; then
+	echo "$FAILS failure(s)"
+	for f in "$TMP"/*.out; do echo "--- $f"; cat "$f"; done
+	exit 1
+fi
+echo "probe_basic: all passed"
