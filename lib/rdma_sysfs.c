@@ -1,0 +1,819 @@
+// SPDX-License-Identifier: MIT
+/* Reads the RDMA sysfs layout (live /sys or a captured tree) into the node model. */
+#include "rdma_sysfs.h"
+#include "gid.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* sysfs attributes we read are one short line; anything longer is junk. */
+#define ATTR_BUF 128
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Strips surrounding whitespace and rejects control bytes (NULs included):
+ * sysfs values are printable ASCII, so anything else means a corrupt capture.
+ * Returns 0, -ENODATA when nothing is left, or -EINVAL. */
+static int trim(const char **text, size_t *len)
+{
+	const char *p = *text;
+	size_t n = *len;
+
+	if (!p && n)
+		return -EINVAL;
+	while (n && is_space(p[0])) {
+		p++;
+		n--;
+	}
+	while (n && is_space(p[n - 1]))
+		n--;
+	if (!n)
+		return -ENODATA;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)p[i] < 0x20 || (unsigned char)p[i] > 0x7e)
+			return -EINVAL;
+	*text = p;
+	*len = n;
+	return 0;
+}
+
+static bool span_eq(const char *p, size_t n, const char *lit)
+{
+	return strlen(lit) == n && memcmp(p, lit, n) == 0;
+}
+
+/* "N" or "N: label" as the kernel prints enum attributes. At most 5 digits so
+ * the value cannot overflow; the label (possibly empty) is returned as a span. */
+static int parse_num_label(const char *p, size_t n, int *num, const char **label, size_t *llen)
+{
+	size_t i = 0;
+	int v = 0;
+
+	while (i < n && is_digit(p[i])) {
+		if (i == 5)
+			return -EINVAL;
+		v = v * 10 + (p[i] - '0');
+		i++;
+	}
+	if (i == 0)
+		return -EINVAL;
+	*num = v;
+	*label = p + n;
+	*llen = 0;
+	if (i == n)
+		return 0;
+	if (p[i] != ':')
+		return -EINVAL;
+	i++;
+	while (i < n && p[i] == ' ')
+		i++;
+	*label = p + i;
+	*llen = n - i;
+	return 0;
+}
+
+int rdma_parse_gid(const char *text, size_t len, uint8_t out[16])
+{
+	char buf[48];
+	uint8_t raw[16];
+	int ret = trim(&text, &len);
+
+	if (ret)
+		return ret;
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if (hexval(text[i]) < 0 && text[i] != ':' && text[i] != '.')
+			return -EINVAL;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (inet_pton(AF_INET6, buf, raw) != 1)
+		return -EINVAL;
+	memcpy(out, raw, 16);
+	return 0;
+}
+
+int rdma_parse_port_state(const char *text, size_t len, enum npf_port_state *out)
+{
+	const char *label;
+	size_t llen;
+	int v, ret = trim(&text, &len);
+
+	if (ret)
+		return ret;
+	ret = parse_num_label(text, len, &v, &label, &llen);
+	if (ret)
+		return ret;
+	if (v < NPF_PORT_NOP || v > NPF_PORT_ACTIVE_DEFER)
+		return -EINVAL;
+	/* A label that contradicts the number means we misread the file. */
+	if (llen && !span_eq(label, llen, npf_port_state_name((enum npf_port_state)v)))
+		return -EINVAL;
+	*out = (enum npf_port_state)v;
+	return 0;
+}
+
+int rdma_parse_phys_state(const char *text, size_t len, int *out)
+{
+	const char *label;
+	size_t llen;
+	int v, ret = trim(&text, &len);
+
+	if (ret)
+		return ret;
+	ret = parse_num_label(text, len, &v, &label, &llen);
+	if (ret)
+		return ret;
+	if (v > 15) /* a 4-bit field in PortInfo */
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int rdma_parse_link_layer(const char *text, size_t len, enum npf_link_layer *out)
+{
+	int ret = trim(&text, &len);
+
+	if (ret)
+		return ret;
+	if (span_eq(text, len, "InfiniBand"))
+		*out = NPF_LL_INFINIBAND;
+	else if (span_eq(text, len, "Ethernet"))
+		*out = NPF_LL_ETHERNET;
+	else
+		*out = NPF_LL_UNKNOWN;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int val;
+} speed_names[] = {
+	{ "SDR", RDMA_SPEED_SDR },     { "DDR", RDMA_SPEED_DDR }, { "QDR", RDMA_SPEED_QDR },
+	{ "FDR10", RDMA_SPEED_FDR10 }, { "FDR", RDMA_SPEED_FDR }, { "EDR", RDMA_SPEED_EDR },
+	{ "HDR", RDMA_SPEED_HDR },     { "NDR", RDMA_SPEED_NDR }, { "XDR", RDMA_SPEED_XDR },
+};
+
+static const struct {
+	const char *name;
+	int lanes;
+	int val;
+} width_names[] = {
+	{ "1X", 1, RDMA_WIDTH_1X }, { "2X", 2, RDMA_WIDTH_2X },   { "4X", 4, RDMA_WIDTH_4X },
+	{ "8X", 8, RDMA_WIDTH_8X }, { "12X", 12, RDMA_WIDTH_12X },
+};
+
+int rdma_parse_rate(const char *text, size_t len, char *out, size_t outsz, int *speed,
+		    int *width)
+{
+	const char *open, *close;
+	int ret = trim(&text, &len);
+	int sp = -1, wd = -1;
+
+	if (ret)
+		return ret;
+	if (!out || outsz == 0)
+		return -EINVAL;
+	/* The kernel prints "<rate> Gb/sec (<lanes>X <speed>)"; the part in
+	 * parentheses is what ibv_port_attr calls active_width/active_speed. */
+	open = memchr(text, '(', len);
+	close = open ? memchr(open, ')', len - (size_t)(open - text)) : NULL;
+	if (open && close) {
+		const char *p = open + 1;
+		size_t n = (size_t)(close - p), i = 0;
+		int lanes = 0;
+
+		while (i < n && is_digit(p[i]) && i < 3)
+			lanes = lanes * 10 + (p[i++] - '0');
+		if (i > 0 && i < n && p[i] == 'X') {
+			for (size_t k = 0; k < sizeof(width_names) / sizeof(width_names[0]); k++)
+				if (width_names[k].lanes == lanes)
+					wd = width_names[k].val;
+			i++;
+			while (i < n && p[i] == ' ')
+				i++;
+			for (size_t k = 0; k < sizeof(speed_names) / sizeof(speed_names[0]); k++)
+				if (span_eq(p + i, n - i, speed_names[k].name))
+					sp = speed_names[k].val;
+		}
+	}
+	if (len >= outsz)
+		len = outsz - 1;
+	memcpy(out, text, len);
+	out[len] = '\0';
+	*speed = sp;
+	*width = wd;
+	return 0;
+}
+
+int rdma_parse_gid_type(const char *text, size_t len, enum npf_gid_type *out)
+{
+	int ret = trim(&text, &len);
+
+	if (ret)
+		return ret;
+	/* The kernel spells RoCE v1 as "IB/RoCE v1"; NCCL also accepts "RoCE v1". */
+	if (span_eq(text, len, "IB/RoCE v1") || span_eq(text, len, "RoCE v1"))
+		*out = NPF_GID_IB_ROCE_V1;
+	else if (span_eq(text, len, "RoCE v2"))
+		*out = NPF_GID_ROCE_V2;
+	else
+		*out = NPF_GID_TYPE_UNKNOWN;
+	return 0;
+}
+
+int rdma_parse_node_guid(const char *text, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	int ret = trim(&text, &len);
+
+	if (ret)
+		return ret;
+	for (int group = 0; group < 4; group++) {
+		size_t digits = 0;
+
+		if (group > 0) {
+			if (i >= len || text[i] != ':')
+				return -EINVAL;
+			i++;
+		}
+		while (i < len && hexval(text[i]) >= 0) {
+			if (++digits > 4)
+				return -EINVAL;
+			i++;
+		}
+		if (digits == 0)
+			return -EINVAL;
+		uint64_t g = 0;
+		for (size_t k = i - digits; k < i; k++)
+			g = g << 4 | (uint64_t)hexval(text[k]);
+		v = v << 16 | g;
+	}
+	if (i != len)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int rdma_parse_node_type(const char *text, size_t len, char *out, size_t outsz)
+{
+	static const char *const names[] = { "unknown", "CA",    "switch",    "router",
+					     "RNIC",    "usNIC", "usNIC UDP", "unspecified" };
+	const char *label;
+	size_t llen;
+	int v, ret = trim(&text, &len);
+
+	if (ret)
+		return ret;
+	if (!out || outsz == 0)
+		return -EINVAL;
+	ret = parse_num_label(text, len, &v, &label, &llen);
+	if (ret)
+		return ret;
+	if (!llen) {
+		label = v < (int)(sizeof(names) / sizeof(names[0])) ? names[v] : "unknown";
+		llen = strlen(label);
+	}
+	if (llen >= outsz)
+		llen = outsz - 1;
+	memcpy(out, label, llen);
+	out[llen] = '\0';
+	return 0;
+}
+
+int rdma_parse_ndev(const char *text, size_t len, char out[IFNAMSIZ])
+{
+	int ret = trim(&text, &len);
+
+	if (ret)
+		return ret;
+	/* The kernel's dev_valid_name(): no '/', ':' or whitespace, not "." or "..". */
+	if (len >= IFNAMSIZ || span_eq(text, len, ".") || span_eq(text, len, ".."))
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if (text[i] == '/' || text[i] == ':' || text[i] == ' ')
+			return -EINVAL;
+	memcpy(out, text, len);
+	out[len] = '\0';
+	return 0;
+}
+
+int rdma_format_rate(int speed, int width, char *buf, size_t bufsz)
+{
+	/* Per-lane rate in 100 Mb/s units, as the kernel's rate_show() counts. */
+	static const struct {
+		int speed, tenths;
+	} lane[] = {
+		{ RDMA_SPEED_SDR, 25 },	  { RDMA_SPEED_DDR, 50 },   { RDMA_SPEED_QDR, 100 },
+		{ RDMA_SPEED_FDR10, 100 }, { RDMA_SPEED_FDR, 140 },  { RDMA_SPEED_EDR, 250 },
+		{ RDMA_SPEED_HDR, 500 },  { RDMA_SPEED_NDR, 1000 }, { RDMA_SPEED_XDR, 2000 },
+	};
+	int tenths = 0, lanes = 0;
+
+	if (!buf || bufsz == 0)
+		return -EINVAL;
+	buf[0] = '\0';
+	for (size_t k = 0; k < sizeof(lane) / sizeof(lane[0]); k++)
+		if (lane[k].speed == speed)
+			tenths = lane[k].tenths;
+	for (size_t k = 0; k < sizeof(width_names) / sizeof(width_names[0]); k++)
+		if (width_names[k].val == width)
+			lanes = width_names[k].lanes;
+	if (!tenths || !lanes)
+		return -EINVAL;
+	tenths *= lanes;
+	snprintf(buf, bufsz, "%d%s Gb/sec (%dX %s)", tenths / 10, tenths % 10 ? ".5" : "", lanes,
+		 rdma_speed_name(speed));
+	return 0;
+}
+
+const char *rdma_speed_name(int speed)
+{
+	for (size_t k = 0; k < sizeof(speed_names) / sizeof(speed_names[0]); k++)
+		if (speed_names[k].val == speed)
+			return speed_names[k].name;
+	return "unknown";
+}
+
+const char *rdma_width_name(int width)
+{
+	for (size_t k = 0; k < sizeof(width_names) / sizeof(width_names[0]); k++)
+		if (width_names[k].val == width)
+			return width_names[k].name;
+	return "unknown";
+}
+
+const char *rdma_phys_state_name(int phys_state)
+{
+	/* IBTA PortPhysicalState, spelled as the kernel's phys_state file does. */
+	static const char *const names[] = {
+		"NOP",	  "Sleep",	       "Polling",	   "Disabled",
+		"PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "PhyTest",
+	};
+	if (phys_state < 0 || phys_state >= (int)(sizeof(names) / sizeof(names[0])))
+		return "unknown";
+	return names[phys_state];
+}
+
+/* ---- tree reader ---- */
+
+/* Reads one attribute into buf (not NUL-terminated). Refuses anything but a
+ * regular file, and opens non-blocking, so a FIFO planted in a captured tree
+ * cannot hang us. Returns the length, or -errno; -EFBIG when the file is
+ * longer than buf. */
+static int read_attr(int dirfd, const char *name, char *buf, size_t bufsz)
+{
+	struct stat st;
+	size_t n = 0;
+	int fd, ret;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	while (n < bufsz) {
+		ssize_t r = read(fd, buf + n, bufsz - n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n == bufsz) {
+		char extra;
+		ssize_t r = read(fd, &extra, 1);
+
+		if (r != 0) {
+			ret = -EFBIG;
+			goto out;
+		}
+	}
+	ret = (int)n;
+out:
+	close(fd);
+	return ret;
+}
+
+/* Opens a subdirectory (following the symlinks sysfs uses for devices). */
+static int open_dir(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Decimal without sign or leading zeros, below limit; -1 otherwise. */
+static int dec_name(const char *s, int limit)
+{
+	long v = 0;
+
+	if (!is_digit(s[0]) || (s[0] == '0' && s[1]))
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (!is_digit(*p))
+			return -1;
+		v = v * 10 + (*p - '0');
+		if (v >= limit)
+			return -1;
+	}
+	return (int)v;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Port numbers under ports/, sorted. Returns the count or -errno. */
+static int list_ports(int portsfd, int *ports, int max)
+{
+	int fd = dup(portsfd), n = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	while ((de = readdir(d)) && n < max) {
+		int p = dec_name(de->d_name, RDMA_SYSFS_MAX_PORTS + 1);
+
+		if (p >= 1)
+			ports[n++] = p;
+	}
+	closedir(d);
+	qsort(ports, (size_t)n, sizeof(*ports), cmp_int);
+	return n;
+}
+
+/* Highest numbered entry of gids/ plus one: the table length, as gids/ has one
+ * file per hardware slot, populated or not. */
+static int gid_table_len(int gidsfd)
+{
+	int fd = dup(gidsfd), len = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	while ((de = readdir(d))) {
+		int i = dec_name(de->d_name, RDMA_SYSFS_MAX_GIDS);
+
+		if (i >= 0 && i + 1 > len)
+			len = i + 1;
+	}
+	closedir(d);
+	return len;
+}
+
+static bool gid_is_zero(const uint8_t raw[16])
+{
+	for (int i = 0; i < 16; i++)
+		if (raw[i])
+			return false;
+	return true;
+}
+
+/* Reads slot i. Returns 1 when populated (into *g), else 0: every failure
+ * here only means "no usable entry". */
+static int read_gid_slot(int gidsfd, int typesfd, int ndevsfd, int i, bool ib, struct npf_gid *g)
+{
+	char name[16], buf[ATTR_BUF];
+	int n;
+
+	snprintf(name, sizeof(name), "%d", i);
+	memset(g, 0, sizeof(*g));
+	g->index = i;
+	n = read_attr(gidsfd, name, buf, sizeof(buf));
+	if (n < 0 || rdma_parse_gid(buf, (size_t)n, g->raw) < 0 || gid_is_zero(g->raw))
+		return 0;
+	/* On a real kernel an unpopulated slot reads as a zero GID and its types
+	 * file fails with EINVAL; captures show the same as a missing or empty
+	 * file. IB GIDs have no RoCE type, so there we keep the slot anyway. */
+	n = typesfd >= 0 ? read_attr(typesfd, name, buf, sizeof(buf)) : -ENOENT;
+	if (n < 0 || rdma_parse_gid_type(buf, (size_t)n, &g->type) < 0) {
+		if (!ib)
+			return 0;
+		g->type = NPF_GID_IB_ROCE_V1;
+	}
+	if (ndevsfd >= 0) {
+		n = read_attr(ndevsfd, name, buf, sizeof(buf));
+		if (n < 0 || rdma_parse_ndev(buf, (size_t)n, g->ndev) < 0)
+			g->ndev[0] = '\0';
+	}
+	gid_fill_ipv4(g);
+	return 1;
+}
+
+static int read_gids(int portfd, struct npf_rdma_port *port)
+{
+	int gidsfd, typesfd, ndevsfd, len, ret = 0;
+	struct npf_gid *gids = NULL;
+	size_t n = 0;
+
+	gidsfd = open_dir(portfd, "gids");
+	if (gidsfd < 0)
+		return 0; /* no GID table: nothing to predict, not an error */
+	typesfd = open_dir(portfd, "gid_attrs/types");
+	ndevsfd = open_dir(portfd, "gid_attrs/ndevs");
+	len = gid_table_len(gidsfd);
+	if (len <= 0)
+		goto out;
+	gids = calloc((size_t)len, sizeof(*gids));
+	if (!gids) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < len; i++)
+		n += (size_t)read_gid_slot(gidsfd, typesfd, ndevsfd, i,
+					   port->link_layer == NPF_LL_INFINIBAND, &gids[n]);
+	port->gid_tbl_len = len;
+	if (n == 0) {
+		free(gids);
+		gids = NULL;
+	}
+	port->gids = gids;
+	port->n_gids = n;
+out:
+	if (ndevsfd >= 0)
+		close(ndevsfd);
+	if (typesfd >= 0)
+		close(typesfd);
+	close(gidsfd);
+	return ret;
+}
+
+static int read_port(int portsfd, int num, struct npf_rdma_port *port)
+{
+	char name[16], buf[ATTR_BUF];
+	int fd, n, ret;
+
+	memset(port, 0, sizeof(*port));
+	port->port = num;
+	port->phys_state = -1;
+	port->active_speed = -1;
+	port->active_width = -1;
+	port->nccl_auto_gid = -1;
+	port->nccl_legacy_gid = -1;
+	snprintf(name, sizeof(name), "%d", num);
+	fd = open_dir(portsfd, name);
+	if (fd < 0)
+		return fd;
+	/* Each attribute is optional: a field we cannot read stays "unknown"
+	 * rather than losing the whole port. */
+	n = read_attr(fd, "state", buf, sizeof(buf));
+	if (n < 0 || rdma_parse_port_state(buf, (size_t)n, &port->state) < 0)
+		port->state = NPF_PORT_NOP;
+	n = read_attr(fd, "phys_state", buf, sizeof(buf));
+	if (n < 0 || rdma_parse_phys_state(buf, (size_t)n, &port->phys_state) < 0)
+		port->phys_state = -1;
+	n = read_attr(fd, "link_layer", buf, sizeof(buf));
+	if (n < 0 || rdma_parse_link_layer(buf, (size_t)n, &port->link_layer) < 0)
+		port->link_layer = NPF_LL_UNKNOWN;
+	n = read_attr(fd, "rate", buf, sizeof(buf));
+	if (n < 0 || rdma_parse_rate(buf, (size_t)n, port->rate, sizeof(port->rate),
+				     &port->active_speed, &port->active_width) < 0) {
+		port->rate[0] = '\0';
+		port->active_speed = port->active_width = -1;
+	}
+	ret = read_gids(fd, port);
+	close(fd);
+	return ret;
+}
+
+static bool valid_dev_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= NPF_NAME_MAX || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] > 0x7e)
+			return false;
+	return true;
+}
+
+static int read_dev(int ibfd, const char *name, struct npf_rdma_dev *dev)
+{
+	int devfd, portsfd, nports, ret = 0;
+	int nums[RDMA_SYSFS_MAX_PORTS];
+	char buf[ATTR_BUF];
+	int n;
+
+	memset(dev, 0, sizeof(*dev));
+	if (!valid_dev_name(name) || strchr(name, '/'))
+		return -EINVAL;
+	devfd = open_dir(ibfd, name);
+	if (devfd < 0)
+		return devfd;
+	snprintf(dev->name, sizeof(dev->name), "%s", name);
+	n = read_attr(devfd, "node_guid", buf, sizeof(buf));
+	if (n < 0 || rdma_parse_node_guid(buf, (size_t)n, &dev->node_guid) < 0)
+		dev->node_guid = 0;
+	n = read_attr(devfd, "node_type", buf, sizeof(buf));
+	if (n < 0 || rdma_parse_node_type(buf, (size_t)n, dev->node_type,
+					  sizeof(dev->node_type)) < 0)
+		dev->node_type[0] = '\0';
+
+	portsfd = open_dir(devfd, "ports");
+	if (portsfd < 0)
+		goto out; /* a device without ports/ is listed with none */
+	nports = list_ports(portsfd, nums, RDMA_SYSFS_MAX_PORTS);
+	if (nports <= 0) {
+		ret = nports < 0 ? nports : 0;
+		goto out_ports;
+	}
+	dev->ports = calloc((size_t)nports, sizeof(*dev->ports));
+	if (!dev->ports) {
+		ret = -ENOMEM;
+		goto out_ports;
+	}
+	for (int i = 0; i < nports; i++) {
+		ret = read_port(portsfd, nums[i], &dev->ports[dev->n_ports]);
+		if (ret == -ENOMEM)
+			goto out_ports;
+		if (ret == 0)
+			dev->n_ports++;
+		ret = 0;
+	}
+out_ports:
+	close(portsfd);
+out:
+	close(devfd);
+	if (ret < 0)
+		npf_rdma_dev_clear(dev);
+	return ret;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+/* Opens <root>/class/infiniband. -ENOENT from here means "no RDMA stack";
+ * *root_missing tells that apart from a root that does not exist at all. */
+static int open_ib_class(const char *root, bool *root_missing)
+{
+	int rootfd, fd;
+
+	*root_missing = false;
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		*root_missing = true;
+		return -errno;
+	}
+	fd = open_dir(rootfd, "class/infiniband");
+	close(rootfd);
+	return fd;
+}
+
+int rdma_sysfs_read_dev(const char *sysfs_root, const char *name, struct npf_rdma_dev *dev)
+{
+	bool root_missing;
+	int ibfd, ret;
+
+	memset(dev, 0, sizeof(*dev));
+	if (!name)
+		return -EINVAL;
+	ibfd = open_ib_class(sysfs_root ? sysfs_root : "/sys", &root_missing);
+	if (ibfd < 0)
+		return ibfd;
+	ret = read_dev(ibfd, name, dev);
+	close(ibfd);
+	return ret;
+}
+
+int rdma_sysfs_read(const char *sysfs_root, struct npf_inventory *inv)
+{
+	const char *root = sysfs_root ? sysfs_root : "/sys";
+	char (*names)[NPF_NAME_MAX] = NULL;
+	struct npf_rdma_dev *devs = NULL, *grown;
+	size_t nnames = 0, ndevs = 0;
+	struct dirent *de;
+	bool root_missing;
+	int ibfd, ret = 0;
+	DIR *d;
+
+	ibfd = open_ib_class(root, &root_missing);
+	if (ibfd < 0) {
+		if (root_missing || ibfd != -ENOENT)
+			return ibfd;
+		snprintf(inv->rdma_note, sizeof(inv->rdma_note),
+			 "no RDMA devices (no class/infiniband under %.60s)", root);
+		return 0;
+	}
+	names = calloc(RDMA_SYSFS_MAX_DEVS, sizeof(*names));
+	if (!names) {
+		close(ibfd);
+		return -ENOMEM;
+	}
+	{
+		int fd = dup(ibfd);
+
+		d = fd < 0 ? NULL : fdopendir(fd);
+		if (!d) {
+			ret = -errno;
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+	}
+	while ((de = readdir(d)) && nnames < RDMA_SYSFS_MAX_DEVS)
+		if (valid_dev_name(de->d_name))
+			snprintf(names[nnames++], NPF_NAME_MAX, "%s", de->d_name);
+	closedir(d);
+	/* readdir order is arbitrary; sort for stable output and tests. */
+	qsort(names, nnames, sizeof(*names), cmp_name);
+
+	if (nnames) {
+		devs = calloc(nnames, sizeof(*devs));
+		if (!devs) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < nnames; i++) {
+		ret = read_dev(ibfd, names[i], &devs[ndevs]);
+		if (ret == -ENOMEM)
+			goto out;
+		if (ret == 0)
+			ndevs++; /* stray files and unreadable entries are skipped */
+		ret = 0;
+	}
+	if (ndevs == 0) {
+		snprintf(inv->rdma_note, sizeof(inv->rdma_note),
+			 "no RDMA devices (class/infiniband under %.60s is empty)", root);
+		goto out;
+	}
+	grown = realloc(inv->rdma, (inv->n_rdma + ndevs) * sizeof(*grown));
+	if (!grown) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(grown + inv->n_rdma, devs, ndevs * sizeof(*devs));
+	inv->rdma = grown;
+	inv->n_rdma += ndevs;
+	ret = (int)ndevs;
+	ndevs = 0; /* ownership moved to inv */
+out:
+	for (size_t i = 0; i < ndevs; i++)
+		npf_rdma_dev_clear(&devs[i]);
+	free(devs);
+	free(names);
+	close(ibfd);
+	return ret;
+}
