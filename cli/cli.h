@@ -27,6 +27,8 @@ typedef int (*cli_cmd_fn)(int argc, char **argv, const struct cli_global *g);
 
 int cmd_interfaces(int argc, char **argv, const struct cli_global *g);
 int cmd_rdma(int argc, char **argv, const struct cli_global *g);
+int cmd_check(int argc, char **argv, const struct cli_global *g);
+int cmd_status(int argc, char **argv, const struct cli_global *g);
 
 /* Prints "netpreflight: <msg>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

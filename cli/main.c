@@ -15,6 +15,8 @@ struct cli_cmd {
 static const struct cli_cmd cmds[] = {
 	{ "interfaces", cmd_interfaces, "interfaces [--json]" },
 	{ "rdma", cmd_rdma, "rdma [--json] [--sysfs-root DIR]" },
+	{ "check", cmd_check, "check --nodes HOSTLIST [--timeout S] [--json]" },
+	{ "status", cmd_status, "status [--json]" },
 };
 
 void cli_err(const char *fmt, ...)

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/* netpreflight check: ask the local daemon to probe a job's nodes, print the matrix and a verdict. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "cli.h"
+#include "client.h"
+#include "hostlist.h"
+#include "verdict.h"
+
+#define DEFAULT_WAIT_MS 60000 /* daemon default timeout unknown here: its maximum */
+#define WAIT_SLACK_MS 10000
+#define PROGRESS_AFTER_MS 500
+
+struct progress {
+	size_t n_nodes;
+	uint32_t timeout_ms;
+	bool shown;
+};
+
+static void show_progress(uint32_t elapsed_ms, void *userdata)
+{
+	struct progress *p = userdata;
+
+	if (elapsed_ms < PROGRESS_AFTER_MS)
+		return;
+	if (p->timeout_ms)
+		fprintf(stderr, "\rchecking %zu node%s... %.1fs of %.1fs ", p->n_nodes,
+			p->n_nodes == 1 ? "" : "s", elapsed_ms / 1000.0, p->timeout_ms / 1000.0);
+	else
+		fprintf(stderr, "\rchecking %zu node%s... %.1fs ", p->n_nodes,
+			p->n_nodes == 1 ? "" : "s", elapsed_ms / 1000.0);
+	fflush(stderr);
+	p->shown = true;
+}
+
+static const struct npf_link *find_link(const struct npf_check *c, const char *ifname, int peer)
+{
+	for (size_t i = 0; i < c->n_links; i++)
+		if (c->links[i].peer == peer && strcmp(c->links[i].ifname, ifname) == 0)
+			return &c->links[i];
+	return NULL;
+}
+
+static void fmt_dir(char *buf, size_t len, enum npf_outcome o, uint32_t rtt_us)
+{
+	if (o == NPF_OUT_OK && rtt_us)
+		snprintf(buf, len, "ok %.1fms", rtt_us / 1000.0);
+	else
+		snprintf(buf, len, "%s", npf_outcome_name(o));
+}
+
+static void fmt_cell(char *buf, size_t len, const struct npf_check *c, const char *ifname, int peer)
+{
+	const struct npf_link *l = find_link(c, ifname, peer);
+	char f[32], r[32];
+
+	if (!c->nodes[peer].available) {
+		snprintf(buf, len, "peer-unavailable");
+		return;
+	}
+	if (!l) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	fmt_dir(f, sizeof(f), l->fwd, l->fwd_rtt_us);
+	fmt_dir(r, sizeof(r), l->rev, l->rev_rtt_us);
+	snprintf(buf, len, "%s/%s", f, r);
+}
+
+static void print_matrix(const struct npf_check *c, const struct npf_verdict_report *rep)
+{
+	size_t w0 = strlen("INTERFACE"), *w;
+	char cell[80];
+
+	printf("%s: %zu peer%s checked in %u ms (timeout %u ms)%s\n", c->nodes[0].name,
+	       c->n_nodes - 1, c->n_nodes == 2 ? "" : "s", c->duration_ms, c->timeout_ms,
+	       c->sparse ? ", sparse plan" : "");
+	w = calloc(c->n_nodes, sizeof(*w));
+	if (!w)
+		return;
+	for (size_t i = 0; i < rep->n_ifaces; i++)
+		if (strlen(rep->ifaces[i].ifname) > w0)
+			w0 = strlen(rep->ifaces[i].ifname);
+	for (size_t p = 1; p < c->n_nodes; p++) {
+		w[p] = strlen(c->nodes[p].name);
+		for (size_t i = 0; i < rep->n_ifaces; i++) {
+			fmt_cell(cell, sizeof(cell), c, rep->ifaces[i].ifname, (int)p);
+			if (strlen(cell) > w[p])
+				w[p] = strlen(cell);
+		}
+	}
+	printf("%-*s", (int)w0, "INTERFACE");
+	for (size_t p = 1; p < c->n_nodes; p++)
+		printf("  %-*s", (int)w[p], c->nodes[p].name);
+	printf("\n");
+	for (size_t i = 0; i < rep->n_ifaces; i++) {
+		printf("%-*s", (int)w0, rep->ifaces[i].ifname);
+		for (size_t p = 1; p < c->n_nodes; p++) {
+			fmt_cell(cell, sizeof(cell), c, rep->ifaces[i].ifname, (int)p);
+			printf("  %-*s", (int)w[p], cell);
+		}
+		printf("\n");
+	}
+	printf("(cells: forward/reverse outcome and connect RTT)\n");
+	free(w);
+}
+
+/* Why each failing cell failed, from the probe details. */
+static void print_details(const struct npf_check *c)
+{
+	bool head = false;
+
+	for (size_t p = 1; p < c->n_nodes; p++) {
+		if (c->nodes[p].available)
+			continue;
+		if (!head)
+			printf("failures:\n");
+		head = true;
+		printf("  %s: peer-unavailable%s%s\n", c->nodes[p].name,
+		       c->nodes[p].error[0] ? ": " : "", c->nodes[p].error);
+	}
+	for (size_t i = 0; i < c->n_links; i++) {
+		const struct npf_link *l = &c->links[i];
+
+		if ((l->fwd == NPF_OUT_OK && l->rev == NPF_OUT_OK) || l->peer <= 0 ||
+		    (size_t)l->peer >= c->n_nodes || !c->nodes[l->peer].available)
+			continue;
+		if (!head)
+			printf("failures:\n");
+		head = true;
+		printf("  %s -> %s:", l->ifname, c->nodes[l->peer].name);
+		if (l->fwd != NPF_OUT_OK)
+			printf(" fwd %s%s%s%s", npf_outcome_name(l->fwd), l->fwd_detail[0] ? " (" : "",
+			       l->fwd_detail, l->fwd_detail[0] ? ")" : "");
+		if (l->rev != NPF_OUT_OK)
+			printf("%s rev %s%s%s%s", l->fwd != NPF_OUT_OK ? ";" : "",
+			       npf_outcome_name(l->rev), l->rev_detail[0] ? " (" : "", l->rev_detail,
+			       l->rev_detail[0] ? ")" : "");
+		printf("\n");
+	}
+}
+
+static int parse_timeout(const char *s, uint32_t *ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || (*end && strcmp(end, "s") != 0) || !isfinite(v))
+		return -EINVAL;
+	v *= 1000.0;
+	if (v < NPF_API_TIMEOUT_MIN_MS || v > NPF_API_TIMEOUT_MAX_MS)
+		return -ERANGE;
+	*ms = (uint32_t)v;
+	return 0;
+}
+
+static int build_request(const char *nodes, uint32_t timeout_ms, json_t **out, size_t *n_nodes)
+{
+	struct npf_api_request req = { .type = NPF_API_REQ_CHECK, .timeout_ms = timeout_ms };
+	char err[160], **names = NULL;
+	size_t n = 0;
+	int r;
+
+	r = npf_hostlist_expand(nodes, &names, &n, err, sizeof(err));
+	if (r < 0) {
+		cli_err("bad hostlist '%s': %s", nodes, err[0] ? err : strerror(-r));
+		return r;
+	}
+	if (n > NPF_API_MAX_PEERS) {
+		cli_err("%zu nodes: at most %u per check", n, NPF_API_MAX_PEERS);
+		npf_hostlist_free(names, n);
+		return -E2BIG;
+	}
+	req.peers = calloc(n, sizeof(*req.peers));
+	if (!req.peers) {
+		npf_hostlist_free(names, n);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(req.peers[req.n_peers++], NPF_NAME_MAX, "%s", names[i]);
+	npf_hostlist_free(names, n);
+	*n_nodes = req.n_peers;
+	*out = npf_api_request_to_json(&req);
+	npf_api_request_clear(&req);
+	return *out ? 0 : -ENOMEM;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: netpreflight [--socket PATH] check --nodes HOSTLIST [--timeout S] "
+			"[--json]\n");
+}
+
+int cmd_check(int argc, char **argv, const struct cli_global *g)
+{
+	static const struct option opts[] = {
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct progress prog = { 0 };
+	struct npf_verdict_report rep = { 0 };
+	struct npf_check chk = { 0 };
+	struct npf_api_error aerr;
+	const char *nodes = NULL;
+	bool json = g->json;
+	json_t *req = NULL, *reply = NULL, *cj;
+	uint32_t timeout_ms = 0;
+	char msg[512];
+	int c, r, rc = CLI_EXIT_ERROR;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			nodes = optarg;
+			break;
+		case 't':
+			if (parse_timeout(optarg, &timeout_ms) < 0) {
+				cli_err("--timeout '%s': seconds between %.1f and %u", optarg,
+					NPF_API_TIMEOUT_MIN_MS / 1000.0, NPF_API_TIMEOUT_MAX_MS / 1000);
+				return CLI_EXIT_ERROR;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage();
+			return CLI_EXIT_OK;
+		default:
+			usage();
+			return CLI_EXIT_ERROR;
+		}
+	}
+	if (!nodes || optind < argc) {
+		usage();
+		return CLI_EXIT_ERROR;
+	}
+	if (build_request(nodes, timeout_ms, &req, &prog.n_nodes) < 0)
+		return CLI_EXIT_ERROR;
+	prog.timeout_ms = timeout_ms;
+	r = npf_client_request_progress(g->socket_path, req, &reply,
+					(int)(timeout_ms ? timeout_ms : DEFAULT_WAIT_MS) +
+						WAIT_SLACK_MS,
+					isatty(STDERR_FILENO) ? show_progress : NULL, &prog);
+	if (prog.shown)
+		fprintf(stderr, "\r\033[K");
+	if (r < 0) {
+		cli_err("%s", npf_client_strerror(r, g->socket_path, msg, sizeof(msg)));
+		goto out;
+	}
+	r = npf_api_reply_status(reply, &aerr);
+	if (r < 0) {
+		cli_err("daemon: %s (%s)", aerr.message, npf_api_errcode_name(aerr.code));
+		goto out;
+	}
+	cj = json_object_get(reply, "check");
+	if (npf_check_from_json(cj, &chk) < 0 || npf_verdict_compute(&chk, &rep) < 0) {
+		cli_err("malformed check in the daemon's reply");
+		goto out;
+	}
+	npf_verdict_format(&rep, &chk, msg, sizeof(msg));
+	if (json) {
+		json_dumpf(cj, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else {
+		print_matrix(&chk, &rep);
+		print_details(&chk);
+		printf("verdict: %s\n", msg);
+	}
+	rc = rep.verdict == NPF_VERDICT_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+out:
+	npf_verdict_report_clear(&rep);
+	npf_check_clear(&chk);
+	json_decref(reply);
+	json_decref(req);
+	return rc;
+}

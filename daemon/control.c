@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: MIT
+/* Local API server: Unix stream socket, length-prefixed JSON frames, bounded clients. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "iface_json.h"
+#include "log.h"
+#include "rdma_json.h"
+
+#define ACCEPT_BATCH 16
+#define ACCEPT_RETRY_MS 1000
+#define READ_BATCH 16
+#define WAIT_SLACK_MS 5000 /* on top of the check timeout before we give up on the engine */
+#define MAX_GROUPS 65536
+
+static void client_free(struct ctl_client *c);
+
+static int arm_timer(struct ctl_client *c, uint32_t ms)
+{
+	int r = sd_event_source_set_time_relative(c->timer, (uint64_t)ms * 1000);
+
+	if (r >= 0)
+		r = sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+	return r;
+}
+
+/* Waiting for a request: the whole frame must arrive within the idle deadline. */
+static void state_reading(struct ctl_client *c)
+{
+	sd_event_source_set_io_events(c->io, EPOLLIN | EPOLLRDHUP);
+	arm_timer(c, DMN_CLIENT_IDLE_MS);
+}
+
+void ctl_wait(struct ctl_client *c, uint32_t ms)
+{
+	/* No EPOLLIN: a client cannot queue more work while it waits. HUP and
+	 * ERR are always reported, so a client that goes away is still seen. */
+	sd_event_source_set_io_events(c->io, 0);
+	arm_timer(c, ms + WAIT_SLACK_MS);
+}
+
+void ctl_reply(struct ctl_client *c, json_t *reply)
+{
+	int r = -ENOMEM;
+
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	if (reply)
+		r = npf_api_frame_encode(reply, NPF_API_MAX_REPLY, &c->out, &c->out_len);
+	json_decref(reply);
+	if (r < 0) {
+		json_t *e = npf_api_reply_error(NPF_API_E_INTERNAL, "cannot encode reply: %s",
+						strerror(-r));
+
+		if (!e || npf_api_frame_encode(e, NPF_API_MAX_REPLY, &c->out, &c->out_len) < 0)
+			c->close_after_write = true;
+		json_decref(e);
+	}
+	sd_event_source_set_io_events(c->io, EPOLLOUT);
+	arm_timer(c, DMN_CLIENT_WRITE_MS);
+}
+
+static void reply_error(struct ctl_client *c, const struct npf_api_error *err)
+{
+	ctl_reply(c, npf_api_reply_error(err->code, "%s", err->message));
+}
+
+/* SO_PEERCRED decides, never anything the client says about itself. */
+static bool in_group(gid_t want, uid_t uid, gid_t gid)
+{
+	struct passwd pw, *pwp = NULL;
+	gid_t *groups = NULL;
+	int ng = 64;
+	bool found = false;
+	char buf[16384];
+
+	if (gid == want)
+		return true;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
+		return false;
+	for (int tries = 0; tries < 2 && !found; tries++) {
+		int cap = ng;
+		gid_t *g = realloc(groups, (size_t)cap * sizeof(*groups));
+
+		if (!g)
+			break;
+		groups = g;
+		if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) < 0) {
+			if (ng <= cap || ng > MAX_GROUPS)
+				break;
+			continue; /* ng now holds the size needed */
+		}
+		for (int i = 0; i < ng && !found; i++)
+			found = groups[i] == want;
+		break;
+	}
+	free(groups);
+	return found;
+}
+
+static bool may_check(const struct npf_daemon *d, const struct ctl_client *c)
+{
+	struct group gr, *grp = NULL;
+	char buf[16384];
+
+	if (c->uid == 0 || c->uid == geteuid())
+		return true;
+	if (!d->cfg.daemon.check_group[0])
+		return false;
+	if (getgrnam_r(d->cfg.daemon.check_group, &gr, buf, sizeof(buf), &grp) != 0 || !grp) {
+		log_warnx("check_group '%s' does not exist", d->cfg.daemon.check_group);
+		return false;
+	}
+	return in_group(grp->gr_gid, c->uid, c->gid);
+}
+
+static json_t *status_reply(struct npf_daemon *d)
+{
+	json_t *r = npf_api_reply_new(), *daemon;
+	char inst[17];
+
+	if (!r)
+		return NULL;
+	snprintf(inst, sizeof(inst), "%016" PRIx64, d->instance);
+	daemon = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:I, s:I}", "version",
+			   NPF_VERSION, "node", d->node_name, "instance", inst, "pid",
+			   (json_int_t)getpid(), "uptime_s",
+			   (json_int_t)((dmn_now_mono_us() - d->start_mono_us) / 1000000),
+			   "started_unix_ms", (json_int_t)d->start_unix_ms, "socket",
+			   d->cfg.daemon.socket, "probe_port", (int)d->cfg.probe.port, "config",
+			   d->config_path, "clients", (json_int_t)d->n_clients,
+			   "default_timeout_ms", (json_int_t)d->cfg.probe.timeout_ms);
+	if (json_object_set_new(r, "daemon", daemon) < 0 ||
+	    json_object_set_new(r, "inventory", d->inv ? snap_status_json(d) : json_null()) < 0 ||
+	    json_object_set_new(r, "checks", dchk_status_json(d)) < 0) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+static json_t *inventory_reply(struct npf_daemon *d)
+{
+	json_t *r;
+
+	if (!d->inv)
+		return npf_api_reply_error(NPF_API_E_NOT_READY, "no inventory yet");
+	r = npf_api_reply_new();
+	if (r && json_object_set_new(r, "inventory",
+				     json_pack("{s:s, s:I, s:I, s:o, s:o}", "node", d->node_name,
+					       "generation", (json_int_t)d->inv_generation,
+					       "updated_unix_ms", (json_int_t)d->inv_unix_ms,
+					       "interfaces", npf_ifaces_to_json(d->inv), "rdma",
+					       npf_rdma_to_json(d->inv))) < 0) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void dispatch(struct ctl_client *c)
+{
+	struct npf_daemon *d = c->d;
+	struct npf_api_request req;
+	struct npf_api_error err;
+
+	if (npf_api_request_parse(c->in, c->in_len, &req, &err) < 0) {
+		log_debug("client pid %d uid %u: %s: %s", (int)c->pid, (unsigned)c->uid,
+			  npf_api_errcode_name(err.code), err.message);
+		reply_error(c, &err);
+		return;
+	}
+	log_debug("client pid %d uid %u: %s", (int)c->pid, (unsigned)c->uid,
+		  npf_api_req_name(req.type));
+	switch (req.type) {
+	case NPF_API_REQ_STATUS:
+		ctl_reply(c, status_reply(d));
+		break;
+	case NPF_API_REQ_INVENTORY:
+		ctl_reply(c, inventory_reply(d));
+		break;
+	case NPF_API_REQ_VERDICT:
+		ctl_reply(c, dchk_verdict(d, &req));
+		break;
+	case NPF_API_REQ_CHECK:
+		if (!may_check(d, c)) {
+			ctl_reply(c, npf_api_reply_error(NPF_API_E_FORBIDDEN,
+							 "uid %u may not start probes (allowed: root, "
+							 "the daemon's user, group '%s')",
+							 (unsigned)c->uid, d->cfg.daemon.check_group));
+			break;
+		}
+		dchk_check(d, c, &req);
+		break;
+	case NPF_API_REQ__COUNT:
+		break;
+	}
+	npf_api_request_clear(&req);
+}
+
+/* Reads what is available of the current frame. Returns 1 when a whole frame
+ * was dispatched, 0 when more bytes are needed, -errno to drop the client. */
+static int read_frame(struct ctl_client *c)
+{
+	ssize_t n;
+	int r;
+
+	if (c->hdr_got < sizeof(c->hdr)) {
+		n = recv(c->fd, c->hdr + c->hdr_got, sizeof(c->hdr) - c->hdr_got, 0);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		c->hdr_got += (size_t)n;
+		if (c->hdr_got < sizeof(c->hdr))
+			return 0;
+		r = npf_api_frame_len(c->hdr, NPF_API_MAX_REQUEST, &c->in_len);
+		if (r < 0) {
+			/* The stream cannot be resynchronised: answer, then close. */
+			struct npf_api_error err = { .code = r == -EMSGSIZE ? NPF_API_E_TOO_LARGE :
+									      NPF_API_E_BAD_REQUEST };
+
+			if (r == -EMSGSIZE)
+				snprintf(err.message, sizeof(err.message),
+					 "frame of %u bytes exceeds the %u byte limit", c->in_len,
+					 NPF_API_MAX_REQUEST);
+			else
+				snprintf(err.message, sizeof(err.message), "empty frame");
+			c->close_after_write = true;
+			reply_error(c, &err);
+			return 1;
+		}
+		c->in = malloc(c->in_len);
+		if (!c->in)
+			return -ENOMEM;
+		c->in_got = 0;
+	}
+	n = recv(c->fd, c->in + c->in_got, c->in_len - c->in_got, 0);
+	if (n == 0)
+		return -ECONNRESET;
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	c->in_got += (uint32_t)n;
+	if (c->in_got < c->in_len)
+		return 0;
+	dispatch(c);
+	free(c->in);
+	c->in = NULL;
+	c->hdr_got = 0;
+	return 1;
+}
+
+/* Returns 1 when everything was written, 0 when the socket is full, -errno. */
+static int write_out(struct ctl_client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return 0;
+			return -errno;
+		}
+		c->out_off += (size_t)n;
+	}
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	return 1;
+}
+
+static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ctl_client *c = userdata;
+	int r;
+
+	(void)s;
+	(void)fd;
+	if (c->out) {
+		if (!(revents & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			return 0;
+		r = write_out(c);
+		if (r < 0)
+			goto drop;
+		if (r == 0)
+			return 0;
+		if (c->close_after_write)
+			goto drop;
+		state_reading(c);
+		return 0;
+	}
+	if (c->waiting) {
+		/* Only HUP/ERR are subscribed while waiting. */
+		goto drop;
+	}
+	for (int i = 0; i < READ_BATCH; i++) {
+		r = read_frame(c);
+		if (r < 0)
+			goto drop;
+		if (r == 0)
+			break;
+		/* One request at a time: its reply (or check) comes before the next read. */
+		if (!c->waiting && !c->out)
+			state_reading(c);
+		return 0;
+	}
+	if (revents & (EPOLLHUP | EPOLLERR))
+		goto drop;
+	return 0;
+drop:
+	client_free(c);
+	return 0;
+}
+
+static int on_client_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ctl_client *c = userdata;
+
+	(void)s;
+	(void)usec;
+	if (c->waiting) {
+		/* The engine promised to finish within the timeout; don't trust it blindly. */
+		dchk_client_gone(c->d, c);
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_CHECK_FAILED,
+						 "the check did not complete in time"));
+		return 0;
+	}
+	log_debug("client pid %d: %s deadline passed, closing", (int)c->pid,
+		  c->out ? "write" : "request");
+	client_free(c);
+	return 0;
+}
+
+static void client_free(struct ctl_client *c)
+{
+	struct npf_daemon *d = c->d;
+
+	dchk_client_gone(d, c);
+	c->io = sd_event_source_disable_unref(c->io);
+	c->timer = sd_event_source_disable_unref(c->timer);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		d->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	d->n_clients--;
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+static void reject_busy(int fd)
+{
+	json_t *e = npf_api_reply_error(NPF_API_E_BUSY, "too many clients (%d)", DMN_MAX_CLIENTS);
+	char *buf = NULL;
+	size_t len;
+
+	/* Best effort: a fresh socket's buffer takes this small frame at once. */
+	if (e && npf_api_frame_encode(e, NPF_API_MAX_REPLY, &buf, &len) == 0 &&
+	    send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("busy reply: %s", strerror(errno));
+	free(buf);
+	json_decref(e);
+	close(fd);
+}
+
+static int add_client(struct npf_daemon *d, int fd)
+{
+	struct ctl_client *c = calloc(1, sizeof(*c));
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int r;
+
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->d = d;
+	c->fd = fd;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		r = -errno;
+		goto err;
+	}
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	c->pid = cred.pid;
+	r = sd_event_add_io(d->event, &c->io, fd, EPOLLIN | EPOLLRDHUP, on_client_io, c);
+	if (r < 0)
+		goto err;
+	r = sd_event_add_time_relative(d->event, &c->timer, CLOCK_MONOTONIC,
+				       DMN_CLIENT_IDLE_MS * 1000ull, 0, on_client_timer, c);
+	if (r < 0)
+		goto err;
+	c->next = d->clients;
+	if (d->clients)
+		d->clients->prev = c;
+	d->clients = c;
+	d->n_clients++;
+	return 0;
+err:
+	sd_event_source_disable_unref(c->io);
+	sd_event_source_disable_unref(c->timer);
+	close(fd);
+	free(c);
+	return r;
+}
+
+static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct npf_daemon *d = userdata;
+
+	(void)s;
+	(void)usec;
+	sd_event_source_set_enabled(d->listen_src, SD_EVENT_ON);
+	return 0;
+}
+
+static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userdata)
+{
+	struct npf_daemon *d = userdata;
+
+	(void)s;
+	(void)revents;
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int r;
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE) {
+				/* Out of descriptors: stop accepting for a while instead of spinning. */
+				log_warn("accept");
+				sd_event_source_set_enabled(d->listen_src, SD_EVENT_OFF);
+				sd_event_source_set_time_relative(d->accept_retry_src,
+								  ACCEPT_RETRY_MS * 1000ull);
+				sd_event_source_set_enabled(d->accept_retry_src, SD_EVENT_ONESHOT);
+			} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+				log_warn("accept");
+			}
+			break;
+		}
+		if (d->n_clients >= DMN_MAX_CLIENTS) {
+			reject_busy(fd);
+			continue;
+		}
+		r = add_client(d, fd);
+		if (r < 0)
+			log_errc(r, "new client");
+	}
+	return 0;
+}
+
+/* An existing path is reused only if it is a socket nobody answers on. */
+static int clear_stale(const char *path, const struct sockaddr_un *sun)
+{
+	struct stat st;
+	int fd, r;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	r = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	close(fd);
+	if (r == 0)
+		return -EADDRINUSE;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static int bind_socket(struct npf_daemon *d)
+{
+	const char *path = d->cfg.daemon.socket;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char dir[sizeof(sun.sun_path)];
+	char *slash;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sun.sun_path) || path[0] != '/')
+		return -EINVAL;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	memcpy(dir, path, strlen(path) + 1);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		r = dmn_mkdir_p(dir, 0755);
+		if (r < 0)
+			return r;
+	}
+	r = clear_stale(path, &sun);
+	if (r == -EADDRINUSE)
+		log_warnx("another daemon answers on %s", path);
+	if (r < 0)
+		return r;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
+		goto err;
+	d->listen_bound = true;
+	/* Who may connect is decided by the directory (and the systemd socket
+	 * unit); what they may do is decided per request with SO_PEERCRED. */
+	if (chmod(path, 0666) < 0 || listen(fd, SOMAXCONN) < 0)
+		goto err;
+	d->listen_fd = fd;
+	return 0;
+err:
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+static int take_activated(struct npf_daemon *d)
+{
+	int n = sd_listen_fds(1);
+
+	for (int i = 0; i < n; i++) {
+		int fd = SD_LISTEN_FDS_START + i;
+
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) > 0) {
+			int fl = fcntl(fd, F_GETFL);
+
+			if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+				return -errno;
+			d->listen_fd = fd;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int ctl_open(struct npf_daemon *d)
+{
+	int r;
+
+	r = take_activated(d);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		log_info("using the socket passed by the service manager (fd %d)", d->listen_fd);
+	else if ((r = bind_socket(d)) < 0)
+		return r;
+	r = sd_event_add_io(d->event, &d->listen_src, d->listen_fd, EPOLLIN, on_accept, d);
+	if (r < 0)
+		return r;
+	r = sd_event_add_time_relative(d->event, &d->accept_retry_src, CLOCK_MONOTONIC,
+				       ACCEPT_RETRY_MS * 1000ull, 0, on_accept_retry, d);
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(d->accept_retry_src, SD_EVENT_OFF);
+}
+
+void ctl_close(struct npf_daemon *d)
+{
+	while (d->clients)
+		client_free(d->clients);
+	d->listen_src = sd_event_source_disable_unref(d->listen_src);
+	d->accept_retry_src = sd_event_source_disable_unref(d->accept_retry_src);
+	if (d->listen_fd >= 0)
+		close(d->listen_fd);
+	d->listen_fd = -1;
+	if (d->listen_bound)
+		unlink(d->cfg.daemon.socket);
+	d->listen_bound = false;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* netpreflightd internals: the one daemon struct and the modules' entry points. */
+#ifndef NPF_DAEMON_H
+#define NPF_DAEMON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "api.h"
+#include "check.h"
+#include "config.h"
+#include "model.h"
+
+#define DMN_MAX_CLIENTS 64          /* concurrent local API connections */
+#define DMN_CLIENT_IDLE_MS 5000     /* a request must arrive (whole) within this */
+#define DMN_CLIENT_WRITE_MS 5000    /* a reply must drain within this */
+#define DMN_MAX_RUNNING 4           /* distinct peer sets probed at once */
+#define DMN_MAX_CACHED 64           /* peer sets remembered */
+#define DMN_DEBOUNCE_MS 200         /* netlink burst -> one rebuild */
+#define DMN_REDUMP_MS 60000         /* safety re-dump when no event arrives */
+
+struct npf_probe_ctx;
+struct mnl_socket;
+struct dchk;
+
+/* One local API connection. */
+struct ctl_client {
+	struct ctl_client *next, *prev;
+	struct npf_daemon *d;
+	int fd;
+	sd_event_source *io, *timer;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	uint8_t hdr[4];
+	size_t hdr_got;
+	char *in;        /* payload being read, in_len bytes */
+	uint32_t in_len, in_got;
+	char *out;       /* framed reply being written */
+	size_t out_len, out_off;
+	bool close_after_write;
+	struct dchk *waiting;         /* check this client waits on, or NULL */
+	struct ctl_client *wait_next; /* next waiter of the same check */
+};
+
+/* A command-line option that overrides the config file, re-applied on SIGHUP. */
+struct dmn_opt {
+	const char *option; /* config key option name, borrowed from argv/the key table */
+	const char *value;  /* borrowed from argv */
+};
+
+struct npf_daemon {
+	sd_event *event;
+
+	/* Immutable while in use; SIGHUP builds a new one and copies it over. */
+	struct npf_config cfg;
+	const char *config_path;
+	bool config_explicit; /* --config given: a missing file is an error */
+	struct dmn_opt *opts;
+	size_t n_opts;
+	bool foreground;
+
+	char node_name[NPF_NAME_MAX];
+	uint64_t instance;
+	uint64_t start_mono_us;
+	uint64_t start_unix_ms;
+
+	/* Inventory snapshot: replaced whole, never edited in place. */
+	struct npf_inventory *inv;
+	uint64_t inv_generation;
+	uint64_t inv_unix_ms;
+	bool ready;          /* first inventory built */
+	bool ready_notified; /* READY=1 sent */
+	struct mnl_socket *nl;
+	sd_event_source *nl_src, *debounce_src, *redump_src;
+
+	/* Local API. */
+	int listen_fd;
+	bool listen_bound; /* we created the socket path, so we remove it */
+	sd_event_source *listen_src, *accept_retry_src;
+	struct ctl_client *clients;
+	unsigned int n_clients;
+
+	/* Probes and results. */
+	struct npf_probe_ctx *probe;
+	struct dchk *checks;
+	unsigned int n_checks, n_running;
+	char last_summary[256];
+};
+
+/* main.c */
+/* Sends STATUS= (and READY=1 once) to the service manager; no-op outside systemd. */
+void dmn_notify_status(struct npf_daemon *d);
+uint64_t dmn_now_mono_us(void);
+uint64_t dmn_now_unix_ms(void);
+/* mkdir -p with mode for the directories it creates. Returns 0 or -errno. */
+int dmn_mkdir_p(const char *path, mode_t mode);
+
+/* snapshot.c */
+/* Builds the first inventory and subscribes to link/address events. Returns 0 or -errno. */
+int snap_start(struct npf_daemon *d);
+void snap_stop(struct npf_daemon *d);
+/* The probe engine's view of the current snapshot (userdata is the daemon). */
+const struct npf_inventory *snap_inventory(void *userdata);
+/* Inventory summary for status replies. New reference or NULL. */
+json_t *snap_status_json(const struct npf_daemon *d);
+
+/* control.c */
+/* Takes the socket from systemd or binds cfg.daemon.socket. Returns 0 or -errno. */
+int ctl_open(struct npf_daemon *d);
+/* Closes every client (detaching them from checks) and the listener. */
+void ctl_close(struct npf_daemon *d);
+/* Queues reply (ownership taken, NULL means out of memory) on c; it is written
+ * from the loop, never synchronously, so callers may hold list pointers. Reading
+ * resumes once it has drained. */
+void ctl_reply(struct ctl_client *c, json_t *reply);
+/* Parks c until its check answers, with a safety deadline of ms. */
+void ctl_wait(struct ctl_client *c, uint32_t ms);
+
+/* checks.c */
+/* Answers or starts a check for c; always ends in exactly one ctl_reply(). */
+void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req);
+/* Reply for a "verdict" request. New reference or NULL. */
+json_t *dchk_verdict(struct npf_daemon *d, const struct npf_api_request *req);
+/* Forgets cached results that involve any of the named interfaces. */
+void dchk_invalidate(struct npf_daemon *d, const char (*names)[IFNAMSIZ], size_t n);
+/* Drops expired results (cache_ttl). */
+void dchk_expire(struct npf_daemon *d);
+/* Detaches a closing client from the check it waits on. */
+void dchk_client_gone(struct npf_daemon *d, struct ctl_client *c);
+/* The "checks" array of status replies. New reference or NULL. */
+json_t *dchk_status_json(struct npf_daemon *d);
+/* Frees every entry; call after the probe context is gone. */
+void dchk_free_all(struct npf_daemon *d);
+
+#endif

@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# netns.cluster: three namespaced netpreflightd nodes find the working interface and say why the others fail.
+#
+# Topology (namespaces npfdm<pid>-*; nothing is created in the host namespace):
+#   switch namespace "sw" with bridges brfab (all nodes), brpa (node1, node2), brpb (node3 alone)
+#   node<i>: fab0  198.18.1.<i>/24  veth to brfab      -> works everywhere
+#            docker0 172.17.0.1/16  bridge + veth pair -> same address on every node: wrong-peer
+#            part0 198.19.1.<i>/24  veth to brpa/brpb  -> node3 is cut off: timeout/unreachable
+# Node names resolve to the fab0 addresses through /etc/netns/<ns>/hosts.
+# Scenarios: baseline, nft reject / drop sparing the daemon port, MTU black hole, stopped daemon.
+# Runs as root; exit 77 (skipped) without root, network namespaces, nft or jq.
+set -uo pipefail
+
+SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${NPF_BUILD_DIR:-$SRC/build}
+DAEMON=${NPF_DAEMON:-$BUILD/daemon/netpreflightd}
+CLI=${NPF_CLI:-$BUILD/cli/netpreflight}
+TIMEOUT_S=3
+TIMEOUT_MS=$((TIMEOUT_S * 1000))
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+for c in ip nft jq; do
+	command -v "$c" >/dev/null || skip "'$c' not installed (scripts/setup-deps)"
+done
+[ -x "$DAEMON" ] || skip "$DAEMON not built"
+[ -x "$CLI" ] || skip "$CLI not built"
+
+P=npfdm$(($$ % 100000))
+SW=$P-sw
+NODES=(node1 node2 node3)
+ns() { echo "$P-$1"; }
+ip netns add "$SW" 2>/dev/null || skip "cannot create network namespaces here"
+
+T=$(mktemp -d /tmp/npfdm.XXXXXX)
+declare -A PIDS=()
+FAILS=0
+
+cleanup() {
+	local n pid
+	for n in "${!PIDS[@]}"; do
+		pid=${PIDS[$n]}
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for n in "${!PIDS[@]}"; do
+		pid=${PIDS[$n]}
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+	done
+	for n in "${NODES[@]}"; do
+		ip netns del "$(ns "$n")" 2>/dev/null
+		rm -rf "/etc/netns/$(ns "$n")"
+	done
+	ip netns del "$SW" 2>/dev/null
+	if [ "$FAILS" -ne 0 ]; then
+		for n in "${NODES[@]}"; do
+			[ -f "$T/$n.log" ] && { echo "--- $n daemon log"; tail -n 40 "$T/$n.log"; }
+		done
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
+die() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); exit 1; }
+X() { local n=$1; shift; ip netns exec "$(ns "$n")" "$@"; }
+S() { ip netns exec "$SW" "$@"; }
+
+# --- build the cluster -------------------------------------------------------
+S ip link set lo up
+S sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+for br in brfab brpa brpb; do
+	S ip link add "$br" type bridge stp_state 0 || die "bridge $br"
+	S ip link set "$br" up
+done
+i=0
+for n in "${NODES[@]}"; do
+	i=$((i + 1))
+	N=$(ns "$n")
+	ip netns add "$N" || die "netns $N"
+	X "$n" ip link set lo up
+	X "$n" sysctl -qw net.ipv6.conf.default.accept_dad=0
+	# fab0: the fabric every node shares.
+	ip link add fab0 netns "$N" type veth peer name "n${i}fab" netns "$SW" || die "veth fab0 $n"
+	S ip link set "n${i}fab" master brfab up
+	X "$n" ip addr add "198.18.1.$i/24" dev fab0
+	X "$n" ip link set fab0 up
+	# docker0: the same 172.17.0.1/16 everywhere, RUNNING through a veth pair.
+	X "$n" ip link add docker0 type bridge stp_state 0
+	X "$n" ip addr add 172.17.0.1/16 dev docker0
+	X "$n" ip link add veth0dm type veth peer name ctr0dm
+	X "$n" ip link set veth0dm master docker0 up
+	X "$n" ip link set ctr0dm up
+	X "$n" ip link set docker0 up
+	# part0: node1 and node2 share brpa; node3 sits alone on brpb.
+	br=brpa
+	[ "$n" = node3 ] && br=brpb
+	ip link add part0 netns "$N" type veth peer name "n${i}part" netns "$SW" || die "veth part0 $n"
+	S ip link set "n${i}part" master "$br" up
+	X "$n" ip addr add "198.19.1.$i/24" dev part0
+	X "$n" ip link set part0 up
+	mkdir -p "/etc/netns/$N"
+	{
+		echo "127.0.0.1 localhost"
+		echo "::1 localhost"
+		echo "198.18.1.1 node1"
+		echo "198.18.1.2 node2"
+		echo "198.18.1.3 node3"
+	} >"/etc/netns/$N/hosts"
+done
+
+# The docker0 bridge only turns RUNNING once its port forwards.
+for n in "${NODES[@]}"; do
+	for _ in $(seq 50); do
+		X "$n" ip -o link show docker0 | grep -q 'state UP' && break
+		sleep 0.1
+	done
+	X "$n" ip -o link show docker0 | grep -q 'state UP' || die "$n: docker0 not RUNNING"
+done
+
+start_daemon() {
+	local n=$1
+	mkdir -p "$T/$n"
+	ip netns exec "$(ns "$n")" "$DAEMON" --foreground --socket "$T/$n.sock" --node-name "$n" \
+		--state-dir "$T/$n" >>"$T/$n.log" 2>&1 &
+	PIDS[$n]=$!
+}
+wait_daemon() {
+	local n=$1
+	for _ in $(seq 100); do
+		[ -S "$T/$n.sock" ] && "$CLI" --socket "$T/$n.sock" status >/dev/null 2>&1 && return 0
+		kill -0 "${PIDS[$n]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	die "$n: daemon did not come up ($(tail -n 5 "$T/$n.log"))"
+}
+stop_daemon() {
+	local n=$1 pid=${PIDS[$1]}
+	kill -TERM "$pid"
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$pid" 2>/dev/null && die "$n: daemon ignored SIGTERM"
+	unset "PIDS[$n]"
+}
+for n in "${NODES[@]}"; do start_daemon "$n"; done
+for n in "${NODES[@]}"; do wait_daemon "$n"; done
+pass "three daemons answer on their sockets"
+
+# --- helpers -----------------------------------------------------------------
+# check NODE TAG [--json]: runs the CLI from NODE's socket, output in $T/TAG.out, exit
+# status in RC; asserts the wall time stays under the check timeout.
+RC=0
+check() {
+	local n=$1 tag=$2 t0 t1 ms
+	shift 2
+	t0=$(date +%s%N)
+	"$CLI" --socket "$T/$n.sock" check --nodes 'node[1-3]' --timeout "$TIMEOUT_S" "$@" \
+		>"$T/$tag.out" 2>"$T/$tag.err"
+	RC=$?
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	# The daemon's own bound is the timeout; the CLI adds connect and rendering.
+	if [ "$ms" -lt $((TIMEOUT_MS + 500)) ]; then
+		pass "$tag: wall time ${ms} ms within the ${TIMEOUT_MS} ms timeout"
+	else
+		fail "$tag: wall time ${ms} ms exceeds the ${TIMEOUT_MS} ms timeout"
+	fi
+	if [ "${1:-}" = --json ]; then
+		local d
+		d=$(jq -r '.duration_ms' "$T/$tag.out" 2>/dev/null)
+		if [ -n "$d" ] && [ "$d" != null ] && [ "$d" -le "$TIMEOUT_MS" ]; then
+			pass "$tag: duration_ms $d <= timeout"
+		else
+			fail "$tag: duration_ms '$d' (stderr: $(cat "$T/$tag.err"))"
+		fi
+	fi
+}
+# link TAG IFNAME PEER FIELD: prints links[].FIELD for that pair.
+link() {
+	jq -r --arg i "$2" --arg p "$3" \
+		'[.links[] | select(.ifname == $i and .peer == $p)][0] | .'"$4"' // "missing"' \
+		"$T/$1.out"
+}
+# expect TAG IFNAME PEER FIELD ALLOWED...: the outcome must be one of ALLOWED.
+expect() {
+	local tag=$1 i=$2 p=$3 f=$4 got
+	shift 4
+	got=$(link "$tag" "$i" "$p" "$f")
+	for want in "$@"; do
+		if [ "$got" = "$want" ]; then
+			pass "$tag: $i -> $p $f = $got"
+			return
+		fi
+	done
+	fail "$tag: $i -> $p $f = $got, want one of: $* (detail: $(link "$tag" "$i" "$p" "${f}_detail"))"
+}
+expect_rc() {
+	if [ "$RC" -eq "$2" ]; then pass "$1: exit status $RC"; else fail "$1: exit status $RC, want $2 ($(cat "$T/$1.err" 2>/dev/null))"; fi
+}
+expect_jq() {
+	local tag=$1 q=$2 want=$3 got
+	got=$(jq -r "$q" "$T/$tag.out" 2>/dev/null)
+	if [ "$got" = "$want" ]; then pass "$tag: $q = $want"; else fail "$tag: $q = '$got', want '$want'"; fi
+}
+expect_grep() {
+	if grep -qE -- "$2" "$T/$1.out"; then pass "$1: output has /$2/"; else fail "$1: no /$2/ in: $(cat "$T/$1.out")"; fi
+}
+status_json() { "$CLI" --socket "$T/$1.sock" status --json; }
+
+# --- 1. baseline ---------------------------------------------------------------
+check node1 base1 --json
+expect_rc base1 0
+expect_jq base1 .self node1
+expect_jq base1 .verdict.verdict ok
+for p in node2 node3; do
+	expect base1 fab0 $p fwd ok
+	expect base1 fab0 $p rev ok
+	expect base1 docker0 $p fwd wrong-peer
+	expect base1 docker0 $p rev wrong-peer
+done
+expect base1 part0 node2 fwd ok
+expect base1 part0 node2 rev ok
+expect base1 part0 node3 fwd timeout unreachable
+expect base1 part0 node3 rev timeout unreachable
+expect_jq base1 '[.verdict.interfaces[] | select(.works) | .ifname] | join(",")' fab0
+
+check node3 base3 --json
+expect_rc base3 0
+for p in node1 node2; do
+	expect base3 fab0 $p fwd ok
+	expect base3 fab0 $p rev ok
+	expect base3 docker0 $p fwd wrong-peer
+	expect base3 part0 $p fwd timeout unreachable
+	expect base3 part0 $p rev timeout unreachable
+done
+
+check node2 human2
+expect_rc human2 0
+expect_grep human2 '^INTERFACE +node1 +node3'
+expect_grep human2 '^fab0 +ok [0-9.]+ms/ok [0-9.]+ms +ok [0-9.]+ms/ok [0-9.]+ms'
+expect_grep human2 '^docker0 +wrong-peer/wrong-peer +wrong-peer/wrong-peer'
+expect_grep human2 '^part0 +ok [0-9.]+ms/ok [0-9.]+ms +(timeout|unreachable)/(timeout|unreachable)'
+expect_grep human2 '^  docker0 -> node1: fwd wrong-peer'
+expect_grep human2 '^verdict: ok — fab0 works to and from 2 peers$'
+
+# Status, cache and state file after a check.
+status_json node1 >"$T/st1.out"
+expect_jq st1 '.daemon.node' node1
+expect_jq st1 '[.checks[] | select(.peers == "node2,node3") | .verdict][0]' ok
+expect_jq st1 '.inventory.candidates | sort | join(",")' docker0,fab0,part0
+if jq -e '.check.self == "node1" and .check.verdict.verdict == "ok"' "$T/node1/last-check.json" >/dev/null 2>&1; then
+	pass "state: $T/node1/last-check.json holds the last check"
+else
+	fail "state: last-check.json missing or wrong"
+fi
+
+# --- 2. nftables reject, sparing the daemon's port -------------------------------
+nft_node2() {
+	X node2 nft -f - <<-EOF
+		table inet npfdm {
+			chain input {
+				type filter hook input priority 0; policy accept;
+				ct state established,related accept
+				iifname "fab0" tcp dport != 7718 $1
+			}
+		}
+	EOF
+}
+nft_node2 "reject with tcp reset" || die "nft reject rule"
+check node1 reject --json
+expect_rc reject 1
+expect reject fab0 node2 fwd refused
+expect reject fab0 node3 fwd ok
+expect reject part0 node2 fwd ok
+expect_jq reject .verdict.verdict fail
+check node1 reject_h
+expect_rc reject_h 1
+expect_grep reject_h '^verdict: FAIL — .*node2: fab0 refused \(fwd\)'
+expect_grep reject_h '^  fab0 -> node2: fwd refused'
+X node2 nft delete table inet npfdm
+
+# --- 3. nftables drop, sparing the daemon's port ---------------------------------
+nft_node2 "drop" || die "nft drop rule"
+check node1 drop --json
+expect_rc drop 1
+expect drop fab0 node2 fwd timeout
+expect drop fab0 node3 fwd ok
+X node2 nft delete table inet npfdm
+
+# --- 4. MTU black hole: jumbo part0 on node1/node2, 1500 on node2's switch port ---
+gen_before=$(status_json node1 | jq -r .inventory.generation)
+for i in 1 2; do
+	X "node$i" ip link set part0 mtu 9000
+	S ip link set "n${i}part" mtu 9000
+done
+S ip link set n2part mtu 1500
+# The daemon rebuilds after a 200 ms debounce; the MTU change must drop the cached check.
+for _ in $(seq 30); do
+	[ "$(status_json node1 | jq -r .inventory.generation)" != "$gen_before" ] && break
+	sleep 0.1
+done
+status_json node1 >"$T/st2.out"
+expect_jq st2 '.inventory.generation != '"$gen_before" true
+expect_jq st2 '[.checks[] | select(.peers == "node2,node3")] | length' 0
+check node1 mtu --json
+expect mtu part0 node2 fwd bulk-stall
+expect mtu fab0 node2 fwd ok
+expect mtu fab0 node2 rev ok
+expect_rc mtu 0
+for i in 1 2; do X "node$i" ip link set part0 mtu 1500; S ip link set "n${i}part" mtu 1500; done
+
+# --- 5. a peer whose daemon is stopped ------------------------------------------
+stop_daemon node3
+[ -e "$T/node3.sock" ] && fail "node3: socket left behind after SIGTERM" || pass "node3: socket removed on SIGTERM"
+check node1 down --json
+expect_rc down 1
+expect_jq down '.nodes[] | select(.name == "node3") | .available' false
+expect down fab0 node3 fwd peer-unavailable
+expect down fab0 node2 fwd ok
+expect_jq down .verdict.verdict unknown
+check node1 down_h
+expect_rc down_h 1
+expect_grep down_h '^verdict: UNKNOWN — node3: peer-unavailable'
+
+# A client of a stopped daemon gets a clear error and exit status 2.
+"$CLI" --socket "$T/node3.sock" status >"$T/gone.out" 2>&1
+RC=$?
+expect_rc gone 2
+expect_grep gone 'daemon not running at'
+
+echo "$FAILS failure(s)"
+[ "$FAILS" -eq 0 ]
