@@ -105,5 +105,27 @@ else
 fi
 [ -e "$tmp/not-used.sock" ] && bad "daemon bound its own socket although systemd passed one"
 
+# --- 3. unprivileged, as the unit runs it: no capability at all, no new privileges ---
+# (User=, CapabilityBoundingSet= empty, NoNewPrivileges=yes): the inventory and the
+# local API must work without root.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	mkdir -p "$tmp/st3"
+	chown nobody "$tmp/st3"
+	chmod 0755 "$tmp"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		--bounding-set=-all --no-new-privs \
+		"$daemon" --foreground --socket "$tmp/st3/d3.sock" --node-name npfsl3 \
+		--state-dir "$tmp/st3" --port "$((port + 2))" >"$tmp/d3.log" 2>&1 &
+	pids+=($!)
+	wait_until 10 test -S "$tmp/st3/d3.sock" || bad "unprivileged daemon did not create its socket"
+	if out=$(timeout 10 "$cli" --socket "$tmp/st3/d3.sock" status --json 2>&1); then
+		echo "unprivileged daemon answers status"
+	else
+		bad "unprivileged daemon: status failed: $out"
+		cat "$tmp/d3.log"
+	fi
+	grep -i -E 'permission|denied|EPERM' "$tmp/d3.log" && bad "unprivileged daemon logged permission errors"
+fi
+
 [ $fail -eq 0 ] && echo "daemon systemd contract OK"
 exit $fail

@@ -27,8 +27,8 @@ done
 
 # The installed unit points at the installed binary; systemd-analyze verify checks
 # that ExecStart exists, so verify a copy pointed at the built one.
-grep -q '^ExecStart=/.*/netpreflightd --foreground --config /' "$unitdir/netpreflightd.service" ||
-	bad "ExecStart is not an absolute netpreflightd path with --foreground --config"
+grep -q '^ExecStart=/.*/netpreflightd --config /' "$unitdir/netpreflightd.service" ||
+	bad "ExecStart is not an absolute netpreflightd path with --config"
 cp "$unitdir/netpreflightd.socket" "$tmp/"
 sed "s|^ExecStart=[^ ]*/netpreflightd |ExecStart=${daemon:-/nonexistent/netpreflightd} |" \
 	"$unitdir/netpreflightd.service" >"$tmp/netpreflightd.service"

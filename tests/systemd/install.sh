@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `cmake --install` into a DESTDIR: units, sysusers/tmpfiles snippets, config, Slurm scripts
+# and plugin land where systemd and Slurm look, and the installed unit verifies against the
+# installed binary (systemd-analyze verify --root).
+# Usage: install.sh BUILD_DIR
+set -euo pipefail
+
+build=$1
+cache=$build/CMakeCache.txt
+[ -f "$cache" ] || { echo "FAIL: no $cache"; exit 1; }
+get() { sed -n "s/^$1:[A-Z]*=//p" "$cache"; }
+prefix=$(get CMAKE_INSTALL_PREFIX)
+unitdir=$(get NPF_SYSTEMD_UNITDIR)
+sysusersdir=$(get NPF_SYSUSERSDIR)
+tmpfilesdir=$(get NPF_TMPFILESDIR)
+[ -x "$build/daemon/netpreflightd" ] || { echo "SKIP: netpreflightd not built"; exit 77; }
+
+dest=$(mktemp -d /tmp/npfsl-install.XXXXXX)
+trap 'rm -rf "$dest"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+DESTDIR=$dest cmake --install "$build" >"$dest.log" 2>&1 || { cat "$dest.log"; rm -f "$dest.log"; exit 1; }
+rm -f "$dest.log"
+
+sysconf=$prefix/etc
+[ "$prefix" = /usr ] && sysconf=/etc
+for f in "$unitdir/netpreflightd.service" "$unitdir/netpreflightd.socket" \
+	"$sysusersdir/netpreflight.conf" "$tmpfilesdir/netpreflight.conf" \
+	"$prefix/sbin/netpreflightd" "$prefix/libexec/netpreflight/netpreflight-prolog" \
+	"$prefix/libexec/netpreflight/netpreflight-taskprolog" \
+	"$prefix/share/doc/netpreflight/systemd.md" "$prefix/share/doc/netpreflight/slurm.md" \
+	"$prefix/share/doc/netpreflight/metrics.md"; do
+	[ -e "$dest$f" ] || bad "not installed: $f"
+done
+if [ -f "$build/slurm/spank_netpreflight.so" ]; then
+	ls "$dest$prefix"/lib*/netpreflight/spank_netpreflight.so >/dev/null 2>&1 ||
+		bad "SPANK plugin not installed under $prefix/lib*/netpreflight"
+fi
+if [ -f "$(dirname "$0")/../../systemd/netpreflight.conf.example" ]; then
+	[ -f "$dest$sysconf/netpreflight/netpreflight.conf" ] || bad "no $sysconf/netpreflight/netpreflight.conf"
+	# A second install keeps a locally edited configuration.
+	echo "# local edit" >>"$dest$sysconf/netpreflight/netpreflight.conf"
+	DESTDIR=$dest cmake --install "$build" >/dev/null 2>&1 || bad "second install failed"
+	grep -q '^# local edit$' "$dest$sysconf/netpreflight/netpreflight.conf" ||
+		bad "reinstall overwrote the local configuration"
+fi
+
+# The installed unit points at the installed daemon and the installed config.
+exec_line=$(grep '^ExecStart=' "$dest$unitdir/netpreflightd.service")
+[ "$exec_line" = "ExecStart=$prefix/sbin/netpreflightd --config $sysconf/netpreflight/netpreflight.conf" ] ||
+	bad "unexpected $exec_line"
+# The Slurm scripts carry absolute paths (Slurm sets no PATH).
+grep -q "cli=\${NPF_CLI:-$prefix/bin/netpreflight}" "$dest$prefix/libexec/netpreflight/netpreflight-prolog" ||
+	bad "prolog does not point at $prefix/bin/netpreflight"
+
+if command -v systemd-analyze >/dev/null; then
+	if ! out=$(systemd-analyze verify --man=no --root="$dest" \
+		"$unitdir/netpreflightd.service" "$unitdir/netpreflightd.socket" 2>&1); then
+		echo "$out"
+		bad "systemd-analyze verify --root on the installed units"
+	fi
+fi
+[ $fail -eq 0 ] && echo "install OK ($prefix)"
+exit $fail
