@@ -1,0 +1,1062 @@
+// SPDX-License-Identifier: MIT
+/* Daemon configuration: key table, value parsers, inih front end, dump. */
+#include "config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FIELD(m) offsetof(struct npf_config, m), sizeof(((struct npf_config *)0)->m)
+
+#define SEC 1000u
+#define MIB (1024u * 1024u)
+
+/* clang-format off */
+static const struct npf_config_key keys[] = {
+	{ "daemon", "socket", "socket", NPF_CT_PATH, FIELD(daemon.socket),
+	  "/run/netpreflight/netpreflight.sock", 0, 0, 0,
+	  "Unix socket the daemon listens on" },
+	{ "daemon", "node_name", "node-name", NPF_CT_STRING, FIELD(daemon.node_name), "", 0, 0,
+	  NPF_CK_EMPTY_OK | NPF_CK_NAME_CHARS,
+	  "this node's name in job hostlists (empty: the hostname)" },
+	{ "daemon", "sysfs_root", "sysfs-root", NPF_CT_PATH, FIELD(daemon.sysfs_root), "/sys", 0, 0,
+	  0, "where sysfs is mounted (tests point it at fixtures)" },
+	{ "daemon", "state_dir", "state-dir", NPF_CT_PATH, FIELD(daemon.state_dir),
+	  "/var/lib/netpreflight", 0, 0, 0, "directory for persistent state" },
+	{ "daemon", "log_level", "log-level", NPF_CT_LOGLEVEL, FIELD(daemon.log_level), "info", 0,
+	  0, 0, "info or debug" },
+	{ "daemon", "check_group", "check-group", NPF_CT_STRING, FIELD(daemon.check_group), "", 0,
+	  0, NPF_CK_EMPTY_OK | NPF_CK_NAME_CHARS,
+	  "local group that may start probes besides root and the daemon's user" },
+
+	{ "probe", "port", "port", NPF_CT_U16, FIELD(probe.port), "7718", 1, 65535, 0,
+	  "TCP port peers' daemons listen on for probes" },
+	{ "probe", "timeout", "timeout", NPF_CT_DURATION, FIELD(probe.timeout_ms), "3s", 100,
+	  60 * SEC, 0, "give up on one probe after this long (100ms..60s)" },
+	{ "probe", "full_mesh_max", "full-mesh-max", NPF_CT_UINT, FIELD(probe.full_mesh_max), "64",
+	  1, 65536, 0, "probe every peer when the job has at most this many nodes" },
+	{ "probe", "sparse_k", "sparse-k", NPF_CT_UINT, FIELD(probe.sparse_k), "4", 1, 1024, 0,
+	  "peers probed per node in larger jobs" },
+	{ "probe", "bulk_bytes", "bulk-bytes", NPF_CT_SIZE, FIELD(probe.bulk_bytes), "256k",
+	  65536, 16 * MIB, 0, "bytes sent by a bulk probe (64k..16M)" },
+	{ "probe", "max_conns", "max-conns", NPF_CT_UINT, FIELD(probe.max_conns), "256", 1, 65536,
+	  0, "probe connections open at once" },
+	{ "probe", "cache_ttl", "cache-ttl", NPF_CT_DURATION, FIELD(probe.cache_ttl_ms), "300s",
+	  SEC, 86400u * SEC, 0, "reuse a probe result for this long (1s..24h)" },
+	{ "probe", "interfaces_exclude", "interfaces-exclude", NPF_CT_PATTERNS,
+	  FIELD(probe.interfaces_exclude), "", 0, 0, NPF_CK_EMPTY_OK,
+	  "interface globs never probed" },
+
+	{ "publish", "prefer", "prefer", NPF_CT_PATTERNS, FIELD(publish.prefer), "", 0, 0,
+	  NPF_CK_EMPTY_OK, "interface globs preferred among working ones" },
+	{ "publish", "avoid", "avoid", NPF_CT_PATTERNS, FIELD(publish.avoid), "", 0, 0,
+	  NPF_CK_EMPTY_OK, "interface globs used only when nothing else works" },
+	{ "publish", "nccl_version", "nccl-version", NPF_CT_VERSION, FIELD(publish.nccl_version),
+	  "2.21.5", 0, 0, 0, "NCCL version whose selection rules to assume, or current" },
+	{ "publish", "variables", "variables", NPF_CT_VARLIST, FIELD(publish.variables),
+	  "NCCL_SOCKET_IFNAME,NCCL_IB_HCA,NCCL_IB_GID_INDEX,NCCL_IB_ADDR_FAMILY,NCCL_IB_ADDR_RANGE,"
+	  "NCCL_SOCKET_FAMILY,GLOO_SOCKET_IFNAME,TP_SOCKET_IFNAME,UCX_NET_DEVICES,"
+	  "OMPI_MCA_btl_tcp_if_include,OMPI_MCA_oob_tcp_if_include",
+	  0, 0, NPF_CK_EMPTY_OK, "environment variables to publish (empty or all: every one)" },
+	{ "publish", "master_addr", "master-addr", NPF_CT_BOOL, FIELD(publish.master_addr), "false",
+	  0, 0, 0, "also publish MASTER_ADDR" },
+
+	{ "metrics", "textfile_dir", "textfile-dir", NPF_CT_PATH, FIELD(metrics.textfile_dir), "",
+	  0, 0, NPF_CK_EMPTY_OK, "node_exporter textfile directory (empty: no metrics)" },
+
+	{ "slurm", "drain", "drain", NPF_CT_BOOL, FIELD(slurm.drain), "false", 0, 0, 0,
+	  "drain the node from the prolog when no interface works" },
+	{ "slurm", "drain_prefix", "drain-prefix", NPF_CT_STRING, FIELD(slurm.drain_prefix),
+	  "netpreflight:", 0, 0, NPF_CK_EMPTY_OK, "prefix of the drain reason" },
+};
+/* clang-format on */
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const pubvar_names[] = {
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_HCA",
+    "NCCL_IB_GID_INDEX",
+    "NCCL_IB_ADDR_FAMILY",
+    "NCCL_IB_ADDR_RANGE",
+    "NCCL_SOCKET_FAMILY",
+    "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME",
+    "UCX_NET_DEVICES",
+    "OMPI_MCA_btl_tcp_if_include",
+    "OMPI_MCA_oob_tcp_if_include",
+};
+
+#define N_PUBVARS (sizeof(pubvar_names) / sizeof(pubvar_names[0]))
+_Static_assert(NPF_PUBVAR__ALL == (1u << N_PUBVARS) - 1, "pubvar names and bits differ");
+
+static const char *const type_names[NPF_CT__COUNT] = {
+    [NPF_CT_STRING] = "TEXT",	  [NPF_CT_PATH] = "PATH",      [NPF_CT_BOOL] = "BOOL",
+    [NPF_CT_U16] = "PORT",	  [NPF_CT_UINT] = "N",	       [NPF_CT_DURATION] = "DURATION",
+    [NPF_CT_SIZE] = "SIZE",	  [NPF_CT_LOGLEVEL] = "LEVEL", [NPF_CT_PATTERNS] = "GLOBS",
+    [NPF_CT_VERSION] = "VERSION", [NPF_CT_VARLIST] = "VARS",
+};
+
+/* A parsed value before it is stored, so a bad value leaves the field alone. */
+union value {
+	char text[NPF_CONFIG_PATH_MAX];
+	bool b;
+	uint16_t u16;
+	uint32_t u32;
+	int i;
+	struct npf_pattern_list pats;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+const char *npf_pubvar_name(enum npf_pubvar v)
+{
+	for (size_t i = 0; i < N_PUBVARS; i++)
+		if ((unsigned int)v == 1u << i)
+			return pubvar_names[i];
+	return NULL;
+}
+
+int npf_pubvar_parse(const char *name)
+{
+	for (size_t i = 0; name && i < N_PUBVARS; i++)
+		if (strcmp(name, pubvar_names[i]) == 0)
+			return (int)(1u << i);
+	return -EINVAL;
+}
+
+bool npf_pattern_list_match(const struct npf_pattern_list *l, const char *name)
+{
+	for (unsigned int i = 0; i < l->n && i < NPF_CONFIG_PATTERNS_MAX; i++)
+		if (fnmatch(l->pat[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+const struct npf_config_key *npf_config_keys(size_t *n)
+{
+	*n = N_KEYS;
+	return keys;
+}
+
+const struct npf_config_key *npf_config_key_find(const char *section, const char *name)
+{
+	for (size_t i = 0; section && name && i < N_KEYS; i++)
+		if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+const struct npf_config_key *npf_config_key_by_option(const char *option)
+{
+	if (!option)
+		return NULL;
+	if (strncmp(option, "--", 2) == 0)
+		option += 2;
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const char *a = option, *b = keys[i].option;
+
+		/* Option names are the INI names with '_' -> '-'; take either. */
+		while (*a && *b && (*a == *b || (*a == '_' && *b == '-'))) {
+			a++;
+			b++;
+		}
+		if (!*a && !*b)
+			return &keys[i];
+	}
+	return NULL;
+}
+
+const char *npf_config_type_name(enum npf_config_type t)
+{
+	return (unsigned int)t < NPF_CT__COUNT ? type_names[t] : "VALUE";
+}
+
+static bool is_known_section(const char *s, size_t len)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (strlen(keys[i].section) == len && strncmp(keys[i].section, s, len) == 0)
+			return true;
+	return false;
+}
+
+/* ---- value parsers: 0 or -EINVAL with a reason in why ---- */
+
+static int bad(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int bad(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Reads a decimal number of at most 12 digits; anything longer is out of
+ * every range we have, and stopping there keeps uint64_t safe. */
+static int read_u64(const char **p, uint64_t *v)
+{
+	int n = 0;
+
+	*v = 0;
+	while (**p >= '0' && **p <= '9') {
+		if (++n > 12)
+			return -ERANGE;
+		*v = *v * 10 + (uint64_t)(**p - '0');
+		(*p)++;
+	}
+	return n;
+}
+
+static int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *why,
+		      size_t whylen)
+{
+	const char *p = s;
+	int n = read_u64(&p, out);
+
+	if (n == -ERANGE || (n > 0 && !*p && (*out < min || *out > max)))
+		return bad(why, whylen, "must be %llu..%llu", (unsigned long long)min,
+			   (unsigned long long)max);
+	if (n <= 0 || *p)
+		return bad(why, whylen, "not a number");
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out, char *why, size_t whylen)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return bad(why, whylen, "want yes/no, true/false, on/off or 1/0");
+}
+
+/* "1.5s" -> 1500. No unit means seconds. Only whole milliseconds. */
+static int parse_duration(const char *s, uint64_t min, uint64_t max, uint32_t *out, char *why,
+			  size_t whylen)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ms;
+	} units[] = {{"", SEC}, {"ms", 1}, {"s", SEC}, {"m", 60 * SEC}, {"h", 3600 * SEC}};
+	const char *p = s;
+	uint64_t ip, frac = 0, scale = 1, ms;
+	int n, nf = 0;
+
+	n = read_u64(&p, &ip);
+	if (n == -ERANGE)
+		goto range;
+	if (*p == '.') {
+		const char *f = ++p;
+
+		nf = read_u64(&p, &frac);
+		if (nf == -ERANGE || nf > 6)
+			return bad(why, whylen, "too many decimals");
+		for (const char *q = f; q < p; q++)
+			scale *= 10;
+		if (nf == 0)
+			return bad(why, whylen, "want a number and ms, s, m or h");
+	}
+	if (n == 0 && nf == 0)
+		return bad(why, whylen, "want a number and ms, s, m or h");
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].unit) != 0)
+			continue;
+		if ((frac * units[i].ms) % scale)
+			return bad(why, whylen, "finer than a millisecond");
+		ms = ip * units[i].ms + frac * units[i].ms / scale;
+		if (ms < min || ms > max)
+			goto range;
+		*out = (uint32_t)ms;
+		return 0;
+	}
+	return bad(why, whylen, "unknown unit '%.8s' (want ms, s, m or h)", p);
+range:
+	if (min % SEC == 0 && max % SEC == 0)
+		return bad(why, whylen, "must be %llus..%llus", (unsigned long long)(min / SEC),
+			   (unsigned long long)(max / SEC));
+	return bad(why, whylen, "must be %llums..%llums", (unsigned long long)min,
+		   (unsigned long long)max);
+}
+
+/* "256k" -> 262144; k, M, G are powers of 1024, either case. */
+static int parse_size(const char *s, uint64_t min, uint64_t max, uint32_t *out, char *why,
+		      size_t whylen)
+{
+	const char *p = s;
+	uint64_t v, mult = 1;
+	int n = read_u64(&p, &v);
+
+	if (n == 0)
+		return bad(why, whylen, "want bytes, optionally with k, M or G");
+	if (n > 0) {
+		switch (*p) {
+		case 'k':
+		case 'K':
+			mult = 1024;
+			p++;
+			break;
+		case 'm':
+		case 'M':
+			mult = MIB;
+			p++;
+			break;
+		case 'g':
+		case 'G':
+			mult = 1024u * MIB;
+			p++;
+			break;
+		default:
+			break;
+		}
+		if (*p)
+			return bad(why, whylen, "want bytes, optionally with k, M or G");
+	}
+	if (n < 0 || v > max || v * mult < min || v * mult > max)
+		return bad(why, whylen, "must be %llu..%llu bytes", (unsigned long long)min,
+			   (unsigned long long)max);
+	*out = (uint32_t)(v * mult);
+	return 0;
+}
+
+static int parse_version(const char *s, int *out, char *why, size_t whylen)
+{
+	const char *p = s;
+	uint64_t part[3] = {0, 0, 0};
+	int i;
+
+	if (strcasecmp(s, "current") == 0) {
+		*out = NPF_NCCL_VERSION_CURRENT;
+		return 0;
+	}
+	for (i = 0; i < 3; i++) {
+		int n = read_u64(&p, &part[i]);
+
+		if (n <= 0 || n > 2 || (i == 0 && part[0] == 0))
+			return bad(why, whylen,
+				   "want MAJOR.MINOR[.PATCH] (parts 0..99) or current");
+		if (*p != '.')
+			break;
+		p++;
+	}
+	if (*p || i == 0)
+		return bad(why, whylen, "want MAJOR.MINOR[.PATCH] (parts 0..99) or current");
+	*out = NPF_NCCL_VERSION((int)part[0], (int)part[1], (int)part[2]);
+	return 0;
+}
+
+/* Calls fn on each trimmed, comma-separated item of s; an empty s has none. */
+static int each_item(const char *s,
+		     int (*fn)(const char *item, size_t len, void *ctx, char *why, size_t whylen),
+		     void *ctx, char *why, size_t whylen)
+{
+	const char *p = s;
+
+	if (!*s)
+		return 0;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		int rc;
+
+		while (len && (*p == ' ' || *p == '\t')) {
+			p++;
+			len--;
+		}
+		while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (!len)
+			return bad(why, whylen, "empty item in list");
+		rc = fn(p, len, ctx, why, whylen);
+		if (rc < 0)
+			return rc;
+		if (!e)
+			return 0;
+		p = e + 1;
+	}
+}
+
+static int add_pattern(const char *item, size_t len, void *ctx, char *why, size_t whylen)
+{
+	struct npf_pattern_list *l = ctx;
+
+	if (l->n >= NPF_CONFIG_PATTERNS_MAX)
+		return bad(why, whylen, "more than %d patterns", NPF_CONFIG_PATTERNS_MAX);
+	if (len >= NPF_CONFIG_PATTERN_LEN)
+		return bad(why, whylen, "pattern '%.*s...' longer than %d bytes", 16, item,
+			   NPF_CONFIG_PATTERN_LEN - 1);
+	/* What the kernel refuses in interface names (dev_valid_name) can
+	 * never match, so it is a typo. */
+	for (size_t i = 0; i < len; i++)
+		if (item[i] == ' ' || item[i] == '\t' || item[i] == '/' || item[i] == ':')
+			return bad(why, whylen,
+				   "pattern '%.*s' has '%c', which no interface name has", (int)len,
+				   item, item[i]);
+	memcpy(l->pat[l->n], item, len);
+	l->pat[l->n][len] = '\0';
+	l->n++;
+	return 0;
+}
+
+static int add_pubvar(const char *item, size_t len, void *ctx, char *why, size_t whylen)
+{
+	uint32_t *bits = ctx;
+
+	for (size_t i = 0; i < N_PUBVARS; i++) {
+		if (strlen(pubvar_names[i]) == len && strncmp(pubvar_names[i], item, len) == 0) {
+			*bits |= 1u << i;
+			return 0;
+		}
+	}
+	if (len == 3 && strncmp(item, "all", 3) == 0)
+		return bad(why, whylen, "'all' cannot be combined with names");
+	return bad(why, whylen, "unknown variable '%.*s'", len > 40 ? 40 : (int)len, item);
+}
+
+static int parse_text(const struct npf_config_key *k, const char *s, char *out, char *why,
+		      size_t whylen)
+{
+	size_t len = strlen(s);
+
+	if (!len && !(k->flags & NPF_CK_EMPTY_OK))
+		return bad(why, whylen, "must not be empty");
+	if (len >= k->size)
+		return bad(why, whylen, "longer than %zu bytes", k->size - 1);
+	if (k->type == NPF_CT_PATH && len && s[0] != '/')
+		return bad(why, whylen, "not an absolute path");
+	for (size_t i = 0; (k->flags & NPF_CK_NAME_CHARS) && i < len; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return bad(why, whylen, "only letters, digits, '.', '_' and '-' allowed");
+	}
+	memcpy(out, s, len + 1);
+	return 0;
+}
+
+/* Parses text for key k into v. s is trimmed and free of control bytes. */
+static int parse_value(const struct npf_config_key *k, const char *s, union value *v, char *why,
+		       size_t whylen)
+{
+	uint64_t u;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	switch (k->type) {
+	case NPF_CT_STRING:
+	case NPF_CT_PATH:
+		return parse_text(k, s, v->text, why, whylen);
+	case NPF_CT_BOOL:
+		return parse_bool(s, &v->b, why, whylen);
+	case NPF_CT_U16:
+		rc = parse_uint(s, k->min, k->max, &u, why, whylen);
+		v->u16 = (uint16_t)u;
+		return rc;
+	case NPF_CT_UINT:
+		rc = parse_uint(s, k->min, k->max, &u, why, whylen);
+		v->u32 = (uint32_t)u;
+		return rc;
+	case NPF_CT_DURATION:
+		return parse_duration(s, k->min, k->max, &v->u32, why, whylen);
+	case NPF_CT_SIZE:
+		return parse_size(s, k->min, k->max, &v->u32, why, whylen);
+	case NPF_CT_LOGLEVEL:
+		if (strcasecmp(s, "info") == 0)
+			v->i = NPF_CONFIG_LOG_INFO;
+		else if (strcasecmp(s, "debug") == 0)
+			v->i = NPF_CONFIG_LOG_DEBUG;
+		else
+			return bad(why, whylen, "want info or debug");
+		return 0;
+	case NPF_CT_PATTERNS:
+		return each_item(s, add_pattern, &v->pats, why, whylen);
+	case NPF_CT_VERSION:
+		return parse_version(s, &v->i, why, whylen);
+	case NPF_CT_VARLIST:
+		if (!*s || strcmp(s, "all") == 0) {
+			v->u32 = NPF_PUBVAR__ALL;
+			return 0;
+		}
+		return each_item(s, add_pubvar, &v->u32, why, whylen);
+	case NPF_CT__COUNT:
+		break;
+	}
+	return bad(why, whylen, "key of unknown type");
+}
+
+static void store_value(const struct npf_config_key *k, struct npf_config *cfg,
+			const union value *v)
+{
+	char *f = (char *)cfg + k->offset;
+
+	switch (k->type) {
+	case NPF_CT_STRING:
+	case NPF_CT_PATH:
+		/* Zero-fill the whole buffer so equal configs are equal bytes. */
+		memset(f, 0, k->size);
+		memcpy(f, v->text, strnlen(v->text, k->size - 1));
+		break;
+	default:
+		memcpy(f, v, k->size);
+		break;
+	}
+}
+
+/*
+ * Validates and stores one value; why gets the reason on failure. The value
+ * may come from the command line, so it is trimmed here too, and anything a
+ * config line could not carry (control bytes, " ;" which inih takes as a
+ * comment) is refused so that dump -> parse stays exact.
+ */
+static int apply(struct npf_config *cfg, const struct npf_config_key *k, const char *raw, char *why,
+		 size_t whylen)
+{
+	char s[NPF_CONFIG_LINE_MAX + 1];
+	union value v;
+	size_t len;
+	int rc;
+
+	while (*raw == ' ' || *raw == '\t')
+		raw++;
+	len = strnlen(raw, NPF_CONFIG_LINE_MAX + 1);
+	if (len > NPF_CONFIG_LINE_MAX)
+		return bad(why, whylen, "value longer than %d bytes", NPF_CONFIG_LINE_MAX);
+	while (len && (raw[len - 1] == ' ' || raw[len - 1] == '\t'))
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)raw[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return bad(why, whylen, "control character 0x%02x at position %zu", c, i);
+		/* At i == 0 too: dump writes "key = value", a blank before it. */
+		if ((c == ';' || c == '#') && (!i || raw[i - 1] == ' ' || raw[i - 1] == '\t'))
+			return bad(why, whylen,
+				   "'%c' at the start or after a blank reads as a comment", c);
+	}
+	memcpy(s, raw, len);
+	s[len] = '\0';
+	rc = parse_value(k, s, &v, why, whylen);
+	if (rc == 0)
+		store_value(k, cfg, &v);
+	return rc;
+}
+
+/* Copies at most 60 bytes of a value into an error message, marking cuts. */
+static const char *quote(const char *value, char buf[72])
+{
+	size_t len = strlen(value);
+
+	for (size_t i = 0; i < len && i < 60; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	if (len > 60)
+		memcpy(buf + 60, "...", 4);
+	else
+		buf[len] = '\0';
+	return buf;
+}
+
+void npf_config_defaults(struct npf_config *cfg)
+{
+	char why[128];
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (size_t i = 0; i < N_KEYS; i++) {
+		int rc = apply(cfg, &keys[i], keys[i].def, why, sizeof(why));
+
+		/* Defaults are constants; a unit test parses every one. */
+		assert(rc == 0);
+		(void)rc;
+	}
+}
+
+int npf_config_set(struct npf_config *cfg, const char *section, const char *key, const char *value,
+		   char *err, size_t errlen)
+{
+	const struct npf_config_key *k;
+	char why[160], q[72];
+	int rc;
+
+	set_err(err, errlen, "%s", "");
+	k = section ? npf_config_key_find(section, key) : npf_config_key_by_option(key);
+	if (!k) {
+		if (section)
+			set_err(err, errlen, "unknown key '%s' in [%s]", key ? key : "", section);
+		else
+			set_err(err, errlen, "unknown option '%s'", key ? key : "");
+		return -EINVAL;
+	}
+	if (!value) {
+		set_err(err, errlen, "[%s] %s: no value", k->section, k->name);
+		return -EINVAL;
+	}
+	rc = apply(cfg, k, value, why, sizeof(why));
+	if (rc < 0)
+		set_err(err, errlen, "[%s] %s: bad value '%s': %s", k->section, k->name,
+			quote(value, q), why);
+	return rc;
+}
+
+/* ---- INI front end ---- */
+
+struct parse {
+	struct npf_config *cfg; /* scratch copy, published on success */
+	const char *text;
+	size_t len, pos;
+	int line;     /* lines handed to inih so far */
+	int err_line; /* first error we found ourselves, 0 if none */
+	char *err;
+	size_t errlen;
+};
+
+static void parse_fail(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void parse_fail(struct parse *p, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (p->err_line)
+		return;
+	p->err_line = p->line;
+	if (!p->err || !p->errlen)
+		return;
+	n = snprintf(p->err, p->errlen, "line %d: ", p->line);
+	if (n < 0 || (size_t)n >= p->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* A "[name]" line must name a known section and carry nothing but a comment
+ * after it: inih would accept "[bogus]" with no keys, or "[probe] junk". */
+static bool check_section_line(struct parse *p, const char *l, size_t len)
+{
+	const char *close = memchr(l, ']', len);
+	size_t rest;
+
+	if (!close)
+		return true; /* inih reports the syntax error */
+	if (!is_known_section(l + 1, (size_t)(close - l - 1))) {
+		parse_fail(p, "unknown section [%.*s]",
+			   (int)(close - l - 1 > 40 ? 40 : close - l - 1), l + 1);
+		return false;
+	}
+	rest = len - (size_t)(close + 1 - l);
+	for (const char *c = close + 1; rest; c++, rest--) {
+		if (*c == ';' || *c == '#')
+			break;
+		if (*c != ' ' && *c != '\t') {
+			parse_fail(p, "text after [%.*s]", (int)(close - l - 1), l + 1);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* fgets-like reader for inih: one line per call, so inih's line numbers are
+ * ours; it refuses what inih would mangle rather than let it through. */
+static char *reader(char *str, int num, void *stream)
+{
+	struct parse *p = stream;
+	const char *l;
+	size_t end, len;
+
+	if (p->err_line || p->pos >= p->len)
+		return NULL;
+	p->line++;
+	l = p->text + p->pos;
+	for (end = p->pos; end < p->len && p->text[end] != '\n'; end++)
+		;
+	len = end - p->pos;
+	p->pos = end < p->len ? end + 1 : end;
+	if (len && l[len - 1] == '\r')
+		len--;
+	/* A UTF-8 BOM is dropped here rather than by inih, so the section
+	 * check below sees the '[' after it. */
+	if (p->line == 1 && len >= 3 && memcmp(l, "\xef\xbb\xbf", 3) == 0) {
+		l += 3;
+		len -= 3;
+	}
+	/* Leading blanks would make inih join this line to the previous
+	 * value (continuation lines); an indented key is just a key here. */
+	while (len && (*l == ' ' || *l == '\t')) {
+		l++;
+		len--;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)l[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			parse_fail(p, "control character 0x%02x at column %zu", c, i + 1);
+			return NULL;
+		}
+	}
+	/* inih only knows " ;" inline comments; people write " #" as well
+	 * (shell habit) and would otherwise get it inside the value. */
+	if (len && *l != ';' && *l != '#') {
+		for (size_t i = 1; i < len; i++) {
+			if ((l[i] == '#' || l[i] == ';') && (l[i - 1] == ' ' || l[i - 1] == '\t')) {
+				len = i - 1;
+				break;
+			}
+		}
+	}
+	/* +2: the '\n' we hand over and the NUL; inih truncates silently. */
+	if (num < 2 || len + 2 > (size_t)num || len > NPF_CONFIG_LINE_MAX) {
+		parse_fail(p, "longer than %d bytes",
+			   num - 2 < NPF_CONFIG_LINE_MAX ? num - 2 : NPF_CONFIG_LINE_MAX);
+		return NULL;
+	}
+	if (len && *l == '[' && !check_section_line(p, l, len))
+		return NULL;
+	memcpy(str, l, len);
+	str[len] = '\n';
+	str[len + 1] = '\0';
+	return str;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse *p = user;
+	const struct npf_config_key *k;
+	char why[160], q[72];
+
+	if (p->err_line)
+		return 1; /* only the first error is reported */
+	if (!section[0]) {
+		parse_fail(p, "'%s' is outside any [section]", name);
+		return 0;
+	}
+	k = npf_config_key_find(section, name);
+	if (!k) {
+		parse_fail(p, "unknown key '%s' in [%s]", name, section);
+		return 0;
+	}
+	if (!value) {
+		parse_fail(p, "[%s] %s: no value", section, name);
+		return 0;
+	}
+	if (apply(p->cfg, k, value, why, sizeof(why)) < 0) {
+		parse_fail(p, "[%s] %s: bad value '%s': %s", section, name, quote(value, q), why);
+		return 0;
+	}
+	return 1;
+}
+
+int npf_config_parse(struct npf_config *cfg, const char *text, size_t len, char *err, size_t errlen)
+{
+	struct parse p = {.text = text, .len = text ? len : 0, .err = err, .errlen = errlen};
+	int rc;
+
+	set_err(err, errlen, "%s", "");
+	if (len > NPF_CONFIG_FILE_MAX) {
+		set_err(err, errlen, "config is %zu bytes, more than %u", len, NPF_CONFIG_FILE_MAX);
+		return -EFBIG;
+	}
+	p.cfg = malloc(sizeof(*p.cfg));
+	if (!p.cfg) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	npf_config_defaults(p.cfg);
+	/* Debian's inih sizes its line buffer from this knob (default 200);
+	 * paths reach 4095 bytes. The reader refuses longer lines whatever
+	 * it is set to, so nothing is ever truncated silently. */
+	if (ini_max_line < NPF_CONFIG_LINE_MAX + 2)
+		ini_max_line = NPF_CONFIG_LINE_MAX + 2;
+	rc = ini_parse_stream(reader, &p, handler, &p);
+	if (rc == -2) {
+		set_err(err, errlen, "out of memory");
+		rc = -ENOMEM;
+	} else if (rc > 0 && (!p.err_line || rc < p.err_line)) {
+		set_err(err, errlen, "line %d: expected [section], key = value or a comment", rc);
+		rc = -EINVAL;
+	} else if (p.err_line) {
+		rc = -EINVAL;
+	} else if (rc != 0) {
+		set_err(err, errlen, "inih failed (%d)", rc);
+		rc = -EINVAL;
+	} else {
+		/* memcpy, not assignment: padding too, so equal configs stay
+		 * equal bytes (the zero-fill promise in config.h). */
+		memcpy(cfg, p.cfg, sizeof(*cfg));
+	}
+	free(p.cfg);
+	return rc;
+}
+
+int npf_config_load_file(struct npf_config *cfg, const char *path, bool must_exist, char *err,
+			 size_t errlen)
+{
+	char *buf = NULL, sub[256];
+	struct stat st;
+	size_t len = 0;
+	int fd, rc;
+
+	set_err(err, errlen, "%s", "");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -ENOENT && !must_exist) {
+			npf_config_defaults(cfg);
+			return 0;
+		}
+		set_err(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		set_err(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		set_err(err, errlen, "%s: not a regular file", path);
+		goto out_close;
+	}
+	/* One byte more than allowed, to notice a file that is too big even
+	 * if it grew after fstat. */
+	buf = malloc(NPF_CONFIG_FILE_MAX + 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		set_err(err, errlen, "%s: out of memory", path);
+		goto out_close;
+	}
+	while (len < NPF_CONFIG_FILE_MAX + 1) {
+		ssize_t r = read(fd, buf + len, NPF_CONFIG_FILE_MAX + 1 - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			set_err(err, errlen, "%s: %s", path, strerror(-rc));
+			goto out_free;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	rc = npf_config_parse(cfg, buf, len, sub, sizeof(sub));
+	if (rc < 0)
+		set_err(err, errlen, "%s: %s", path, sub);
+out_free:
+	free(buf);
+out_close:
+	close(fd);
+	return rc;
+}
+
+/* ---- output ---- */
+
+static int join_patterns(const struct npf_pattern_list *l, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (unsigned int i = 0; i < l->n && i < NPF_CONFIG_PATTERNS_MAX; i++) {
+		int n = snprintf(buf + off, len - off, "%s%.*s", i ? "," : "",
+				 NPF_CONFIG_PATTERN_LEN - 1, l->pat[i]);
+
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENOSPC;
+		off += (size_t)n;
+	}
+	return (int)off;
+}
+
+static int join_pubvars(uint32_t bits, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	if ((bits & NPF_PUBVAR__ALL) == NPF_PUBVAR__ALL)
+		return snprintf(buf, len, "all") >= (int)len ? -ENOSPC : 3;
+	for (size_t i = 0; i < N_PUBVARS; i++) {
+		int n;
+
+		if (!(bits & (1u << i)))
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", pubvar_names[i]);
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENOSPC;
+		off += (size_t)n;
+	}
+	return (int)off;
+}
+
+int npf_config_format(const struct npf_config *cfg, const struct npf_config_key *k, char *buf,
+		      size_t len)
+{
+	const char *f = (const char *)cfg + k->offset;
+	uint32_t u32;
+	uint16_t u16;
+	bool b;
+	int i, n;
+
+	if (!len)
+		return -ENOSPC;
+	switch (k->type) {
+	case NPF_CT_STRING:
+	case NPF_CT_PATH:
+		n = snprintf(buf, len, "%.*s", (int)strnlen(f, k->size), f);
+		break;
+	case NPF_CT_BOOL:
+		memcpy(&b, f, sizeof(b));
+		n = snprintf(buf, len, "%s", b ? "true" : "false");
+		break;
+	case NPF_CT_U16:
+		memcpy(&u16, f, sizeof(u16));
+		n = snprintf(buf, len, "%u", u16);
+		break;
+	case NPF_CT_UINT:
+		memcpy(&u32, f, sizeof(u32));
+		n = snprintf(buf, len, "%u", u32);
+		break;
+	case NPF_CT_DURATION:
+		memcpy(&u32, f, sizeof(u32));
+		n = u32 % SEC ? snprintf(buf, len, "%ums", u32)
+			      : snprintf(buf, len, "%us", u32 / SEC);
+		break;
+	case NPF_CT_SIZE:
+		memcpy(&u32, f, sizeof(u32));
+		if (u32 && u32 % MIB == 0)
+			n = snprintf(buf, len, "%uM", u32 / MIB);
+		else if (u32 && u32 % 1024 == 0)
+			n = snprintf(buf, len, "%uk", u32 / 1024);
+		else
+			n = snprintf(buf, len, "%u", u32);
+		break;
+	case NPF_CT_LOGLEVEL:
+		memcpy(&i, f, sizeof(i));
+		n = snprintf(buf, len, "%s", i == NPF_CONFIG_LOG_DEBUG ? "debug" : "info");
+		break;
+	case NPF_CT_PATTERNS:
+		return join_patterns((const struct npf_pattern_list *)(const void *)f, buf, len);
+	case NPF_CT_VERSION:
+		memcpy(&i, f, sizeof(i));
+		if (i == NPF_NCCL_VERSION_CURRENT)
+			n = snprintf(buf, len, "current");
+		else
+			n = snprintf(buf, len, "%d.%d.%d", i / 10000, i / 100 % 100, i % 100);
+		break;
+	case NPF_CT_VARLIST:
+		memcpy(&u32, f, sizeof(u32));
+		return join_pubvars(u32, buf, len);
+	default:
+		return -EINVAL;
+	}
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	return n;
+}
+
+int npf_config_dump(const struct npf_config *cfg, char *buf, size_t len)
+{
+	const char *section = NULL;
+	size_t off = 0;
+	int n;
+
+	if (!len)
+		return -ENOSPC;
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct npf_config_key *k = &keys[i];
+
+		if (!section || strcmp(section, k->section) != 0) {
+			n = snprintf(buf + off, len - off, "%s[%s]\n", section ? "\n" : "",
+				     k->section);
+			if (n < 0 || (size_t)n >= len - off)
+				return -ENOSPC;
+			off += (size_t)n;
+			section = k->section;
+		}
+		n = snprintf(buf + off, len - off, "%s =", k->name);
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENOSPC;
+		off += (size_t)n;
+		/* " value\n": format after the space, then fix up empties. */
+		if (len - off < 2)
+			return -ENOSPC;
+		buf[off] = ' ';
+		n = npf_config_format(cfg, k, buf + off + 1, len - off - 1);
+		if (n < 0)
+			return n;
+		off += n ? (size_t)n + 1 : 0;
+		if (len - off < 2)
+			return -ENOSPC;
+		buf[off++] = '\n';
+		buf[off] = '\0';
+	}
+	return (int)off;
+}
+
+bool npf_config_equal(const struct npf_config *a, const struct npf_config *b)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct npf_config_key *k = &keys[i];
+		const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+		const struct npf_pattern_list *pa, *pb;
+
+		switch (k->type) {
+		case NPF_CT_STRING:
+		case NPF_CT_PATH:
+			if (strncmp(fa, fb, k->size) != 0)
+				return false;
+			break;
+		case NPF_CT_PATTERNS:
+			pa = (const struct npf_pattern_list *)(const void *)fa;
+			pb = (const struct npf_pattern_list *)(const void *)fb;
+			if (pa->n != pb->n)
+				return false;
+			for (unsigned int j = 0; j < pa->n && j < NPF_CONFIG_PATTERNS_MAX; j++)
+				if (strncmp(pa->pat[j], pb->pat[j], NPF_CONFIG_PATTERN_LEN) != 0)
+					return false;
+			break;
+		default:
+			if (memcmp(fa, fb, k->size) != 0)
+				return false;
+			break;
+		}
+	}
+	return true;
+}
