@@ -300,7 +300,8 @@ void gid_predict_inventory_policy(struct npf_inventory *inv, const struct gid_po
 			for (size_t k = 0; k < p->n_gids; k++)
 				if (gid_family(p->gids[k].raw) == AF_INET)
 					v4 = true;
-			if (!v4)
+			/* Only news when NCCL is looking for IPv4, its default. */
+			if (!v4 && (!pol || pol->family != AF_INET6))
 				p->gid_warn |= NPF_GIDW_NO_IPV4_GID;
 		}
 	}

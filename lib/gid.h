@@ -77,7 +77,7 @@ bool gid_is_link_local(const uint8_t raw[16]);
  * NCCL's default policy. Warnings (RoCE ports only; IB link-local GIDs are
  * normal): NPF_GIDW_AUTO_* when the auto index is link-local, RoCE v1 or an
  * unpopulated slot, NPF_GIDW_LEGACY_* for index 0, NPF_GIDW_NO_IPV4_GID when
- * no populated GID is IPv4-mapped.
+ * no populated GID is IPv4-mapped (not raised when the policy wants AF_INET6).
  */
 void gid_predict_inventory(struct npf_inventory *inv);
 

@@ -190,6 +190,7 @@ static void ipv6_only(void **state)
 	gid_predict_inventory_policy(&inv, &pol);
 	assert_int_equal(p->nccl_auto_gid, 3);
 	assert_int_equal(p->gid_warn & (NPF_GIDW_AUTO_LINK_LOCAL | NPF_GIDW_AUTO_ROCE_V1), 0);
+	assert_int_equal(p->gid_warn & NPF_GIDW_NO_IPV4_GID, 0);
 	npf_inventory_clear(&inv);
 }
 
