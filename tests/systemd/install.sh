@@ -55,9 +55,15 @@ exec_line=$(grep '^ExecStart=' "$dest$unitdir/netpreflightd.service")
 grep -q "cli=\${NPF_CLI:-$prefix/bin/netpreflight}" "$dest$prefix/libexec/netpreflight/netpreflight-prolog" ||
 	bad "prolog does not point at $prefix/bin/netpreflight"
 
+# Verify the installed units with their paths mapped into the DESTDIR (a DESTDIR is
+# no bootable root: --root would miss sysinit.target and /bin/kill).
 if command -v systemd-analyze >/dev/null; then
-	if ! out=$(systemd-analyze verify --man=no --root="$dest" \
-		"$unitdir/netpreflightd.service" "$unitdir/netpreflightd.socket" 2>&1); then
+	mkdir -p "$dest/verify"
+	sed "s|^ExecStart=$prefix/|ExecStart=$dest$prefix/|" "$dest$unitdir/netpreflightd.service" \
+		>"$dest/verify/netpreflightd.service"
+	cp "$dest$unitdir/netpreflightd.socket" "$dest/verify/"
+	if ! out=$(cd "$dest/verify" && systemd-analyze verify --man=no \
+		./netpreflightd.service ./netpreflightd.socket 2>&1); then
 		echo "$out"
 		bad "systemd-analyze verify --root on the installed units"
 	fi
