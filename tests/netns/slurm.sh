@@ -7,7 +7,7 @@
 #
 # Cluster (tests/lab/lab): namespaces for "ctl" (slurmctld, srun) and node1..node3 (one
 # slurmd and one netpreflightd each), a management network eno1 198.19.0.0/24 that carries
-# Slurm's traffic and that netpreflight is told to ignore, a fabric ens1f0np0 198.18.1.0/24,
+# Slurm's traffic, a fabric ens1f0np0 198.18.1.0/24,
 # and docker0 with the same address everywhere. slurmd starts with `nsenter --net=...` (not
 # `ip netns exec`, which remounts /sys and hides the cgroup mounts slurmd needs), with
 # NodeAddr= so Slurm never needs the lab's names; one munged serves all.
@@ -104,15 +104,13 @@ EOF
 ctl_ns=/run/netns/$("$lab" ns --id "$ID" ctl)
 sockdir=$(dirname "$("$lab" sock --id "$ID" node1)")
 mkdir -p "$T/log" "$T/ctld" "$T/spool" "$T/plog" "$T/prom"
-# eno1 carries Slurm and the daemons' exchange; excluding it from the probes makes the
-# fabric the only real candidate, so breaking it is a definite failure.
 have_metrics=1
 "$daemon" --help 2>&1 | grep -q -- '--textfile-dir' || have_metrics=0
 for n in node1 node2 node3; do
 	mkdir -p "$T/prom/$n"
 	margs=()
 	[ $have_metrics -eq 1 ] && margs=(--textfile-dir "$T/prom/$n")
-	"$lab" daemons start --id "$ID" "$n" -- --interfaces-exclude eno1 "${margs[@]}" >/dev/null ||
+	"$lab" daemons start --id "$ID" "$n" -- "${margs[@]}" >/dev/null ||
 		{ echo "FAIL: netpreflightd did not start on $n"; exit 1; }
 done
 
@@ -308,8 +306,20 @@ else
 	echo "note: netpreflightd has no --textfile-dir option: metrics not checked"
 fi
 
-# --- 5. A failing preflight: node3's fabric cable pulled ----------------------------------
-"$lab" port --id "$ID" node3 ens1f0np0 down
+# --- 5. A failing preflight: node3 drops every new inbound TCP connection except Slurm's
+# (slurmd 6818) and netpreflight's control port (7718): its daemon answers, but no probe
+# reaches it on any interface, a definite failure. Slurm itself keeps working.
+ns3=$("$lab" ns --id "$ID" node3)
+ip netns exec "$ns3" nft -f - <<'EOF'
+table inet npfsl {
+	chain input {
+		type filter hook input priority filter; policy accept;
+		ct state established,related accept
+		tcp dport { 6818, 7718 } accept
+		meta l4proto tcp drop
+	}
+}
+EOF
 jid=$(inctl sbatch --parsable -N3 -w 'node[1-3]' -o /dev/null --wrap true) ||
 	{ bad "sbatch failed"; exit 1; }
 node3_drained() {
@@ -336,7 +346,7 @@ else
 	bad "failure: job $jid not requeued: $(inctl scontrol show job "$jid" -o | grep -o 'JobState=[A-Z_]*')"
 fi
 inctl scancel "$jid" 2>/dev/null || true
-"$lab" port --id "$ID" node3 ens1f0np0 up
+ip netns exec "$ns3" nft delete table inet npfsl
 
 echo "wall time: $((SECONDS - t0)) s"
 [ $fail -eq 0 ] && echo "slurm integration OK"
