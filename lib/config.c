@@ -696,13 +696,13 @@ static bool check_section_line(struct parse *p, const char *l, size_t len)
 static char *reader(char *str, int num, void *stream)
 {
 	struct parse *p = stream;
-	const char *l;
+	const char *l, *start;
 	size_t end, len;
 
 	if (p->err_line || p->pos >= p->len)
 		return NULL;
 	p->line++;
-	l = p->text + p->pos;
+	l = start = p->text + p->pos;
 	for (end = p->pos; end < p->len && p->text[end] != '\n'; end++)
 		;
 	len = end - p->pos;
@@ -725,7 +725,8 @@ static char *reader(char *str, int num, void *stream)
 		unsigned char c = (unsigned char)l[i];
 
 		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			parse_fail(p, "control character 0x%02x at column %zu", c, i + 1);
+			parse_fail(p, "control character 0x%02x at column %zu", c,
+				   (size_t)(l - start) + i + 1);
 			return NULL;
 		}
 	}

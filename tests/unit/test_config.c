@@ -472,6 +472,7 @@ static void parse_errors_name_the_line(void **state)
 	parse_err("[slurm]\ndrain_prefix = a\x01z\n",
 		  "line 2: control character 0x01 at column 17");
 	parse_err("[slurm]\ndrain = yes\rno\n", "line 2: control character 0x0d at column 12");
+	parse_err("[slurm]\n\t drain = \x02\n", "line 2: control character 0x02 at column 11");
 	/* The earliest error wins, whichever kind it is. */
 	parse_err("[probe]\nnope\nport = 0\n",
 		  "line 2: expected [section], key = value or a comment");
