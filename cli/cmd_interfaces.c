@@ -12,6 +12,7 @@
 
 #include "classify.h"
 #include "iface_json.h"
+#include "inventory.h"
 #include "model.h"
 #include "netlink.h"
 
@@ -183,7 +184,8 @@ int cmd_interfaces(int argc, char **argv, const struct cli_global *g)
 		fprintf(stderr, "netpreflight: wrote %d bytes of netlink dump to %s\n", rc, capture);
 		return CLI_EXIT_OK;
 	}
-	rc = nlsys_dump_ifaces(&inv, g->sysfs_root);
+	/* The full collection, so that RDMA netdevs carry their role and evidence. */
+	rc = npf_inventory_collect(&inv, g->sysfs_root);
 	if (rc < 0) {
 		cli_err("reading interfaces over netlink failed: %s", strerror(-rc));
 		return CLI_EXIT_ERROR;
