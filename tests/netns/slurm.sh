@@ -116,7 +116,7 @@ done
 
 # One munged for every namespace: its socket is a file path, not an address.
 munged -F --force --socket="$T/munge.sock" --pid-file="$T/munged.pid" \
-	--log-file="$T/log/munged.log" --seed-file="$T/munge.seed" &
+	--log-file="$T/log/munged.log" --seed-file="$T/munge.seed" 2>>"$T/log/munged.log" &
 pids+=($!)
 wait_until 10 test -S "$T/munge.sock" || { echo "FAIL: munged did not start"; exit 1; }
 
@@ -185,10 +185,11 @@ all_idle() {
 }
 start_slurm() { # taskprolog|spank
 	write_conf "$1"
-	inctl slurmctld -D -f "$T/slurm.conf" &
+	# -D: stay in the foreground so $! is the daemon (stderr duplicates the log file).
+	inctl slurmctld -D -f "$T/slurm.conf" 2>/dev/null &
 	pids+=($!)
 	for n in node1 node2 node3; do
-		nsenter --net="/run/netns/$("$lab" ns --id "$ID" "$n")" slurmd -D -N "$n" -f "$T/slurm.conf" &
+		nsenter --net="/run/netns/$("$lab" ns --id "$ID" "$n")" slurmd -D -N "$n" -f "$T/slurm.conf" 2>/dev/null &
 		pids+=($!)
 	done
 	wait_until 40 all_idle || { inctl sinfo -N; echo "FAIL: nodes not idle"; exit 1; }
@@ -202,8 +203,8 @@ stop_slurm() {
 
 # Each node's own value, as its daemon publishes it (the Prolog's check filled the cache).
 daemon_value() { # node var
-	"$cli" --socket "$sockdir/$1.sock" env --nodes 'node[1-3]' --format taskprolog 2>/dev/null |
-		sed -n "s/^export $2=//p"
+	{ "$cli" --socket "$sockdir/$1.sock" env --nodes 'node[1-3]' --format taskprolog 2>/dev/null ||
+		true; } | sed -n "s/^export $2=//p"
 }
 check_values() { # label  (reads "node value" lines on stdin)
 	local label=$1 n v want seen=0
