@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* The decision: inventory + probe evidence + policy -> a verified per-node environment for
+ * NCCL, Gloo, TensorPipe, UCX and Open MPI (rules and the one-network argument: docs/decision.md). */
+#ifndef NPF_RECOMMEND_H
+#define NPF_RECOMMEND_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "config.h"
+#include "model.h"
+#include "nccl_default.h"
+
+/* Every variable we may publish. The order is the output order. */
+enum npf_var {
+	NPF_VAR_NCCL_SOCKET_IFNAME = 0,
+	NPF_VAR_NCCL_SOCKET_FAMILY,
+	NPF_VAR_NCCL_IB_HCA,
+	NPF_VAR_NCCL_IB_GID_INDEX,
+	NPF_VAR_NCCL_IB_ADDR_FAMILY,
+	NPF_VAR_NCCL_IB_ADDR_RANGE,
+	NPF_VAR_GLOO_SOCKET_IFNAME,
+	NPF_VAR_TP_SOCKET_IFNAME,
+	NPF_VAR_UCX_NET_DEVICES,
+	NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+	NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE,
+	NPF_VAR_MASTER_ADDR,
+	NPF_VAR__COUNT
+};
+
+/* "NCCL_SOCKET_IFNAME", ...; NULL for an out-of-range value. */
+const char *npf_var_name(enum npf_var v);
+
+/* Operator policy ([publish] in lib/config.h). Pointers are borrowed for the duration of
+ * npf_recommend(); a zeroed struct means: no patterns, current NCCL, every variable. */
+struct npf_policy {
+	const struct npf_pattern_list *prefer; /* globs, strongest first; NULL = none */
+	const struct npf_pattern_list *avoid;  /* an avoided network loses to any other; NULL = none */
+	int nccl_version;   /* NPF_NCCL_VERSION(2, 21, 5) = 22105; <= 0 = NPF_NCCL_VERSION_CURRENT */
+	uint32_t publish;   /* enum npf_pubvar bits (lib/config.h); 0 = all that apply */
+	bool master_addr;   /* also publish MASTER_ADDR */
+	const char *first_node; /* the job's first node in hostlist order (MASTER_ADDR's node);
+				 * NULL or "" = unknown: MASTER_ADDR is then left out */
+	bool job_wide;      /* publish only values that hold on every node of the job */
+	bool sparse;        /* sparse semantics even if chk->sparse is false */
+};
+
+#define NPF_REC_NAME_MAX 40
+#define NPF_REC_REASON_MAX 200
+
+struct npf_envvar {
+	char name[NPF_REC_NAME_MAX];
+	char *value; /* owned, NUL-terminated */
+};
+
+/* One line per interface of this node that was not chosen, with its evidence. */
+struct npf_rejection {
+	char ifname[IFNAMSIZ];
+	char reason[NPF_REC_REASON_MAX]; /* human text, e.g. "wrong-peer (forward) with node2: ..." */
+	int peer;                        /* index into chk->nodes of the deciding peer, -1 none */
+	char peer_name[NPF_NAME_MAX];
+	enum npf_outcome outcome;        /* NPF_OUT_OK: it works but ranked lower;
+					  * NPF_OUT_NOT_PROBED: never a candidate or not probed */
+	enum npf_direction dir;
+};
+
+/* What every node of the job is inferred to use (nodes[0] = this node). */
+struct npf_node_choice {
+	char node[NPF_NAME_MAX];
+	char ifname[IFNAMSIZ]; /* "" when the node announced no address on the network */
+	struct npf_addr addr;
+};
+
+/* An RDMA port we publish (or left out, with why). */
+struct npf_hca {
+	char dev[NPF_NAME_MAX];
+	int port;
+	char netdev[IFNAMSIZ];
+	enum npf_link_layer link_layer;
+	int gid_index; /* the RoCE v2 GID of the probed address, -1 none/IB */
+	int auto_gid;  /* NCCL's pick under the published settings, -1 n/a */
+	bool published;
+	char why[NPF_REC_REASON_MAX]; /* for ports left out */
+};
+
+struct npf_recommendation {
+	enum npf_verdict verdict;
+	char summary[512]; /* one line: "ok: ens1f0 198.18.2.0/24 works to and from 3 peers" */
+
+	/* The choice (provisional when verdict is unknown; empty when nothing was eligible). */
+	bool have_choice;
+	char ifname[IFNAMSIZ];   /* this node's interface */
+	struct npf_addr addr;    /* its address on the chosen network */
+	struct npf_addr network; /* masked prefix; prefixlen set */
+	char cidr[INET6_ADDRSTRLEN + 5];
+	struct npf_node_choice *nodes; /* owned; every node's inferred interface on the network */
+	size_t n_nodes;
+	struct npf_hca *hcas; /* owned; RDMA ports considered */
+	size_t n_hcas;
+
+	/* Published only when verdict is ok. */
+	struct npf_envvar *vars; /* owned, in enum npf_var order */
+	size_t n_vars;
+	char **notes; /* owned strings: omitted variables, narrowing, caveats */
+	size_t n_notes;
+	struct npf_rejection *rejections; /* owned, inventory order */
+	size_t n_rejections;
+
+	/* What NCCL would do with no settings on this node. */
+	bool nccl_default_found;
+	struct nccl_pick nccl_default; /* .list is a static string */
+	bool nccl_default_passed;
+	char nccl_default_text[NPF_REC_REASON_MAX + 96];
+
+	/* The failure, for verdict fail (or unknown): the node to blame and its evidence. */
+	char fail_node[NPF_NAME_MAX];
+	char fail_ifname[IFNAMSIZ];
+	enum npf_outcome fail_outcome;
+	enum npf_direction fail_dir;
+	int nccl_version; /* the version the decision modelled */
+};
+
+/* Decides for nodes[0] of chk. Pure: a function of its arguments only (pol may be NULL:
+ * defaults). out is overwritten; on success and on failure the caller releases it with
+ * npf_recommendation_clear(). Returns 0 (the verdict is in out->verdict), -EINVAL for
+ * missing arguments or a check without nodes, or -ENOMEM. */
+int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
+		  const struct npf_policy *pol, struct npf_recommendation *out);
+
+/* Frees everything rec owns and zeroes it; safe on a zeroed struct. */
+void npf_recommendation_clear(struct npf_recommendation *rec);
+
+/* The published value of v, or NULL (borrowed from rec). */
+const char *npf_recommendation_get(const struct npf_recommendation *rec, enum npf_var v);
+
+#endif

@@ -1,0 +1,1480 @@
+// SPDX-License-Identifier: MIT
+/* The decision: outcome mixes, ranking, one network for the whole job, verdicts, GID policy
+ * per NCCL version, job-wide values proven with the NCCL grammar matcher. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclmatch.h"
+#include "recommend.h"
+
+/* ---- a small cluster description -------------------------------------------------------- */
+
+struct cl_if {
+	const char *name;
+	const char *cidr; /* "198.18.2.1/24", NULL = no address */
+	int64_t speed;
+	uint32_t roles;
+	const char *rdma_dev; /* announced RDMA port behind it */
+	int rdma_port;
+};
+
+#define CL_IFS 6
+#define IFA(n, c) { .name = (n), .cidr = (c) }
+#define IFS(n, c, s) { .name = (n), .cidr = (c), .speed = (s) }
+#define IFR(n, c, s, r) { .name = (n), .cidr = (c), .speed = (s), .roles = (r) }
+#define IFD(n, c, s, r, d, p) \
+	{ .name = (n), .cidr = (c), .speed = (s), .roles = (r), .rdma_dev = (d), .rdma_port = (p) }
+
+struct cl_node {
+	const char *name;
+	struct cl_if ifs[CL_IFS];
+};
+
+/* Outcome of a probe from node a's interface to node b's interface (both on one network). */
+typedef enum npf_outcome (*pair_fn)(const struct cl_node *a, const struct cl_if *ia,
+				    const struct cl_node *b, const struct cl_if *ib);
+
+struct fx {
+	struct npf_inventory inv;
+	struct npf_check chk;
+	struct npf_policy pol;
+	struct npf_pattern_list prefer, avoid;
+	struct npf_recommendation rec;
+};
+
+static void parse_cidr(const char *cidr, struct npf_addr *a)
+{
+	char buf[64];
+	char *slash;
+
+	memset(a, 0, sizeof(*a));
+	snprintf(buf, sizeof(buf), "%s", cidr);
+	slash = strchr(buf, '/');
+	assert_non_null(slash);
+	*slash = '\0';
+	a->family = strchr(buf, ':') ? AF_INET6 : AF_INET;
+	a->prefixlen = (uint8_t)atoi(slash + 1);
+	a->scope = 0;
+	assert_int_equal(inet_pton(a->family, buf, a->addr), 1);
+}
+
+static bool same_net(const char *c1, const char *c2)
+{
+	struct npf_addr a, b;
+	unsigned int bits;
+
+	if (!c1 || !c2)
+		return false;
+	parse_cidr(c1, &a);
+	parse_cidr(c2, &b);
+	if (a.family != b.family || a.prefixlen != b.prefixlen)
+		return false;
+	bits = a.prefixlen;
+	for (unsigned int i = 0; i < bits; i++)
+		if (((a.addr[i / 8] >> (7 - i % 8)) & 1) != ((b.addr[i / 8] >> (7 - i % 8)) & 1))
+			return false;
+	return true;
+}
+
+static struct npf_iface *inv_if(struct npf_inventory *inv, const char *name)
+{
+	struct npf_iface *ifc = npf_inventory_find_name(inv, name);
+	struct npf_iface *n;
+
+	if (ifc)
+		return ifc;
+	n = realloc(inv->ifaces, (inv->n_ifaces + 1) * sizeof(*n));
+	assert_non_null(n);
+	inv->ifaces = n;
+	ifc = &n[inv->n_ifaces++];
+	memset(ifc, 0, sizeof(*ifc));
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	ifc->ifindex = (int)inv->n_ifaces;
+	ifc->flags = IFF_UP | IFF_RUNNING;
+	ifc->kind = NPF_KIND_PHYSICAL;
+	ifc->speed_mbps = NPF_SPEED_UNKNOWN;
+	return ifc;
+}
+
+static void node_add_ifname(struct npf_node *nd, const char *name)
+{
+	char(*n)[IFNAMSIZ];
+
+	for (size_t i = 0; i < nd->n_ifnames; i++)
+		if (strcmp(nd->ifnames[i], name) == 0)
+			return;
+	n = realloc(nd->ifnames, (nd->n_ifnames + 1) * sizeof(*n));
+	assert_non_null(n);
+	nd->ifnames = n;
+	memset(n[nd->n_ifnames], 0, IFNAMSIZ);
+	snprintf(n[nd->n_ifnames++], IFNAMSIZ, "%s", name);
+}
+
+static void node_add_cand(struct npf_node *nd, const struct cl_if *ci)
+{
+	struct npf_candidate *n = realloc(nd->cands, (nd->n_cands + 1) * sizeof(*n));
+	struct npf_candidate *c;
+
+	assert_non_null(n);
+	nd->cands = n;
+	c = &n[nd->n_cands++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->ifname, sizeof(c->ifname), "%s", ci->name);
+	parse_cidr(ci->cidr, &c->addr);
+	c->kind = NPF_KIND_PHYSICAL;
+	c->roles = ci->roles;
+	c->speed_mbps = ci->speed ? ci->speed : NPF_SPEED_UNKNOWN;
+	if (ci->rdma_dev) {
+		snprintf(c->rdma_dev, sizeof(c->rdma_dev), "%s", ci->rdma_dev);
+		c->rdma_port = ci->rdma_port;
+		c->rdma_ll = NPF_LL_ETHERNET;
+		c->rdma_active = true;
+	}
+}
+
+static enum npf_outcome all_ok(const struct cl_node *a, const struct cl_if *ia,
+			       const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)ia;
+	(void)b;
+	(void)ib;
+	return NPF_OUT_OK;
+}
+
+/* The check as node `self` sees it: nodes[0] = self, peers in description order; one
+ * link per (our interface with an address, peer), outcomes from fn in both directions. */
+static struct fx *cluster_view(const struct cl_node *nodes, size_t n, size_t self, pair_fn fn)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	size_t k = 1;
+	struct npf_addr lo4;
+
+	assert_non_null(f);
+	if (!fn)
+		fn = all_ok;
+	f->chk.n_nodes = n;
+	f->chk.nodes = calloc(n, sizeof(*f->chk.nodes));
+	assert_non_null(f->chk.nodes);
+	/* Every node has lo; it must never be chosen. */
+	parse_cidr("127.0.0.1/8", &lo4);
+	inv_if(&f->inv, "lo")->kind = NPF_KIND_LOOPBACK;
+	assert_int_equal(npf_iface_add_addr(inv_if(&f->inv, "lo"), &lo4), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct npf_node *nd = &f->chk.nodes[i == self ? 0 : k++];
+
+		snprintf(nd->name, sizeof(nd->name), "%s", nodes[i].name);
+		nd->available = true;
+		nd->probed = i != self;
+		node_add_ifname(nd, "lo");
+		for (size_t j = 0; j < CL_IFS && nodes[i].ifs[j].name; j++) {
+			const struct cl_if *ci = &nodes[i].ifs[j];
+
+			node_add_ifname(nd, ci->name);
+			if (ci->cidr)
+				node_add_cand(nd, ci);
+			if (i != self)
+				continue;
+			{
+				struct npf_iface *ifc = inv_if(&f->inv, ci->name);
+				struct npf_addr a;
+
+				ifc->roles |= ci->roles;
+				if (ci->roles & NPF_ROLE_CONTAINER_BRIDGE)
+					ifc->kind = NPF_KIND_BRIDGE;
+				if (ci->speed)
+					ifc->speed_mbps = ci->speed;
+				if (ci->cidr) {
+					parse_cidr(ci->cidr, &a);
+					assert_int_equal(npf_iface_add_addr(ifc, &a), 0);
+				}
+			}
+		}
+	}
+	/* Links: our interfaces x peers. */
+	for (size_t j = 0; j < CL_IFS && nodes[self].ifs[j].name; j++) {
+		const struct cl_if *mine = &nodes[self].ifs[j];
+		size_t peer = 1;
+
+		if (!mine->cidr)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			const struct cl_if *theirs = NULL;
+			struct npf_link *l;
+
+			if (i == self)
+				continue;
+			for (size_t t = 0; t < CL_IFS && nodes[i].ifs[t].name; t++)
+				if (same_net(mine->cidr, nodes[i].ifs[t].cidr)) {
+					theirs = &nodes[i].ifs[t];
+					break;
+				}
+			l = realloc(f->chk.links, (f->chk.n_links + 1) * sizeof(*l));
+			assert_non_null(l);
+			f->chk.links = l;
+			l = &l[f->chk.n_links++];
+			memset(l, 0, sizeof(*l));
+			snprintf(l->ifname, sizeof(l->ifname), "%s", mine->name);
+			l->peer = (int)peer;
+			if (!theirs) {
+				l->fwd = l->rev = NPF_OUT_UNREACHABLE;
+				snprintf(l->fwd_detail, sizeof(l->fwd_detail), "%s has no address here",
+					 nodes[i].name);
+			} else {
+				l->fwd = fn(&nodes[self], mine, &nodes[i], theirs);
+				l->rev = fn(&nodes[i], theirs, &nodes[self], mine);
+				snprintf(l->peer_if, sizeof(l->peer_if), "%s", theirs->name);
+				parse_cidr(theirs->cidr, &l->peer_addr);
+				if (l->fwd == NPF_OUT_WRONG_PEER)
+					snprintf(l->fwd_detail, sizeof(l->fwd_detail),
+						 "answered by %s", nodes[self].name);
+			}
+			peer++;
+		}
+	}
+	f->pol.prefer = &f->prefer;
+	f->pol.avoid = &f->avoid;
+	return f;
+}
+
+static void fx_free(struct fx *f)
+{
+	npf_recommendation_clear(&f->rec);
+	npf_inventory_clear(&f->inv);
+	npf_check_clear(&f->chk);
+	free(f);
+}
+
+static void fx_run(struct fx *f)
+{
+	int r = npf_recommend(&f->inv, &f->chk, &f->pol, &f->rec);
+
+	assert_int_equal(r, 0);
+}
+
+static const char *var(const struct fx *f, enum npf_var v)
+{
+	return npf_recommendation_get(&f->rec, v);
+}
+
+/* The rejection line of ifname; fails the test when there is none. */
+/* var(f, v) equals want; a missing variable fails with the notes for context. */
+static void assert_var(const struct fx *f, enum npf_var v, const char *want)
+{
+	const char *got = var(f, v);
+
+	if (!got) {
+		for (size_t i = 0; i < f->rec.n_notes; i++)
+			print_message("note: %s\n", f->rec.notes[i]);
+		fail_msg("%s is not published (want '%s'; verdict %s: %s)", npf_var_name(v), want,
+			 npf_verdict_name(f->rec.verdict), f->rec.summary);
+	}
+	assert_string_equal(got, want);
+}
+
+static const struct npf_rejection *rejection(const struct fx *f, const char *ifname)
+{
+	static const struct npf_rejection none = { .outcome = NPF_OUT__COUNT };
+
+	for (size_t i = 0; i < f->rec.n_rejections; i++)
+		if (strcmp(f->rec.rejections[i].ifname, ifname) == 0)
+			return &f->rec.rejections[i];
+	fail_msg("no rejection line for %s", ifname);
+	return &none;
+}
+
+static bool rejected(const struct fx *f, const char *ifname)
+{
+	for (size_t i = 0; i < f->rec.n_rejections; i++)
+		if (strcmp(f->rec.rejections[i].ifname, ifname) == 0)
+			return true;
+	return false;
+}
+
+static bool has_note(const struct fx *f, const char *needle)
+{
+	for (size_t i = 0; i < f->rec.n_notes; i++)
+		if (strstr(f->rec.notes[i], needle))
+			return true;
+	return false;
+}
+
+static void set_pattern(struct npf_pattern_list *l, const char *pat)
+{
+	snprintf(l->pat[l->n++], NPF_CONFIG_PATTERN_LEN, "%s", pat);
+}
+
+/* ---- scenarios ------------------------------------------------------------------------ */
+
+/* Three nodes, a management network and a 100G fabric, same names everywhere. */
+static const struct cl_node basic[] = {
+	{ "node1",
+	  { IFS("eth0", "198.18.1.1/24", 1000), IFS("ens1f0", "198.18.2.1/24", 100000) } },
+	{ "node2",
+	  { IFS("eth0", "198.18.1.2/24", 1000), IFS("ens1f0", "198.18.2.2/24", 100000) } },
+	{ "node3",
+	  { IFS("eth0", "198.18.1.3/24", 1000), IFS("ens1f0", "198.18.2.3/24", 100000) } },
+};
+
+static void all_ok_picks_fastest(void **state)
+{
+	struct fx *f = cluster_view(basic, 3, 0, NULL);
+	const struct npf_rejection *rj;
+	(void)state;
+
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.ifname, "ens1f0");
+	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
+	assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, "ens1f0");
+	assert_var(f, NPF_VAR_TP_SOCKET_IFNAME, "ens1f0");
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "ens1f0");
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.18.2.0/24");
+	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "198.18.2.0/24");
+	assert_null(var(f, NPF_VAR_NCCL_SOCKET_FAMILY));
+	assert_null(var(f, NPF_VAR_MASTER_ADDR));
+	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
+	/* The management network works too; it lost on speed. */
+	rj = rejection(f, "eth0");
+	assert_int_equal(rj->outcome, NPF_OUT_OK);
+	assert_non_null(strstr(rj->reason, "link speed"));
+	assert_false(rejected(f, "lo"));
+	assert_false(rejected(f, "ens1f0"));
+	assert_non_null(strstr(f->rec.summary, "ok: ens1f0"));
+	/* NCCL's own pick (eth0, ifindex order) works, and says so. */
+	assert_true(f->rec.nccl_default_found);
+	assert_string_equal(f->rec.nccl_default.ifname, "eth0");
+	assert_true(f->rec.nccl_default_passed);
+	/* Every node's interface on the network is known. */
+	assert_int_equal(f->rec.n_nodes, 3);
+	assert_string_equal(f->rec.nodes[2].ifname, "ens1f0");
+	fx_free(f);
+}
+
+/* docker0 holds 172.17.0.1/16 on every node: a connect to a "peer" lands locally. */
+static enum npf_outcome docker_wrong_peer(const struct cl_node *a, const struct cl_if *ia,
+					  const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)b;
+	(void)ib;
+	return strncmp(ia->name, "docker", 6) == 0 || strncmp(ia->name, "br-", 3) == 0 ?
+		       NPF_OUT_WRONG_PEER :
+		       NPF_OUT_OK;
+}
+
+static const struct cl_node dockers[] = {
+	{ "node1",
+	  { IFR("br-5c2f8e1a9b07", "172.18.0.1/16", 10000, NPF_ROLE_CONTAINER_BRIDGE),
+	    IFR("docker0", "172.17.0.1/16", 10000, NPF_ROLE_CONTAINER_BRIDGE),
+	    IFS("eth0", "198.18.1.1/24", 1000) } },
+	{ "node2",
+	  { IFR("br-5c2f8e1a9b07", "172.18.0.1/16", 10000, NPF_ROLE_CONTAINER_BRIDGE),
+	    IFR("docker0", "172.17.0.1/16", 10000, NPF_ROLE_CONTAINER_BRIDGE),
+	    IFS("eth0", "198.18.1.2/24", 1000) } },
+};
+
+static void container_bridges_rejected(void **state)
+{
+	struct fx *f = cluster_view(dockers, 2, 0, docker_wrong_peer);
+	const struct npf_rejection *rj;
+	(void)state;
+
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.ifname, "eth0");
+	rj = rejection(f, "docker0");
+	assert_int_equal(rj->outcome, NPF_OUT_WRONG_PEER);
+	assert_string_equal(rj->peer_name, "node2");
+	assert_int_equal(rj->dir, NPF_DIR_FORWARD);
+	assert_non_null(strstr(rj->reason, "answered by node1"));
+	/* NCCL's default takes the docker user bridge (not excluded, lower ifindex). */
+	assert_string_equal(f->rec.nccl_default.ifname, "br-5c2f8e1a9b07");
+	assert_false(f->rec.nccl_default_passed);
+	assert_non_null(strstr(f->rec.nccl_default_text,
+			       "br-5c2f8e1a9b07 (container bridge, 172.18.0.1): wrong-peer (forward) "
+			       "with node2"));
+	fx_free(f);
+}
+
+/* A bridge that really connects the nodes (a lab switch) is fine when it is the only path,
+ * and never wins over a working ordinary network even when faster. */
+static const struct cl_node bridge_only[] = {
+	{ "node1",
+	  { IFR("br0", "198.18.7.1/24", 100000, NPF_ROLE_CONTAINER_BRIDGE),
+	    IFS("eth0", "198.18.1.1/24", 1000) } },
+	{ "node2",
+	  { IFR("br0", "198.18.7.2/24", 100000, NPF_ROLE_CONTAINER_BRIDGE),
+	    IFS("eth0", "198.18.1.2/24", 1000) } },
+};
+
+static enum npf_outcome eth0_dead(const struct cl_node *a, const struct cl_if *ia,
+				  const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)b;
+	(void)ib;
+	return strcmp(ia->name, "eth0") == 0 ? NPF_OUT_TIMEOUT : NPF_OUT_OK;
+}
+
+static void bridge_roles(void **state)
+{
+	struct fx *f = cluster_view(bridge_only, 2, 0, NULL);
+	const struct npf_rejection *rj;
+	(void)state;
+
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eth0");
+	rj = rejection(f, "br0");
+	assert_int_equal(rj->outcome, NPF_OUT_OK);
+	assert_non_null(strstr(rj->reason, "container bridge"));
+	fx_free(f);
+
+	f = cluster_view(bridge_only, 2, 0, eth0_dead);
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.ifname, "br0");
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=br0");
+	fx_free(f);
+}
+
+static void policy_prefer_avoid(void **state)
+{
+	struct fx *f;
+	(void)state;
+
+	/* prefer beats speed */
+	f = cluster_view(basic, 3, 0, NULL);
+	set_pattern(&f->prefer, "eth*");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eth0");
+	assert_non_null(strstr(rejection(f, "ens1f0")->reason, "prefer= policy"));
+	fx_free(f);
+
+	/* avoid beats speed */
+	f = cluster_view(basic, 3, 0, NULL);
+	set_pattern(&f->avoid, "ens*");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eth0");
+	fx_free(f);
+
+	/* the earlier prefer pattern is the stronger one */
+	f = cluster_view(basic, 3, 0, NULL);
+	set_pattern(&f->prefer, "eth*");
+	set_pattern(&f->prefer, "ens*");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eth0");
+	fx_free(f);
+	f = cluster_view(basic, 3, 0, NULL);
+	set_pattern(&f->prefer, "ens*");
+	set_pattern(&f->prefer, "eth*");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ens1f0");
+	fx_free(f);
+
+	/* avoid wins over prefer on the same network */
+	f = cluster_view(basic, 3, 0, NULL);
+	set_pattern(&f->prefer, "ens*");
+	set_pattern(&f->avoid, "ens1f0");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eth0");
+	fx_free(f);
+
+	/* an avoided network still serves when it is the only one that works */
+	f = cluster_view(bridge_only, 2, 0, eth0_dead);
+	set_pattern(&f->avoid, "br*");
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.ifname, "br0");
+	fx_free(f);
+}
+
+/* RDMA-backed beats a faster plain network. */
+static const struct cl_node rdma_vs_speed[] = {
+	{ "node1",
+	  { IFS("eth0", "198.18.1.1/24", 200000),
+	    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1) } },
+	{ "node2",
+	  { IFS("eth0", "198.18.1.2/24", 200000),
+	    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1) } },
+};
+
+static void rdma_ranks_before_speed(void **state)
+{
+	struct fx *f = cluster_view(rdma_vs_speed, 2, 0, NULL);
+	(void)state;
+
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ens1f0np0");
+	assert_non_null(strstr(rejection(f, "eth0")->reason, "RDMA-backed"));
+	fx_free(f);
+}
+
+/* The fabric of node3 is down. Every node must land on the management network, and
+ * node3 must not claim the fabric because "it works to nobody". */
+static enum npf_outcome node3_fabric_down(const struct cl_node *a, const struct cl_if *ia,
+					  const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)ib;
+	if (strcmp(ia->name, "ens1f0") == 0 &&
+	    (strcmp(a->name, "node3") == 0 || strcmp(b->name, "node3") == 0))
+		return NPF_OUT_TIMEOUT;
+	return NPF_OUT_OK;
+}
+
+static void one_network_for_all(void **state)
+{
+	(void)state;
+
+	for (size_t self = 0; self < 3; self++) {
+		struct fx *f = cluster_view(basic, 3, self, node3_fabric_down);
+		const struct npf_rejection *rj;
+
+		fx_run(f);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+		assert_string_equal(f->rec.cidr, "198.18.1.0/24");
+		assert_string_equal(f->rec.ifname, "eth0");
+		rj = rejection(f, "ens1f0");
+		assert_int_equal(rj->outcome, NPF_OUT_TIMEOUT);
+		if (self != 2)
+			assert_string_equal(rj->peer_name, "node3");
+		fx_free(f);
+	}
+}
+
+/* Same evidence in another order (peers listed differently, addresses announced in a
+ * different order) must give the same network: nothing local takes part. */
+static const struct cl_node basic_shuffled[] = {
+	{ "node1",
+	  { IFS("ens1f0", "198.18.2.1/24", 100000), IFS("eth0", "198.18.1.1/24", 1000) } },
+	{ "node3",
+	  { IFS("ens1f0", "198.18.2.3/24", 100000), IFS("eth0", "198.18.1.3/24", 1000) } },
+	{ "node2",
+	  { IFS("eth0", "198.18.1.2/24", 1000), IFS("ens1f0", "198.18.2.2/24", 100000) } },
+};
+
+/* Equal speed everywhere: only the prefix value can decide, identically on all nodes. */
+static const struct cl_node equal_nets[] = {
+	{ "node1", { IFA("ethB", "198.18.9.1/24"), IFA("ethA", "198.18.3.1/24") } },
+	{ "node2", { IFA("ethA", "198.18.9.2/24"), IFA("ethB", "198.18.3.2/24") } },
+	{ "node3", { IFA("x0", "198.18.3.3/24"), IFA("x1", "198.18.9.3/24") } },
+};
+
+static void deterministic_order(void **state)
+{
+	(void)state;
+
+	for (size_t self = 0; self < 3; self++) {
+		struct fx *a = cluster_view(basic, 3, self, NULL);
+		struct fx *b = cluster_view(basic_shuffled, 3, self, NULL);
+
+		fx_run(a);
+		fx_run(b);
+		assert_string_equal(a->rec.cidr, b->rec.cidr);
+		fx_free(a);
+		fx_free(b);
+	}
+	for (size_t self = 0; self < 3; self++) {
+		struct fx *f = cluster_view(equal_nets, 3, self, NULL);
+
+		fx_run(f);
+		assert_string_equal(f->rec.cidr, "198.18.3.0/24");
+		fx_free(f);
+	}
+}
+
+/* Interface names differ between nodes. */
+static const struct cl_node names_differ[] = {
+	{ "node1", { IFS("ens1f0", "198.18.2.1/24", 100000), IFA("eth0", "198.18.1.1/24") } },
+	{ "node2", { IFS("eth2", "198.18.2.2/24", 100000), IFA("eno1", "198.18.1.2/24") } },
+	{ "node3", { IFS("eth2", "198.18.2.3/24", 100000), IFA("eno1", "198.18.1.3/24") } },
+};
+
+/* On node2, a second interface called ens1f0 sits on another network. */
+static const struct cl_node names_clash[] = {
+	{ "node1", { IFS("ens1f0", "198.18.2.1/24", 100000), IFA("eth0", "198.18.1.1/24") } },
+	{ "node2",
+	  { IFS("eth2", "198.18.2.2/24", 100000),
+	    IFA("eno1", "198.18.1.2/24"),
+	    IFA("ens1f0", "198.18.8.2/24") } },
+};
+
+static void assert_selects_exactly(const char *value, const struct npf_node *nd,
+				   const char *want)
+{
+	struct ncclmatch_list l;
+	size_t hits = 0;
+
+	assert_int_equal(ncclmatch_parse(value, NCCLMATCH_SOCKET, &l), 0);
+	for (size_t i = 0; i < nd->n_ifnames; i++)
+		if (ncclmatch_ifname(&l, nd->ifnames[i])) {
+			hits++;
+			assert_string_equal(nd->ifnames[i], want);
+		}
+	assert_int_equal(hits, 1);
+}
+
+static void job_wide_names(void **state)
+{
+	struct fx *f;
+	(void)state;
+
+	/* Per node: each node gets its own exact name. */
+	for (size_t self = 0; self < 3; self++) {
+		f = cluster_view(names_differ, 3, self, NULL);
+		fx_run(f);
+		assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, self == 0 ? "=ens1f0" : "=eth2");
+		fx_free(f);
+	}
+
+	/* Job-wide: one exact list, proven on every node with the matcher. */
+	f = cluster_view(names_differ, 3, 0, NULL);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0,eth2");
+	for (size_t k = 0; k < f->chk.n_nodes; k++)
+		assert_selects_exactly(var(f, NPF_VAR_NCCL_SOCKET_IFNAME), &f->chk.nodes[k],
+				       k == 0 ? "ens1f0" : "eth2");
+	/* Gloo and TensorPipe need one name that exists everywhere: left out, with a note. */
+	assert_null(var(f, NPF_VAR_GLOO_SOCKET_IFNAME));
+	assert_null(var(f, NPF_VAR_TP_SOCKET_IFNAME));
+	assert_true(has_note(f, "GLOO_SOCKET_IFNAME: no job-wide value"));
+	assert_true(has_note(f, "TP_SOCKET_IFNAME: no job-wide value"));
+	/* A CIDR holds everywhere. */
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.18.2.0/24");
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "ens1f0,eth2");
+	fx_free(f);
+
+	/* Same names everywhere: Gloo keeps its value. */
+	f = cluster_view(basic, 3, 1, NULL);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
+	assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, "ens1f0");
+	fx_free(f);
+
+	/* Clash: "=ens1f0,eth2" would select two interfaces on node2. */
+	f = cluster_view(names_clash, 2, 0, NULL);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
+	assert_true(has_note(f, "NCCL_SOCKET_IFNAME: no job-wide value: '=ens1f0,eth2' would "
+				"also select ens1f0 on node2"));
+	assert_null(var(f, NPF_VAR_UCX_NET_DEVICES));
+	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "198.18.2.0/24");
+	fx_free(f);
+
+	/* Per node, the clash does not matter: the value is ours alone. */
+	f = cluster_view(names_clash, 2, 0, NULL);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
+	fx_free(f);
+}
+
+/* Prefix clashes on this node: eth1 vs eth10, eth0 vs eth0.100. The published value must
+ * select only the chosen interface under NCCL's grammar. */
+static const struct cl_node prefix_clash[] = {
+	{ "node1",
+	  { IFS("eth1", "198.18.2.1/24", 100000),
+	    IFA("eth10", "198.18.3.1/24"),
+	    IFA("eth0", "198.18.1.1/24"),
+	    IFA("eth0.100", "198.18.4.1/24") } },
+	{ "node2",
+	  { IFS("eth1", "198.18.2.2/24", 100000),
+	    IFA("eth10", "198.18.3.2/24"),
+	    IFA("eth0", "198.18.1.2/24"),
+	    IFA("eth0.100", "198.18.4.2/24") } },
+};
+
+static void prefix_clashes(void **state)
+{
+	struct fx *f = cluster_view(prefix_clash, 2, 0, NULL);
+	(void)state;
+
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eth1");
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=eth1");
+	assert_selects_exactly(var(f, NPF_VAR_NCCL_SOCKET_IFNAME), &f->chk.nodes[0], "eth1");
+	fx_free(f);
+
+	f = cluster_view(prefix_clash, 2, 0, NULL);
+	set_pattern(&f->prefer, "eth0");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eth0");
+	assert_selects_exactly(var(f, NPF_VAR_NCCL_SOCKET_IFNAME), &f->chk.nodes[0], "eth0");
+	fx_free(f);
+}
+
+static enum npf_outcome everything_to_node3_dead(const struct cl_node *a, const struct cl_if *ia,
+						 const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)ia;
+	(void)ib;
+	return strcmp(a->name, "node3") == 0 || strcmp(b->name, "node3") == 0 ? NPF_OUT_TIMEOUT :
+										 NPF_OUT_OK;
+}
+
+static void fail_names_node_and_interfaces(void **state)
+{
+	struct fx *f;
+	(void)state;
+
+	f = cluster_view(basic, 3, 0, everything_to_node3_dead);
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_node, "node3");
+	assert_int_equal(f->rec.fail_outcome, NPF_OUT_TIMEOUT);
+	assert_int_equal(f->rec.n_vars, 0);
+	assert_false(f->rec.have_choice);
+	/* Both interfaces tried, each with its evidence. */
+	assert_int_equal(rejection(f, "ens1f0")->outcome, NPF_OUT_TIMEOUT);
+	assert_string_equal(rejection(f, "ens1f0")->peer_name, "node3");
+	assert_int_equal(rejection(f, "eth0")->outcome, NPF_OUT_TIMEOUT);
+	assert_non_null(strstr(f->rec.summary, "fail"));
+	assert_non_null(strstr(f->rec.summary, "node3"));
+	assert_non_null(strstr(f->rec.summary, "ens1f0"));
+	assert_non_null(strstr(f->rec.summary, "eth0"));
+	fx_free(f);
+
+	/* Seen from node3 itself: everything fails with every peer: the suspect is node3. */
+	f = cluster_view(basic, 3, 2, everything_to_node3_dead);
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_node, "node3");
+	fx_free(f);
+}
+
+/* Every outcome that is not ok fails an interface. */
+static void every_outcome_mix(void **state)
+{
+	(void)state;
+
+	for (int fo = 0; fo < NPF_OUT__COUNT; fo++)
+		for (int ro = 0; ro < NPF_OUT__COUNT; ro++)
+			for (int sparse = 0; sparse < 2; sparse++) {
+				struct fx *f = cluster_view(basic, 2, 0, NULL);
+				enum npf_verdict want;
+				bool fbad = fo != NPF_OUT_OK && fo != NPF_OUT_PEER_UNAVAILABLE &&
+					    fo != NPF_OUT_NOT_PROBED;
+				bool rbad = ro != NPF_OUT_OK && ro != NPF_OUT_PEER_UNAVAILABLE &&
+					    ro != NPF_OUT_NOT_PROBED;
+				bool funk = fo == NPF_OUT_PEER_UNAVAILABLE ||
+					    (fo == NPF_OUT_NOT_PROBED && !sparse);
+				bool runk = ro == NPF_OUT_PEER_UNAVAILABLE ||
+					    (ro == NPF_OUT_NOT_PROBED && !sparse);
+				bool some_ok = fo == NPF_OUT_OK || ro == NPF_OUT_OK;
+
+				/* Both links to node2 get the same mix. */
+				for (size_t l = 0; l < f->chk.n_links; l++) {
+					f->chk.links[l].fwd = (enum npf_outcome)fo;
+					f->chk.links[l].rev = (enum npf_outcome)ro;
+				}
+				f->chk.sparse = sparse;
+				fx_run(f);
+				if (fbad || rbad)
+					want = NPF_VERDICT_FAIL;
+				else if (funk || runk || !some_ok)
+					want = NPF_VERDICT_UNKNOWN;
+				else
+					want = NPF_VERDICT_OK;
+				if (f->rec.verdict != want)
+					fail_msg("fwd %s rev %s sparse %d: verdict %s, want %s",
+						 npf_outcome_name(fo), npf_outcome_name(ro), sparse,
+						 npf_verdict_name(f->rec.verdict),
+						 npf_verdict_name(want));
+				if (want != NPF_VERDICT_OK)
+					assert_int_equal(f->rec.n_vars, 0);
+				fx_free(f);
+			}
+}
+
+static void unknown_when_peer_unavailable(void **state)
+{
+	struct fx *f = cluster_view(basic, 3, 0, NULL);
+	(void)state;
+
+	/* node3's daemon did not answer: its links say so and the node is unavailable. */
+	f->chk.nodes[2].available = false;
+	snprintf(f->chk.nodes[2].error, sizeof(f->chk.nodes[2].error), "connection refused");
+	for (size_t l = 0; l < f->chk.n_links; l++)
+		if (f->chk.links[l].peer == 2)
+			f->chk.links[l].fwd = f->chk.links[l].rev = NPF_OUT_PEER_UNAVAILABLE;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+	assert_int_equal(f->rec.n_vars, 0);
+	assert_string_equal(f->rec.fail_node, "node3");
+	assert_int_equal(f->rec.fail_outcome, NPF_OUT_PEER_UNAVAILABLE);
+	assert_true(f->rec.have_choice); /* provisional */
+	assert_string_equal(f->rec.ifname, "ens1f0");
+	assert_non_null(strstr(f->rec.summary, "unknown"));
+	assert_non_null(strstr(f->rec.summary, "node3"));
+	fx_free(f);
+
+	/* Even when the links claim ok, an unavailable node is never verified. */
+	f = cluster_view(basic, 3, 0, NULL);
+	f->chk.nodes[1].available = false;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+	fx_free(f);
+
+	/* But when every network fails with an available peer, it is a failure. */
+	f = cluster_view(basic, 3, 0, everything_to_node3_dead);
+	f->chk.nodes[1].available = false;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_node, "node3");
+	fx_free(f);
+}
+
+static void sparse_mode(void **state)
+{
+	struct fx *f = cluster_view(basic, 3, 0, NULL);
+	(void)state;
+
+	/* node3 is outside this node's plan: its links were not probed. */
+	for (size_t l = 0; l < f->chk.n_links; l++)
+		if (f->chk.links[l].peer == 2)
+			f->chk.links[l].fwd = f->chk.links[l].rev = NPF_OUT_NOT_PROBED;
+	f->chk.nodes[2].probed = false;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+	npf_recommendation_clear(&f->rec);
+	f->chk.sparse = true;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.ifname, "ens1f0");
+	assert_true(has_note(f, "sparse"));
+	npf_recommendation_clear(&f->rec);
+	/* The policy flag works too. */
+	f->chk.sparse = false;
+	f->pol.sparse = true;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	npf_recommendation_clear(&f->rec);
+	/* A failure with a probed peer still fails the interface in sparse mode. */
+	for (size_t l = 0; l < f->chk.n_links; l++)
+		if (f->chk.links[l].peer == 1 && strcmp(f->chk.links[l].ifname, "ens1f0") == 0)
+			f->chk.links[l].rev = NPF_OUT_REFUSED;
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eth0");
+	assert_int_equal(rejection(f, "ens1f0")->outcome, NPF_OUT_REFUSED);
+	assert_int_equal(rejection(f, "ens1f0")->dir, NPF_DIR_REVERSE);
+	fx_free(f);
+
+	/* Job-wide in a sparse plan: an unprobed node without an address on the network
+	 * gets no name-based values, but the per-node answer stands. */
+	{
+		static const struct cl_node partial[] = {
+			{ "node1", { IFS("ens1f0", "198.18.2.1/24", 100000) } },
+			{ "node2", { IFS("ens1f0", "198.18.2.2/24", 100000) } },
+			{ "node3", { IFS("eth0", "198.18.1.3/24", 1000) } },
+		};
+
+		f = cluster_view(partial, 3, 0, NULL);
+		for (size_t l = 0; l < f->chk.n_links; l++)
+			if (f->chk.links[l].peer == 2)
+				f->chk.links[l].fwd = f->chk.links[l].rev = NPF_OUT_NOT_PROBED;
+		f->chk.sparse = true;
+		f->pol.job_wide = true;
+		fx_run(f);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+		assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
+		assert_null(var(f, NPF_VAR_GLOO_SOCKET_IFNAME));
+		assert_true(has_note(f, "node3 announced no address on 198.18.2.0/24"));
+		fx_free(f);
+	}
+}
+
+static void no_peers_no_candidates(void **state)
+{
+	struct fx *f = cluster_view(basic, 1, 0, NULL);
+	static const struct cl_node bare[] = {
+		{ "node1", { IFA("eth0", NULL) } },
+		{ "node2", { IFA("eth0", "198.18.1.2/24") } },
+	};
+	(void)state;
+
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+	assert_int_equal(f->rec.n_vars, 0);
+	fx_free(f);
+
+	f = cluster_view(bare, 2, 0, NULL);
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_node, "node1");
+	assert_non_null(strstr(rejection(f, "eth0")->reason, "no IP address"));
+	fx_free(f);
+}
+
+/* Two NICs in one subnet: the kernel sends everything out of eth1. */
+static const struct cl_node same_subnet[] = {
+	{ "node1", { IFA("eth1", "198.18.5.1/24"), IFA("eth2", "198.18.5.11/24") } },
+	{ "node2", { IFA("eth1", "198.18.5.2/24"), IFA("eth2", "198.18.5.12/24") } },
+};
+
+static enum npf_outcome egress_eth1(const struct cl_node *a, const struct cl_if *ia,
+				    const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)b;
+	(void)ib;
+	return strcmp(ia->name, "eth2") == 0 ? NPF_OUT_WRONG_EGRESS : NPF_OUT_OK;
+}
+
+static void wrong_egress(void **state)
+{
+	struct fx *f = cluster_view(same_subnet, 2, 0, egress_eth1);
+	(void)state;
+
+	set_pattern(&f->prefer, "eth2"); /* policy cannot make a wrong egress work */
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.ifname, "eth1");
+	assert_int_equal(rejection(f, "eth2")->outcome, NPF_OUT_WRONG_EGRESS);
+	fx_free(f);
+}
+
+/* One interface, IPv4 broken, IPv6 working: the link summary merges both networks; the
+ * raw paths tell them apart. */
+static void dual_stack_split_by_paths(void **state)
+{
+	static const struct cl_node ds[] = {
+		{ "node1", { IFA("eth0", "198.18.1.1/24"), IFA("eth0", "2001:db8:1::1/64") } },
+		{ "node2", { IFA("eth0", "198.18.1.2/24"), IFA("eth0", "2001:db8:1::2/64") } },
+	};
+	struct fx *f = cluster_view(ds, 2, 0, NULL);
+	struct npf_path *p = calloc(4, sizeof(*p));
+	const char *peers[2] = { "198.18.1.2/24", "2001:db8:1::2/64" };
+	const char *ours[2] = { "198.18.1.1/24", "2001:db8:1::1/64" };
+	(void)state;
+
+	assert_non_null(p);
+	for (int i = 0; i < 2; i++) {
+		p[2 * i].peer = 1;
+		p[2 * i].dir = NPF_DIR_FORWARD;
+		strcpy(p[2 * i].local_if, "eth0");
+		parse_cidr(peers[i], &p[2 * i].peer_addr);
+		p[2 * i].outcome = i == 0 ? NPF_OUT_TIMEOUT : NPF_OUT_OK;
+		p[2 * i + 1].peer = 1;
+		p[2 * i + 1].dir = NPF_DIR_REVERSE;
+		strcpy(p[2 * i + 1].local_if, "eth0");
+		parse_cidr(ours[i], &p[2 * i + 1].local_addr);
+		p[2 * i + 1].outcome = i == 0 ? NPF_OUT_TIMEOUT : NPF_OUT_OK;
+	}
+	f->chk.paths = p;
+	f->chk.n_paths = 4;
+	f->pol.master_addr = true;
+	f->pol.first_node = "node2";
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.cidr, "2001:db8:1::/64");
+	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "2001:db8:1::/64");
+	assert_var(f, NPF_VAR_MASTER_ADDR, "2001:db8:1::2");
+
+	/* The IPv6 probe left through another interface: no longer ok on eth0. */
+	npf_recommendation_clear(&f->rec);
+	strcpy(p[2].local_if, "eth9");
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_non_null(strstr(f->rec.summary, "wrong-egress"));
+	fx_free(f);
+
+	/* Both families work: IPv4 first, as NCCL itself prefers; no family forced. */
+	f = cluster_view(ds, 2, 0, NULL);
+	fx_run(f);
+	assert_string_equal(f->rec.cidr, "198.18.1.0/24");
+	assert_null(var(f, NPF_VAR_NCCL_SOCKET_FAMILY));
+	fx_free(f);
+}
+
+/* Linux allows ',' in interface names; NCCL splits on it. Only the real grammar sees that
+ * "=en,1" selects nothing called "en,1". */
+static void comma_in_name(void **state)
+{
+	static const struct cl_node comma[] = {
+		{ "node1", { IFS("ens1f0", "198.18.2.1/24", 100000) } },
+		{ "node2", { IFS("en,1", "198.18.2.2/24", 100000) } },
+	};
+	struct fx *f = cluster_view(comma, 2, 1, NULL);
+	(void)state;
+
+	/* On node2 itself no NCCL_SOCKET_IFNAME can name it; Gloo splits on ',' too but
+	 * takes the one name it is given here. */
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
+	assert_true(has_note(f, "NCCL_SOCKET_IFNAME left out"));
+	fx_free(f);
+
+	/* From node1, the job-wide list would miss node2's interface. */
+	f = cluster_view(comma, 2, 0, NULL);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
+	npf_recommendation_clear(&f->rec);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
+	assert_true(has_note(f, "NCCL_SOCKET_IFNAME: no job-wide value: '=ens1f0,en,1' would "
+				"miss en,1 on node2"));
+	fx_free(f);
+}
+
+static void master_addr_and_mask(void **state)
+{
+	struct fx *f;
+	(void)state;
+
+	f = cluster_view(basic, 3, 1, NULL);
+	f->pol.master_addr = true;
+	f->pol.first_node = "node1";
+	fx_run(f);
+	assert_var(f, NPF_VAR_MASTER_ADDR, "198.18.2.1");
+	fx_free(f);
+
+	f = cluster_view(basic, 3, 0, NULL);
+	f->pol.master_addr = true;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_MASTER_ADDR));
+	assert_true(has_note(f, "MASTER_ADDR left out"));
+	fx_free(f);
+
+	f = cluster_view(basic, 3, 0, NULL);
+	f->pol.master_addr = true;
+	f->pol.first_node = "node9";
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_MASTER_ADDR));
+	fx_free(f);
+
+	/* Only what the operator asked for. */
+	f = cluster_view(basic, 3, 0, NULL);
+	f->pol.publish = NPF_PUBVAR_NCCL_SOCKET_IFNAME | NPF_PUBVAR_OMPI_MCA_btl_tcp_if_include;
+	fx_run(f);
+	assert_int_equal(f->rec.n_vars, 2);
+	assert_string_equal(f->rec.vars[0].name, "NCCL_SOCKET_IFNAME");
+	assert_string_equal(f->rec.vars[1].name, "OMPI_MCA_btl_tcp_if_include");
+	fx_free(f);
+}
+
+/* ---- RDMA: HCA list and GID policy ------------------------------------------------------- */
+
+struct gid_spec {
+	int index;
+	const char *gid; /* IPv6 text */
+	enum npf_gid_type type;
+};
+
+static void add_port(struct fx *f, const char *dev, int port, enum npf_link_layer ll,
+		     enum npf_port_state st, const char *netdev, const struct gid_spec *gids,
+		     size_t n_gids)
+{
+	struct npf_rdma_dev *d = NULL;
+	struct npf_rdma_port *p;
+
+	for (size_t i = 0; i < f->inv.n_rdma; i++)
+		if (strcmp(f->inv.rdma[i].name, dev) == 0)
+			d = &f->inv.rdma[i];
+	if (!d) {
+		d = realloc(f->inv.rdma, (f->inv.n_rdma + 1) * sizeof(*d));
+		assert_non_null(d);
+		f->inv.rdma = d;
+		d = &d[f->inv.n_rdma++];
+		memset(d, 0, sizeof(*d));
+		snprintf(d->name, sizeof(d->name), "%s", dev);
+	}
+	p = realloc(d->ports, (d->n_ports + 1) * sizeof(*p));
+	assert_non_null(p);
+	d->ports = p;
+	p = &p[d->n_ports++];
+	memset(p, 0, sizeof(*p));
+	p->port = port;
+	p->state = st;
+	p->link_layer = ll;
+	snprintf(p->netdev, sizeof(p->netdev), "%s", netdev ? netdev : "");
+	p->gids = calloc(n_gids ? n_gids : 1, sizeof(*p->gids));
+	assert_non_null(p->gids);
+	p->n_gids = n_gids;
+	for (size_t i = 0; i < n_gids; i++) {
+		p->gids[i].index = gids[i].index;
+		assert_int_equal(inet_pton(AF_INET6, gids[i].gid, p->gids[i].raw), 1);
+		p->gids[i].type = gids[i].type;
+		snprintf(p->gids[i].ndev, sizeof(p->gids[i].ndev), "%s", netdev ? netdev : "");
+		if (gids[i].index + 1 > p->gid_tbl_len)
+			p->gid_tbl_len = gids[i].index + 1;
+	}
+	p->nccl_auto_gid = p->nccl_legacy_gid = -1;
+}
+
+static const struct cl_node roce2[] = {
+	{ "node1",
+	  { IFS("eno1", "198.18.1.1/24", 1000),
+	    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1),
+	    IFD("ens2f0np0", "198.18.3.1/24", 100000, 0, "mlx5_1", 1) } },
+	{ "node2",
+	  { IFS("eno1", "198.18.1.2/24", 1000),
+	    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1),
+	    IFD("ens2f0np0", "198.18.3.2/24", 100000, 0, "mlx5_1", 1) } },
+};
+
+#define V1 NPF_GID_IB_ROCE_V1
+#define V2 NPF_GID_ROCE_V2
+
+/* The usual mlx5 layout [fe80 v1, fe80 v2, IPv4 v1, IPv4 v2]. */
+static const struct gid_spec std0[] = {
+	{ 0, "fe80::a288:c2ff:fe5b:3ec", V1 },
+	{ 1, "fe80::a288:c2ff:fe5b:3ec", V2 },
+	{ 2, "::ffff:198.18.2.1", V1 },
+	{ 3, "::ffff:198.18.2.1", V2 },
+};
+
+/* Container layout: empty slots 0-3, the same pattern at 4-7. */
+static const struct gid_spec gap1[] = {
+	{ 4, "fe80::a288:c2ff:fe5b:3ed", V1 },
+	{ 5, "fe80::a288:c2ff:fe5b:3ed", V2 },
+	{ 6, "::ffff:198.18.3.1", V1 },
+	{ 7, "::ffff:198.18.3.1", V2 },
+};
+
+static const char *hca_why(const struct fx *f, const char *dev, int port)
+{
+	for (size_t i = 0; i < f->rec.n_hcas; i++)
+		if (strcmp(f->rec.hcas[i].dev, dev) == 0 && f->rec.hcas[i].port == port)
+			return f->rec.hcas[i].published ? NULL : f->rec.hcas[i].why;
+	return "missing";
+}
+
+static void roce_standard_layout(void **state)
+{
+	struct fx *f;
+	(void)state;
+
+	/* Current NCCL: its own pick (3) is right; nothing to steer. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ens1f0np0");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "mlx5_0:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY));
+	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_RANGE));
+	assert_int_equal(f->rec.hcas[0].gid_index, 3);
+	assert_int_equal(f->rec.hcas[0].auto_gid, 3);
+	fx_free(f);
+
+	/* NCCL 2.20: index 0 would be the link-local v1 GID: pin 3. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	f->pol.nccl_version = NPF_NCCL_VERSION(2, 20, 5);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	fx_free(f);
+}
+
+static void roce_container_gaps_and_two_hcas(void **state)
+{
+	struct fx *f;
+	(void)state;
+
+	/* Two rails, auto indices 3 and 7: fine on current NCCL, per-port detection. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", gap1, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_int_equal(f->rec.hcas[1].auto_gid, 7);
+	fx_free(f);
+
+	/* Old NCCL: one global index; 3 and 7 disagree -> narrow to one, and say so. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", gap1, 4);
+	f->pol.nccl_version = NPF_NCCL_VERSION(2, 19, 3);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_non_null(strstr(hca_why(f, "mlx5_1", 1), "index 7"));
+	assert_true(has_note(f, "NCCL_IB_HCA narrowed: mlx5_1:1"));
+	fx_free(f);
+
+	/* Old NCCL, only the container port: pin 7. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", gap1, 4);
+	f->pol.nccl_version = NPF_NCCL_VERSION(2, 18, 1);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "7");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1");
+	fx_free(f);
+
+	/* Old NCCL but NCCL_IB_GID_INDEX not published: NCCL stays on 0; no port fits. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	f->pol.nccl_version = NPF_NCCL_VERSION(2, 18, 1);
+	f->pol.publish = NPF_PUBVAR_NCCL_IB_HCA | NPF_PUBVAR_NCCL_SOCKET_IFNAME;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
+	assert_true(has_note(f, "no RDMA port passed"));
+	fx_free(f);
+}
+
+static void roce_ipv6_only(void **state)
+{
+	static const struct cl_node v6[] = {
+		{ "node1", { IFD("ens1f0np0", "2001:db8:2::1/64", 100000, 0, "mlx5_0", 1) } },
+		{ "node2", { IFD("ens1f0np0", "2001:db8:2::2/64", 100000, 0, "mlx5_0", 1) } },
+	};
+	static const struct gid_spec g6[] = {
+		{ 0, "fe80::a288:c2ff:fe5b:3ec", V1 },
+		{ 1, "fe80::a288:c2ff:fe5b:3ec", V2 },
+		{ 2, "2001:db8:2::1", V1 },
+		{ 3, "2001:db8:2::1", V2 },
+	};
+	struct fx *f = cluster_view(v6, 2, 0, NULL);
+	(void)state;
+
+	/* NCCL's default family is AF_INET: with no IPv4 GID it stays on 0 (fe80). */
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", g6, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
+	assert_var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY, "AF_INET6");
+	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_RANGE));
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_int_equal(f->rec.hcas[0].auto_gid, 3);
+	fx_free(f);
+
+	/* Without permission to publish the family, the port cannot be used right. */
+	f = cluster_view(v6, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", g6, 4);
+	f->pol.publish = NPF_PUBVAR_NCCL_IB_HCA | NPF_PUBVAR_NCCL_SOCKET_IFNAME;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
+	assert_non_null(strstr(hca_why(f, "mlx5_0", 1), "would use index 0"));
+	fx_free(f);
+}
+
+/* The netdev carries a second IPv4 address whose GID comes first: NCCL's default pick is
+ * the wrong address; a range steers it. */
+static void roce_range_steers(void **state)
+{
+	static const struct gid_spec two4[] = {
+		{ 0, "fe80::1", V1 },         { 1, "fe80::1", V2 },
+		{ 2, "::ffff:10.9.9.1", V1 }, { 3, "::ffff:10.9.9.1", V2 },
+		{ 4, "::ffff:198.18.2.1", V1 }, { 5, "::ffff:198.18.2.1", V2 },
+	};
+	struct fx *f = cluster_view(roce2, 2, 0, NULL);
+	(void)state;
+
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", two4, 6);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_ADDR_RANGE, "198.18.2.0/24");
+	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY));
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_int_equal(f->rec.hcas[0].auto_gid, 5);
+	fx_free(f);
+}
+
+/* Ports that are down, have no netdev, or whose netdev failed are left out; the exact
+ * value keeps mlx5_1 from selecting mlx5_10. */
+static void hca_selection(void **state)
+{
+	static const struct cl_node many[] = {
+		{ "node1",
+		  { IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens9f0np0", "198.18.9.1/24", 100000, 0, "mlx5_10", 1) } },
+		{ "node2",
+		  { IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens9f0np0", "198.18.9.2/24", 100000, 0, "mlx5_10", 1) } },
+	};
+	static const struct gid_spec g1[] = {
+		{ 0, "fe80::1", V1 }, { 1, "fe80::1", V2 },
+		{ 2, "::ffff:198.18.2.1", V1 }, { 3, "::ffff:198.18.2.1", V2 },
+	};
+	static const struct gid_spec g10[] = {
+		{ 0, "fe80::2", V1 }, { 1, "fe80::2", V2 },
+		{ 2, "::ffff:198.18.9.1", V1 }, { 3, "::ffff:198.18.9.1", V2 },
+	};
+	struct fx *f = cluster_view(many, 2, 0, NULL);
+	struct ncclmatch_list l;
+	(void)state;
+
+	/* ens9f0np0 (mlx5_10) is refused by the peer. */
+	for (size_t i = 0; i < f->chk.n_links; i++)
+		if (strcmp(f->chk.links[i].ifname, "ens9f0np0") == 0)
+			f->chk.links[i].rev = NPF_OUT_REFUSED;
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", g1, 4);
+	/* A DOWN port behind a working netdev is still out: NCCL would not use it. */
+	add_port(f, "mlx5_1", 2, NPF_LL_ETHERNET, NPF_PORT_DOWN, "ens1f0np0", g1, 4);
+	add_port(f, "mlx5_10", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens9f0np0", g10, 4);
+	add_port(f, "mlx5_2", 1, NPF_LL_INFINIBAND, NPF_PORT_ACTIVE, NULL, NULL, 0);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1");
+	assert_non_null(strstr(hca_why(f, "mlx5_10", 1), "did not pass"));
+	assert_non_null(strstr(hca_why(f, "mlx5_2", 1), "no netdev"));
+	assert_non_null(strstr(hca_why(f, "mlx5_1", 2), "DOWN"));
+	assert_int_equal(ncclmatch_parse(var(f, NPF_VAR_NCCL_IB_HCA), NCCLMATCH_IB, &l), 0);
+	assert_true(ncclmatch_hca(&l, "mlx5_1", 1));
+	assert_false(ncclmatch_hca(&l, "mlx5_1", 2));
+	assert_false(ncclmatch_hca(&l, "mlx5_10", 1));
+	assert_false(ncclmatch_hca(&l, "mlx5_2", 1));
+	fx_free(f);
+}
+
+/* InfiniBand with a working IPoIB network: the IB port is published, no GID settings. */
+static void ib_over_ipoib(void **state)
+{
+	static const struct cl_node ib[] = {
+		{ "node1",
+		  { IFS("eno1", "198.18.1.1/24", 25000),
+		    IFD("ibp12s0", "198.18.6.1/24", 0, 0, "mlx5_0", 1) } },
+		{ "node2",
+		  { IFS("eno1", "198.18.1.2/24", 25000),
+		    IFD("ibp12s0", "198.18.6.2/24", 0, 0, "mlx5_0", 1) } },
+	};
+	static const struct gid_spec gib[] = { { 0, "fe80::248a:703:9a:b0c1", V1 } };
+	struct fx *f = cluster_view(ib, 2, 0, NULL);
+	(void)state;
+
+	add_port(f, "mlx5_0", 1, NPF_LL_INFINIBAND, NPF_PORT_ACTIVE, "ibp12s0", gib, 1);
+	f->pol.nccl_version = NPF_NCCL_VERSION(2, 20, 5);
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ibp12s0"); /* RDMA-backed ranks first */
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "mlx5_0:1");
+	fx_free(f);
+}
+
+static void job_wide_hca(void **state)
+{
+	struct fx *f = cluster_view(roce2, 2, 0, NULL);
+	(void)state;
+
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", gap1, 4);
+	f->pol.job_wide = true;
+	f->pol.nccl_version = NPF_NCCL_VERSION(2, 19, 3);
+	fx_run(f);
+	/* Narrowed here to mlx5_0, but node2's mlx5_1 works: the union would select
+	 * mlx5_1 on this node too, so no job-wide value. */
+	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
+	assert_true(has_note(f, "NCCL_IB_HCA: no job-wide value"));
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_true(has_note(f, "NCCL_IB_GID_INDEX: no job-wide value"));
+	fx_free(f);
+
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", gap1, 4);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "mlx5_0:1,mlx5_1:1");
+	fx_free(f);
+}
+
+/* Evidence from the network is not trusted: out-of-range indices and enums, junk
+ * addresses, hostile names. */
+static void hostile_check(void **state)
+{
+	struct fx *f = cluster_view(basic, 3, 0, NULL);
+	struct npf_link *l;
+	(void)state;
+
+	l = realloc(f->chk.links, (f->chk.n_links + 3) * sizeof(*l));
+	assert_non_null(l);
+	f->chk.links = l;
+	memset(&l[f->chk.n_links], 0, 3 * sizeof(*l));
+	strcpy(l[f->chk.n_links].ifname, "ens1f0");
+	l[f->chk.n_links].peer = 77;
+	strcpy(l[f->chk.n_links + 1].ifname, "ens1f0");
+	l[f->chk.n_links + 1].peer = -3;
+	strcpy(l[f->chk.n_links + 2].ifname, "nosuch");
+	l[f->chk.n_links + 2].peer = 1;
+	f->chk.n_links += 3;
+	f->chk.nodes[1].cands[0].addr.family = 99;
+	f->chk.nodes[1].cands[1].addr.prefixlen = 200;
+	snprintf(f->chk.nodes[2].name, sizeof(f->chk.nodes[2].name), "evil\n$(reboot)");
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	npf_recommendation_clear(&f->rec);
+
+	/* An outcome outside the enum is a failure, never ok. */
+	for (size_t i = 0; i < f->chk.n_links; i++)
+		if (f->chk.links[i].peer == 2)
+			f->chk.links[i].fwd = (enum npf_outcome)1234;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	fx_free(f);
+
+	assert_int_equal(npf_recommend(NULL, NULL, NULL, NULL), -EINVAL);
+	{
+		struct npf_inventory inv = { 0 };
+		struct npf_check chk = { 0 };
+		struct npf_recommendation rec;
+
+		assert_int_equal(npf_recommend(&inv, &chk, NULL, &rec), -EINVAL);
+		npf_recommendation_clear(&rec);
+	}
+}
+
+static void var_names(void **state)
+{
+	(void)state;
+	assert_string_equal(npf_var_name(NPF_VAR_NCCL_SOCKET_IFNAME), "NCCL_SOCKET_IFNAME");
+	assert_string_equal(npf_var_name(NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE),
+			    "OMPI_MCA_btl_tcp_if_include");
+	assert_null(npf_var_name(NPF_VAR__COUNT));
+	assert_null(npf_recommendation_get(NULL, NPF_VAR_MASTER_ADDR));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(all_ok_picks_fastest),
+		cmocka_unit_test(container_bridges_rejected),
+		cmocka_unit_test(bridge_roles),
+		cmocka_unit_test(policy_prefer_avoid),
+		cmocka_unit_test(rdma_ranks_before_speed),
+		cmocka_unit_test(one_network_for_all),
+		cmocka_unit_test(deterministic_order),
+		cmocka_unit_test(job_wide_names),
+		cmocka_unit_test(prefix_clashes),
+		cmocka_unit_test(fail_names_node_and_interfaces),
+		cmocka_unit_test(every_outcome_mix),
+		cmocka_unit_test(unknown_when_peer_unavailable),
+		cmocka_unit_test(sparse_mode),
+		cmocka_unit_test(no_peers_no_candidates),
+		cmocka_unit_test(wrong_egress),
+		cmocka_unit_test(dual_stack_split_by_paths),
+		cmocka_unit_test(comma_in_name),
+		cmocka_unit_test(master_addr_and_mask),
+		cmocka_unit_test(roce_standard_layout),
+		cmocka_unit_test(roce_container_gaps_and_two_hcas),
+		cmocka_unit_test(roce_ipv6_only),
+		cmocka_unit_test(roce_range_steers),
+		cmocka_unit_test(hca_selection),
+		cmocka_unit_test(ib_over_ipoib),
+		cmocka_unit_test(job_wide_hca),
+		cmocka_unit_test(hostile_check),
+		cmocka_unit_test(var_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
