@@ -773,8 +773,8 @@ int rdma_sysfs_read(const char *sysfs_root, struct npf_inventory *inv)
 		}
 	}
 	while ((de = readdir(d)) && nnames < RDMA_SYSFS_MAX_DEVS)
-		if (valid_dev_name(de->d_name))
-			snprintf(names[nnames++], NPF_NAME_MAX, "%s", de->d_name);
+		if (valid_dev_name(de->d_name)) /* which bounds it below NPF_NAME_MAX */
+			memcpy(names[nnames++], de->d_name, strlen(de->d_name) + 1);
 	closedir(d);
 	/* readdir order is arbitrary; sort for stable output and tests. */
 	qsort(names, nnames, sizeof(*names), cmp_name);
