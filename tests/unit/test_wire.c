@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for the probe protocol codec (lib/wire): header, cursor, strict JSON, messages. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "wire.h"
+
+static json_t *parse(const char *s)
+{
+	json_t *j = NULL;
+
+	if (npf_wire_parse_json((const uint8_t *)s, strlen(s), &j) < 0)
+		return NULL;
+	return j;
+}
+
+static void test_header(void **state)
+{
+	uint8_t b[NPF_WIRE_HDR_LEN];
+	struct npf_wire_hdr h;
+
+	(void)state;
+	npf_wire_hdr_encode(b, NPF_MSG_REVERSE_REQ, 1234);
+	assert_int_equal(b[0], 0);
+	assert_int_equal(b[1], NPF_WIRE_VERSION);
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), 0);
+	assert_int_equal(h.version, NPF_WIRE_VERSION);
+	assert_int_equal(h.type, NPF_MSG_REVERSE_REQ);
+	assert_int_equal(h.length, 1234);
+	/* truncated */
+	for (size_t i = 0; i < NPF_WIRE_HDR_LEN; i++)
+		assert_int_equal(npf_wire_hdr_decode(b, i, NPF_WIRE_MAX_PAYLOAD, &h), -EAGAIN);
+	/* a caller's smaller cap */
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), 1000, &h), -EMSGSIZE);
+	/* oversized */
+	npf_wire_hdr_encode(b, NPF_MSG_HELLO, NPF_WIRE_MAX_PAYLOAD + 1);
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), UINT32_MAX, &h), -EMSGSIZE);
+	npf_wire_hdr_encode(b, NPF_MSG_HELLO, NPF_WIRE_MAX_PAYLOAD);
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), 0);
+	/* unknown types */
+	npf_wire_hdr_encode(b, 0, 10);
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), -EBADMSG);
+	npf_wire_hdr_encode(b, NPF_MSG__END, 10);
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), -EBADMSG);
+	/* wrong version wins over everything else and still reports the header */
+	npf_wire_hdr_encode(b, 0xffff, UINT32_MAX);
+	b[1] = 2;
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h),
+			 -EPROTONOSUPPORT);
+	assert_int_equal(h.version, 2);
+}
+
+static void test_cursor(void **state)
+{
+	const uint8_t b[] = { 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde };
+	struct npf_cursor c;
+	uint16_t v16;
+	uint32_t v32;
+
+	(void)state;
+	npf_cursor_init(&c, b, sizeof(b));
+	assert_int_equal(npf_cursor_get_u16(&c, &v16), 0);
+	assert_int_equal(v16, 0x1234);
+	assert_int_equal(npf_cursor_get_u32(&c, &v32), 0);
+	assert_int_equal(v32, 0x56789abc);
+	assert_int_equal(npf_cursor_left(&c), 1);
+	assert_int_equal(npf_cursor_get_u16(&c, &v16), -EBADMSG);
+	assert_int_equal(npf_cursor_get_u32(&c, &v32), -EBADMSG);
+	assert_int_equal(npf_cursor_left(&c), 1);
+	npf_cursor_init(&c, NULL, 100);
+	assert_int_equal(npf_cursor_get_u16(&c, &v16), -EBADMSG);
+}
+
+static void test_strict_json(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"[1,2]",
+		"\"str\"",
+		"{\"a\":1} x",
+		"{\"a\":1}{\"b\":2}",
+		"{\"a\":1,\"a\":2}",
+		"{\"a\":\"x\\u0000y\"}",
+		"{\"a\":",
+		"{'a':1}",
+	};
+	json_t *j = NULL;
+	const uint8_t nul[] = { '{', '}', 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(npf_wire_parse_json((const uint8_t *)bad[i], strlen(bad[i]), &j),
+				 -EBADMSG);
+	assert_int_equal(npf_wire_parse_json(nul, sizeof(nul), &j), -EBADMSG);
+	assert_int_equal(npf_wire_parse_json(NULL, 0, &j), -EBADMSG);
+	assert_int_equal(npf_wire_parse_json((const uint8_t *)"{}", 2, &j), 0);
+	json_decref(j);
+}
+
+static void test_hello(void **state)
+{
+	struct npf_msg_hello h = { .node = "node1", .instance = 0x0123456789abcdefull,
+				   .want_candidates = true };
+	struct npf_msg_hello out;
+	json_t *j;
+
+	(void)state;
+	j = npf_wire_hello_to_json(&h);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "instance")), "0123456789abcdef");
+	assert_int_equal(npf_wire_hello_from_json(j, &out), 0);
+	assert_string_equal(out.node, "node1");
+	assert_true(out.instance == h.instance);
+	assert_true(out.want_candidates);
+	json_decref(j);
+
+	static const char *const bad[] = {
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\"}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,\"x\":1}",
+		"{\"node\":\"n\",\"instance\":81985529216486895,\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0000000000000000\",\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0123456789ABCDEF\",\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcde\",\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdeg\",\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":1}",
+		"{\"node\":\"a b\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+		"{\"node\":\"\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+		"{\"node\":5,\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+		"{\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
+		"\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		j = parse(bad[i]);
+		assert_non_null(j);
+		assert_int_equal(npf_wire_hello_from_json(j, &out), -EBADMSG);
+		json_decref(j);
+	}
+}
+
+static void test_hello_reply(void **state)
+{
+	struct npf_candidate c[2] = { 0 };
+	char names[3][IFNAMSIZ] = { "lo", "eth0", "docker0" };
+	struct npf_msg_hello_reply m = { .node = "node2", .instance = 42, .proto = 1,
+					 .cands = c, .n_cands = 2, .ifnames = names,
+					 .n_ifnames = 3, .lists = true };
+	struct npf_msg_hello_reply out;
+	json_t *j, *cj;
+
+	(void)state;
+	strcpy(c[0].ifname, "eth0");
+	npf_wire_addr_parse("198.18.1.2", &c[0].addr);
+	c[0].addr.prefixlen = 24;
+	c[0].kind = NPF_KIND_PHYSICAL;
+	c[0].mtu = 9000;
+	c[0].speed_mbps = 100000;
+	strcpy(c[0].rdma_dev, "mlx5_0");
+	c[0].rdma_port = 1;
+	c[0].rdma_ll = NPF_LL_ETHERNET;
+	c[0].rdma_active = true;
+	strcpy(c[1].ifname, "docker0");
+	npf_wire_addr_parse("2001:db8::1", &c[1].addr);
+	c[1].addr.prefixlen = 64;
+	c[1].kind = NPF_KIND_BRIDGE;
+	c[1].roles = 1;
+	c[1].speed_mbps = NPF_SPEED_UNKNOWN;
+
+	j = npf_wire_hello_reply_to_json(&m);
+	assert_non_null(j);
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), 0);
+	assert_true(out.lists);
+	assert_int_equal(out.n_cands, 2);
+	assert_int_equal(out.n_ifnames, 3);
+	assert_string_equal(out.ifnames[2], "docker0");
+	assert_string_equal(out.cands[0].ifname, "eth0");
+	assert_int_equal(out.cands[0].addr.prefixlen, 24);
+	assert_int_equal(out.cands[0].mtu, 9000);
+	assert_true(out.cands[0].speed_mbps == 100000);
+	assert_string_equal(out.cands[0].rdma_dev, "mlx5_0");
+	assert_int_equal(out.cands[0].rdma_ll, NPF_LL_ETHERNET);
+	assert_true(out.cands[0].rdma_active);
+	assert_int_equal(out.cands[1].addr.family, AF_INET6);
+	assert_int_equal(out.cands[1].kind, NPF_KIND_BRIDGE);
+	assert_true(out.cands[1].speed_mbps == NPF_SPEED_UNKNOWN);
+	npf_wire_hello_reply_clear(&out);
+
+	/* Wrong prefix for the family, an unknown kind, candidates without ifnames. */
+	cj = json_array_get(json_object_get(j, "candidates"), 0);
+	json_object_set_new(cj, "prefixlen", json_integer(33));
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), -EBADMSG);
+	assert_null(out.cands);
+	json_object_set_new(cj, "prefixlen", json_integer(24));
+	json_object_set_new(cj, "kind", json_string("warp-drive"));
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), -EBADMSG);
+	json_object_set_new(cj, "kind", json_string("physical"));
+	json_object_set_new(cj, "if", json_string("a/b"));
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), -EBADMSG);
+	json_object_set_new(cj, "if", json_string("eth0"));
+	json_object_set_new(cj, "mtu", json_integer(-1));
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), -EBADMSG);
+	json_object_set_new(cj, "mtu", json_integer(1500));
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), 0);
+	npf_wire_hello_reply_clear(&out);
+	json_object_del(j, "ifnames");
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), -EBADMSG);
+	json_decref(j);
+
+	/* Without lists: an identity-only reply. */
+	m.lists = false;
+	j = npf_wire_hello_reply_to_json(&m);
+	assert_null(json_object_get(j, "candidates"));
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), 0);
+	assert_false(out.lists);
+	assert_int_equal(out.n_cands, 0);
+	json_decref(j);
+
+	/* Too many candidates. */
+	j = parse("{\"node\":\"n\",\"instance\":\"0000000000000001\",\"proto\":1,"
+		  "\"candidates\":[],\"ifnames\":[]}");
+	cj = json_object_get(j, "candidates");
+	for (int i = 0; i <= NPF_WIRE_MAX_CANDS; i++)
+		json_array_append_new(cj, json_object());
+	assert_int_equal(npf_wire_hello_reply_from_json(j, &out), -EBADMSG);
+	json_decref(j);
+}
+
+static void test_open_data(void **state)
+{
+	struct npf_msg_open_data od = { .bytes = 65536 }, odo;
+	struct npf_msg_open_data_reply r = { .port = 40000 }, ro;
+	struct npf_msg_data_auth a, ao;
+	struct npf_msg_data_auth_reply ar = { .node = "n3", .instance = 7 }, aro;
+	json_t *j;
+
+	(void)state;
+	for (int i = 0; i < NPF_WIRE_TOKEN_LEN; i++)
+		r.token[i] = a.token[i] = (uint8_t)(i * 17);
+	j = npf_wire_open_data_to_json(&od);
+	assert_int_equal(npf_wire_open_data_from_json(j, &odo), 0);
+	assert_int_equal(odo.bytes, 65536);
+	json_object_set_new(j, "bytes", json_integer(65535));
+	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);
+	json_object_set_new(j, "bytes", json_integer((json_int_t)NPF_WIRE_MAX_BULK + 1));
+	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);
+	json_object_set_new(j, "bytes", json_real(70000.0));
+	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);
+	json_decref(j);
+
+	j = npf_wire_open_data_reply_to_json(&r);
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), 0);
+	assert_int_equal(ro.port, 40000);
+	assert_memory_equal(ro.token, r.token, NPF_WIRE_TOKEN_LEN);
+	json_object_set_new(j, "port", json_integer(0));
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
+	json_object_set_new(j, "port", json_integer(65536));
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
+	json_object_set_new(j, "port", json_integer(1));
+	json_object_set_new(j, "token", json_string("00"));
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
+	json_decref(j);
+
+	j = npf_wire_data_auth_to_json(&a);
+	assert_int_equal(npf_wire_data_auth_from_json(j, &ao), 0);
+	assert_memory_equal(ao.token, a.token, NPF_WIRE_TOKEN_LEN);
+	json_object_set_new(j, "extra", json_true());
+	assert_int_equal(npf_wire_data_auth_from_json(j, &ao), -EBADMSG);
+	json_decref(j);
+
+	j = npf_wire_data_auth_reply_to_json(&ar);
+	assert_int_equal(npf_wire_data_auth_reply_from_json(j, &aro), 0);
+	assert_string_equal(aro.node, "n3");
+	assert_true(aro.instance == 7);
+	json_decref(j);
+}
+
+static void test_reverse(void **state)
+{
+	struct npf_msg_reverse_req *rq = calloc(1, sizeof(*rq)), *rqo = calloc(1, sizeof(*rqo));
+	struct npf_msg_reverse_result *rr = calloc(1, sizeof(*rr)), *rro = calloc(1, sizeof(*rro));
+	json_t *j, *t;
+
+	(void)state;
+	assert_non_null(rq);
+	assert_non_null(rqo);
+	assert_non_null(rr);
+	assert_non_null(rro);
+	rq->id = 9;
+	rq->timeout_ms = 2500;
+	rq->bytes = 1u << 20;
+	npf_wire_addr_parse("198.18.1.1", &rq->targets[0]);
+	npf_wire_addr_parse("2001:db8::7", &rq->targets[1]);
+	rq->n_targets = 2;
+	j = npf_wire_reverse_req_to_json(rq);
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), 0);
+	assert_int_equal(rqo->n_targets, 2);
+	assert_int_equal(rqo->targets[1].family, AF_INET6);
+	assert_int_equal(rqo->timeout_ms, 2500);
+
+	t = json_object_get(j, "targets");
+	json_array_append_new(t, json_string("not-an-address"));
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
+	json_array_clear(t);
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
+	for (int i = 0; i <= NPF_WIRE_MAX_TARGETS; i++)
+		json_array_append_new(t, json_string("198.18.0.1"));
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
+	json_array_remove(t, 0);
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), 0);
+	assert_int_equal(rqo->n_targets, NPF_WIRE_MAX_TARGETS);
+	json_object_set_new(j, "timeout_ms", json_integer(0));
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
+	json_object_set_new(j, "timeout_ms", json_integer(NPF_WIRE_MAX_TIMEOUT_MS + 1));
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
+	json_decref(j);
+
+	rr->id = 9;
+	rr->n_results = 2;
+	rr->results[0].addr = rq->targets[0];
+	rr->results[0].outcome = NPF_OUT_OK;
+	rr->results[0].rtt_us = 120;
+	strcpy(rr->results[0].egress, "eth0");
+	rr->results[1].addr = rq->targets[1];
+	rr->results[1].outcome = NPF_OUT_WRONG_PEER;
+	strcpy(rr->results[1].detail, "answered by node3");
+	j = npf_wire_reverse_result_to_json(rr);
+	assert_int_equal(npf_wire_reverse_result_from_json(j, rro), 0);
+	assert_int_equal(rro->n_results, 2);
+	assert_int_equal(rro->results[0].rtt_us, 120);
+	assert_string_equal(rro->results[0].egress, "eth0");
+	assert_int_equal(rro->results[1].outcome, NPF_OUT_WRONG_PEER);
+	assert_string_equal(rro->results[1].detail, "answered by node3");
+	json_object_set_new(json_array_get(json_object_get(j, "results"), 1), "outcome",
+			    json_string("fine"));
+	assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+	json_decref(j);
+	free(rq);
+	free(rqo);
+	free(rr);
+	free(rro);
+}
+
+static void test_error_and_frame(void **state)
+{
+	struct npf_msg_error e = { .code = NPF_WERR_UNSUPPORTED_VERSION, .message = "v2?" }, eo;
+	struct npf_wire_hdr h;
+	uint8_t *f = NULL;
+	size_t len = 0;
+	json_t *j, *big;
+	char *s;
+
+	(void)state;
+	j = npf_wire_error_to_json(&e);
+	assert_int_equal(npf_wire_error_from_json(j, &eo), 0);
+	assert_int_equal(eo.code, NPF_WERR_UNSUPPORTED_VERSION);
+	assert_string_equal(eo.message, "v2?");
+	assert_int_equal(npf_wire_frame(NPF_MSG_ERROR, j, &f, &len), 0);
+	assert_int_equal(npf_wire_hdr_decode(f, len, NPF_WIRE_MAX_PAYLOAD, &h), 0);
+	assert_int_equal(h.type, NPF_MSG_ERROR);
+	assert_int_equal(h.length + NPF_WIRE_HDR_LEN, len);
+	free(f);
+	json_object_set_new(j, "code", json_string("teapot"));
+	assert_int_equal(npf_wire_error_from_json(j, &eo), -EBADMSG);
+	json_decref(j);
+
+	/* A payload over the maximum is refused at encode time. */
+	s = malloc(NPF_WIRE_MAX_PAYLOAD + 1);
+	assert_non_null(s);
+	memset(s, 'x', NPF_WIRE_MAX_PAYLOAD);
+	s[NPF_WIRE_MAX_PAYLOAD] = '\0';
+	big = json_pack("{s:s}", "a", s);
+	assert_int_equal(npf_wire_frame(NPF_MSG_ERROR, big, &f, &len), -EMSGSIZE);
+	json_decref(big);
+	free(s);
+}
+
+static void test_names(void **state)
+{
+	struct npf_addr a;
+
+	(void)state;
+	assert_true(npf_wire_name_valid("gpu-node017.cluster"));
+	assert_false(npf_wire_name_valid(""));
+	assert_false(npf_wire_name_valid("a\tb"));
+	assert_false(npf_wire_name_valid(NULL));
+	assert_string_equal(npf_wire_err_name(NPF_WERR_BUSY), "busy");
+	assert_string_equal(npf_wire_err_name((enum npf_wire_err)99), "unknown");
+	assert_string_equal(npf_wire_type_name(NPF_MSG_OPEN_DATA), "OPEN_DATA");
+	assert_string_equal(npf_wire_type_name(77), "UNKNOWN");
+	assert_int_equal(npf_wire_addr_parse("198.18.0.300", &a), -EINVAL);
+	assert_int_equal(npf_wire_addr_parse("fe80::1%eth0", &a), -EINVAL);
+	assert_int_equal(npf_wire_addr_parse(NULL, &a), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header),     cmocka_unit_test(test_cursor),
+		cmocka_unit_test(test_strict_json), cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_hello_reply), cmocka_unit_test(test_open_data),
+		cmocka_unit_test(test_reverse),    cmocka_unit_test(test_error_and_frame),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
