@@ -451,7 +451,8 @@ static int add_net(struct ctx *c, const struct npf_addr *a)
 	struct npf_addr key;
 	struct net *n;
 
-	if (!addr_usable(a))
+	/* A /0 would contain every address and make "0.0.0.0/0" a network of the job. */
+	if (!addr_usable(a) || a->prefixlen == 0)
 		return 0;
 	addr_mask(a, a->prefixlen, &key);
 	for (size_t i = 0; i < c->n_nets; i++)
@@ -916,19 +917,24 @@ static void blame(struct ctx *c)
 		copy_str(out->fail_node, sizeof(out->fail_node), node_name(c, 0));
 	else
 		copy_str(out->fail_node, sizeof(out->fail_node), node_name(c, worst));
-	/* The evidence shown is the best-ranked failing network's. */
-	for (size_t n = 0; n < c->n_nets; n++) {
-		const struct net *net = &c->nets[n];
-		const struct eval *e;
+	/* The evidence shown: the best-ranked network that fails with the suspect, else
+	 * the best-ranked failing one. */
+	for (int pass = 0; pass < 2 && !out->fail_ifname[0]; pass++)
+		for (size_t n = 0; n < c->n_nets; n++) {
+			const struct net *net = &c->nets[n];
+			const struct eval *e;
 
-		if (net->ifc < 0 || net->state != EST_FAIL)
-			continue;
-		e = ev_at(c, (size_t)net->ifc, n);
-		copy_str(out->fail_ifname, sizeof(out->fail_ifname), c->inv->ifaces[net->ifc].name);
-		out->fail_outcome = e->outcome;
-		out->fail_dir = e->dir;
-		break;
-	}
+			if (net->ifc < 0 || net->state != EST_FAIL)
+				continue;
+			e = ev_at(c, (size_t)net->ifc, n);
+			if (pass == 0 && e->peer != worst)
+				continue;
+			copy_str(out->fail_ifname, sizeof(out->fail_ifname),
+				 c->inv->ifaces[net->ifc].name);
+			out->fail_outcome = e->outcome;
+			out->fail_dir = e->dir;
+			break;
+		}
 }
 
 /* ---- the environment ------------------------------------------------------------------ */
@@ -1628,7 +1634,7 @@ static int build_env(struct ctx *c)
 	if (family == AF_INET6)
 		set_var(c, vals, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
 	if (var_wanted(c, NPF_VAR_NCCL_SOCKET_IFNAME))
-		socket_ifname(c, vals, family);
+		socket_ifname(c, vals, vals[NPF_VAR_NCCL_SOCKET_FAMILY] ? family : 0);
 	if ((r = build_hcas(c, vals)) < 0)
 		goto out;
 	set_var(c, vals, NPF_VAR_GLOO_SOCKET_IFNAME, ifc->name);

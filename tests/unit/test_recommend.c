@@ -1410,9 +1410,12 @@ static void hostile_check(void **state)
 	f->chk.n_links += 3;
 	f->chk.nodes[1].cands[0].addr.family = 99;
 	f->chk.nodes[1].cands[1].addr.prefixlen = 200;
+	f->chk.nodes[2].cands[0].addr.prefixlen = 0; /* "everything is my subnet" */
 	snprintf(f->chk.nodes[2].name, sizeof(f->chk.nodes[2].name), "evil\n$(reboot)");
 	fx_run(f);
 	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+	assert_non_null(strstr(rejection(f, "eth0")->reason, "198.18.1.0/24"));
 	npf_recommendation_clear(&f->rec);
 
 	/* An outcome outside the enum is a failure, never ok. */
