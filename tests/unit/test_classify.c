@@ -60,7 +60,7 @@ static void role_table(void **state)
 		{ "virbr0-nic", "tun", NPF_ROLE_CONTAINER_BRIDGE, "libvirt" },
 		{ "lxcbr0", "bridge", NPF_ROLE_CONTAINER_BRIDGE, "LXC" },
 		{ "flannel.1", "vxlan", NPF_ROLE_OVERLAY, "flannel" },
-		{ "cali123abc", "veth", NPF_ROLE_OVERLAY, "Calico" },
+		{ "cali123", "veth", NPF_ROLE_OVERLAY, "Calico" },
 		{ "cilium_host", "veth", NPF_ROLE_OVERLAY, "Cilium" },
 		{ "vxlan.calico", "vxlan", NPF_ROLE_OVERLAY, "vxlan.calico" },
 		{ "weave", "bridge", NPF_ROLE_OVERLAY, "Weave" },
