@@ -123,9 +123,10 @@ done
 
 start_daemon() {
 	local n=$1
+	shift
 	mkdir -p "$T/$n"
 	ip netns exec "$(ns "$n")" "$DAEMON" --foreground --socket "$T/$n.sock" --node-name "$n" \
-		--state-dir "$T/$n" >>"$T/$n.log" 2>&1 &
+		--state-dir "$T/$n" "$@" >>"$T/$n.log" 2>&1 &
 	PIDS[$n]=$!
 }
 wait_daemon() {
@@ -137,14 +138,28 @@ wait_daemon() {
 	done
 	die "$n: daemon did not come up ($(tail -n 5 "$T/$n.log"))"
 }
+# stop_daemon NODE: SIGTERM must end the daemon cleanly (status 0; under ASan/UBSan a
+# leak or error report makes it non-zero) and remove its socket.
 stop_daemon() {
-	local n=$1 pid=${PIDS[$1]}
+	local n=$1 pid=${PIDS[$1]} rc
 	kill -TERM "$pid"
 	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$pid" 2>/dev/null && die "$n: daemon ignored SIGTERM"
+	wait "$pid"
+	rc=$?
 	unset "PIDS[$n]"
+	if [ "$rc" -eq 0 ] && ! grep -qE 'Sanitizer|runtime error' "$T/$n.log"; then
+		pass "$n: clean exit on SIGTERM"
+	else
+		fail "$n: exit status $rc on SIGTERM: $(grep -m5 -E 'Sanitizer|runtime error|SUMMARY' "$T/$n.log")"
+	fi
+	[ -e "$T/$n.sock" ] && fail "$n: socket left behind after SIGTERM" || pass "$n: socket removed"
 }
-for n in "${NODES[@]}"; do start_daemon "$n"; done
+# node1 reads a config file (reloaded on SIGHUP below); node2 and node3 run without one.
+printf '[probe]\ntimeout = 3s\ncache_ttl = 10m\n' >"$T/node1.conf"
+start_daemon node1 --config "$T/node1.conf"
+start_daemon node2
+start_daemon node3
 for n in "${NODES[@]}"; do wait_daemon "$n"; done
 pass "three daemons answer on their sockets"
 
@@ -364,6 +379,20 @@ else
 	echo "note: python3 missing, raw local API checks skipped"
 fi
 
+# --- SIGHUP: a good file is applied, a bad one is refused and the old config kept ----
+default_timeout() { status_json node1 | jq -r .daemon.default_timeout_ms; }
+printf '[probe]\ntimeout = 2500ms\n' >"$T/node1.conf"
+kill -HUP "${PIDS[node1]}"
+for _ in $(seq 30); do [ "$(default_timeout)" = 2500 ] && break; sleep 0.1; done
+[ "$(default_timeout)" = 2500 ] && pass "SIGHUP: new timeout applied" || fail "SIGHUP: timeout is $(default_timeout)"
+printf '[probe]\ntimeout = soon\n' >"$T/node1.conf"
+kill -HUP "${PIDS[node1]}"
+for _ in $(seq 30); do grep -q 'reload failed' "$T/node1.log" && break; sleep 0.1; done
+grep -q 'reload failed' "$T/node1.log" && pass "SIGHUP: bad file refused" || fail "SIGHUP: bad file not reported"
+[ "$(default_timeout)" = 2500 ] && pass "SIGHUP: previous config kept" || fail "SIGHUP: config lost"
+printf '[probe]\ntimeout = 3s\n' >"$T/node1.conf"
+kill -HUP "${PIDS[node1]}"
+
 # --- 2. nftables reject, sparing the daemon's port -------------------------------
 nft_node2() {
 	X node2 nft -f - <<-EOF
@@ -427,7 +456,6 @@ done
 
 # --- 5. a peer whose daemon is stopped ------------------------------------------
 stop_daemon node3
-[ -e "$T/node3.sock" ] && fail "node3: socket left behind after SIGTERM" || pass "node3: socket removed on SIGTERM"
 check node1 down --json
 expect_rc down 1
 expect_jq down '.nodes[] | select(.name == "node3") | .available' false
@@ -443,6 +471,9 @@ expect_grep down_h '^verdict: UNKNOWN — node3: peer-unavailable'
 RC=$?
 expect_rc gone 2
 expect_grep gone 'daemon not running at'
+
+stop_daemon node1
+stop_daemon node2
 
 echo "$FAILS failure(s)"
 [ "$FAILS" -eq 0 ]
