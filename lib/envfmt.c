@@ -233,10 +233,11 @@ static json_t *hcas_json(const struct npf_recommendation *rec, bool *ok)
 		jset(o, "link_layer", json_string(npf_link_layer_name(h->link_layer)), ok);
 		jset(o, "gid_index", h->gid_index >= 0 ? json_integer(h->gid_index) : json_null(),
 		     ok);
-		jset(o, "nccl_gid_index", h->auto_gid >= 0 ? json_integer(h->auto_gid) : json_null(),
-		     ok);
+		jset(o, "nccl_gid_index",
+		     h->auto_gid >= 0 ? json_integer(h->auto_gid) : json_null(), ok);
 		jset(o, "published", json_boolean(h->published), ok);
-		jset(o, "why", h->published ? json_null() : jstr(h->why, NPF_REC_REASON_MAX - 1), ok);
+		jset(o, "why", h->published ? json_null() : jstr(h->why, NPF_REC_REASON_MAX - 1),
+		     ok);
 		jpush(a, o, ok);
 	}
 	return a;
@@ -270,18 +271,17 @@ json_t *npf_recommendation_to_json(const struct npf_recommendation *rec)
 	jset(o, "choice", rec->have_choice ? choice : json_null(), &ok);
 	nodes = json_array();
 	for (size_t i = 0; nodes && i < rec->n_nodes; i++) {
+		const struct npf_node_choice *ch = &rec->nodes[i];
 		json_t *n = json_object();
 
 		if (!n) {
 			ok = false;
 			break;
 		}
-		jset(n, "node", jstr(rec->nodes[i].node, NPF_NAME_MAX - 1), &ok);
-		jset(n, "ifname",
-		     rec->nodes[i].ifname[0] ? jstr(rec->nodes[i].ifname, IFNAMSIZ - 1) : json_null(),
+		jset(n, "node", jstr(ch->node, NPF_NAME_MAX - 1), &ok);
+		jset(n, "ifname", ch->ifname[0] ? jstr(ch->ifname, IFNAMSIZ - 1) : json_null(),
 		     &ok);
-		jset(n, "address", rec->nodes[i].ifname[0] ? jaddr(&rec->nodes[i].addr) : json_null(),
-		     &ok);
+		jset(n, "address", ch->ifname[0] ? jaddr(&ch->addr) : json_null(), &ok);
 		jpush(nodes, n, &ok);
 	}
 	jset(o, "nodes", nodes, &ok);
@@ -315,14 +315,18 @@ json_t *npf_recommendation_to_json(const struct npf_recommendation *rec)
 		jpush(notes, jstr(rec->notes[i], SIZE_MAX), &ok);
 	jset(o, "notes", notes, &ok);
 	if (rec->verdict != NPF_VERDICT_OK && rec->fail_node[0]) {
+		const char *o_name = npf_outcome_name(rec->fail_outcome);
+		const char *d_name = npf_direction_name(rec->fail_dir);
+
 		fail = json_object();
 		if (fail) {
 			jset(fail, "node", jstr(rec->fail_node, NPF_NAME_MAX - 1), &ok);
 			jset(fail, "ifname",
-			     rec->fail_ifname[0] ? jstr(rec->fail_ifname, IFNAMSIZ - 1) : json_null(),
+			     rec->fail_ifname[0] ? jstr(rec->fail_ifname, IFNAMSIZ - 1) :
+						   json_null(),
 			     &ok);
-			jset(fail, "outcome", json_string(npf_outcome_name(rec->fail_outcome)), &ok);
-			jset(fail, "direction", json_string(npf_direction_name(rec->fail_dir)), &ok);
+			jset(fail, "outcome", json_string(o_name), &ok);
+			jset(fail, "direction", json_string(d_name), &ok);
 		}
 	}
 	jset(o, "failure", fail ? fail : json_null(), &ok);

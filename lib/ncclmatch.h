@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #define NCCLMATCH_SOCKET_MAX 16 /* MAX_IFS: NCCL_SOCKET_IFNAME tokens beyond it are dropped */
-#define NCCLMATCH_IB_MAX 32     /* MAX_IB_DEVS (>= 2.19): NCCL_IB_HCA tokens beyond it are dropped */
+#define NCCLMATCH_IB_MAX 32     /* MAX_IB_DEVS (>= 2.19): NCCL_IB_HCA tokens beyond are dropped */
 #define NCCLMATCH_TOKEN_MAX 64  /* NCCL's char prefix[64], terminator included */
 
 enum ncclmatch_kind {

@@ -279,12 +279,15 @@ static int build_indexes(struct ctx *c)
 
 		if (lk->peer <= 0 || (size_t)lk->peer >= nn)
 			continue;
+		size_t at;
+
 		ifc = npf_inventory_find_name(c->inv, lk->ifname);
 		if (!ifc)
 			continue;
+		at = (size_t)(ifc - c->inv->ifaces) * nn + (size_t)lk->peer;
 		/* The first link for a pair wins; the summariser makes one. */
-		if (c->link_idx[(size_t)(ifc - c->inv->ifaces) * nn + (size_t)lk->peer] < 0)
-			c->link_idx[(size_t)(ifc - c->inv->ifaces) * nn + (size_t)lk->peer] = (int)l;
+		if (c->link_idx[at] < 0)
+			c->link_idx[at] = (int)l;
 	}
 	/* Paths bucketed by peer, so splitting a link per network stays linear. */
 	for (size_t p = 0; p < chk->n_paths; p++)
@@ -389,8 +392,8 @@ static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *
 		if (!nd->available) {
 			fwd = rev = NPF_OUT_PEER_UNAVAILABLE;
 			copy_str(detail, sizeof(detail), nd->error);
-		} else if (!(multi &&
-			     split_from_paths(c, ifc, n, (int)k, &fwd, &rev, detail, sizeof(detail))) &&
+		} else if (!(multi && split_from_paths(c, ifc, n, (int)k, &fwd, &rev, detail,
+						       sizeof(detail))) &&
 			   li >= 0) {
 			const struct npf_link *lk = &chk->links[li];
 
@@ -416,8 +419,10 @@ static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *
 			continue;
 		}
 		/* A sparse plan leaves pairs out on purpose; a full mesh does not. */
-		fwd_unk = fwd == NPF_OUT_PEER_UNAVAILABLE || (fwd == NPF_OUT_NOT_PROBED && !c->sparse);
-		rev_unk = rev == NPF_OUT_PEER_UNAVAILABLE || (rev == NPF_OUT_NOT_PROBED && !c->sparse);
+		fwd_unk = fwd == NPF_OUT_PEER_UNAVAILABLE ||
+			  (fwd == NPF_OUT_NOT_PROBED && !c->sparse);
+		rev_unk = rev == NPF_OUT_PEER_UNAVAILABLE ||
+			  (rev == NPF_OUT_NOT_PROBED && !c->sparse);
 		if (fwd_unk || rev_unk) {
 			if (e->n_unknown++ == 0) {
 				first_unknown = (int)k;
@@ -608,7 +613,8 @@ static int local_cmp(const struct ctx *c, size_t i, size_t j)
 {
 	const struct npf_iface *a = &c->inv->ifaces[i], *b = &c->inv->ifaces[j];
 	unsigned int pa = PREFER_NONE, pb = PREFER_NONE;
-	bool aa = pat_match(c->pol->avoid, a->name, NULL), ab = pat_match(c->pol->avoid, b->name, NULL);
+	bool aa = pat_match(c->pol->avoid, a->name, NULL);
+	bool ab = pat_match(c->pol->avoid, b->name, NULL);
 	bool ra = iface_rdma(c->inv, a), rb = iface_rdma(c->inv, b);
 
 	if (aa != ab)
@@ -640,7 +646,8 @@ static void evaluate_all(struct ctx *c)
 			if (iface_is_loopback(ifc))
 				continue;
 			for (size_t a = 0; a < ifc->n_addrs; a++)
-				if (addr_usable(&ifc->addrs[a]) && in_net(&ifc->addrs[a], &c->nets[n])) {
+				if (addr_usable(&ifc->addrs[a]) &&
+				    in_net(&ifc->addrs[a], &c->nets[n])) {
 					e->state = EST_UNKNOWN;
 					e->addr = ifc->addrs[a];
 					break;
@@ -782,8 +789,8 @@ static void fail_text(const struct ctx *c, size_t i, char *buf, size_t len)
 		if (used >= len)
 			break;
 		if (e->state == EST_FAIL && e->n_fail > 1) {
-			w = snprintf(buf + used, len - used, " (and %zu more peer%s)", e->n_fail - 1,
-				     e->n_fail > 2 ? "s" : "");
+			w = snprintf(buf + used, len - used, " (and %zu more peer%s)",
+				     e->n_fail - 1, e->n_fail > 2 ? "s" : "");
 			if (w < 0)
 				break;
 			used += (size_t)w;
@@ -984,7 +991,8 @@ static int build_choices(struct ctx *c)
 		}
 		/* The peer's interface our probes reached on this network, else the first
 		 * one it announced there. */
-		if (li >= 0 && chk->links[li].peer_if[0] && in_net(&chk->links[li].peer_addr, net)) {
+		if (li >= 0 && chk->links[li].peer_if[0] &&
+		    in_net(&chk->links[li].peer_addr, net)) {
 			copy_str(ch->ifname, sizeof(ch->ifname), chk->links[li].peer_if);
 			ch->addr = chk->links[li].peer_addr;
 			continue;
@@ -1264,8 +1272,8 @@ static int build_hcas(struct ctx *c, char **vals)
 			}
 			ref->net = iface_working_net(c, (size_t)(ifc - inv->ifaces), &ref->addr);
 			if (ref->net < 0) {
-				snprintf(h->why, sizeof(h->why), "its netdev %s did not pass the probes",
-					 ifc->name);
+				snprintf(h->why, sizeof(h->why),
+					 "its netdev %s did not pass the probes", ifc->name);
 				continue;
 			}
 			if (port->link_layer == NPF_LL_ETHERNET) {
@@ -1306,7 +1314,8 @@ static int build_hcas(struct ctx *c, char **vals)
 		struct ncclmatch_list l;
 
 		if (ncclmatch_parse(value, NCCLMATCH_IB, &l) < 0) {
-			add_note(c, "NCCL_IB_HCA left out: '%s' does not parse as NCCL reads it", value);
+			add_note(c, "NCCL_IB_HCA left out: '%s' does not parse as NCCL reads it",
+				 value);
 			return c->err;
 		}
 		for (size_t i = 0; i < out->n_hcas; i++)
@@ -1342,7 +1351,8 @@ static void socket_ifname(struct ctx *c, char **vals, int family)
 	for (size_t i = 0; i < inv->n_ifaces; i++)
 		if (ncclmatch_ifname(&l, inv->ifaces[i].name) != (&inv->ifaces[i] == ifc)) {
 			add_note(c, "NCCL_SOCKET_IFNAME left out: '%s' would %s %s under NCCL's "
-				    "grammar", value, &inv->ifaces[i] == ifc ? "miss" : "also select",
+				    "grammar",
+				 value, &inv->ifaces[i] == ifc ? "miss" : "also select",
 				 inv->ifaces[i].name);
 			return;
 		}
@@ -1469,7 +1479,8 @@ static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind ki
 		for (size_t i = 0; i < known[k].n; i++)
 			if (!tok_has(&sets[k], known[k].t[i]) &&
 			    jw_selects(&l, kind, &u, known[k].t[i])) {
-				add_note(c, "%s: no job-wide value: '%s' would also select %s on %s",
+				add_note(c,
+					 "%s: no job-wide value: '%s' would also select %s on %s",
 					 name, value, known[k].t[i], node);
 				goto out;
 			}
@@ -1509,7 +1520,8 @@ static int node_rdma_sets(const struct ctx *c, size_t k, struct tokset *works, s
 
 	if (k == 0) {
 		for (size_t i = 0; i < c->out->n_hcas && r == 0; i++) {
-			snprintf(tok, sizeof(tok), "%s:%d", c->out->hcas[i].dev, c->out->hcas[i].port);
+			snprintf(tok, sizeof(tok), "%s:%d", c->out->hcas[i].dev,
+				 c->out->hcas[i].port);
 			r = tok_add(known, tok);
 			if (r == 0 && c->out->hcas[i].published)
 				r = tok_add(works, tok);
@@ -1521,7 +1533,8 @@ static int node_rdma_sets(const struct ctx *c, size_t k, struct tokset *works, s
 
 		if (!cd->rdma_dev[0] || cd->rdma_port <= 0)
 			continue;
-		snprintf(tok, sizeof(tok), "%.*s:%d", NPF_NAME_MAX - 1, cd->rdma_dev, cd->rdma_port);
+		snprintf(tok, sizeof(tok), "%.*s:%d", NPF_NAME_MAX - 1, cd->rdma_dev,
+			 cd->rdma_port);
 		r = tok_add(known, tok);
 		if (r || !cd->rdma_active || !addr_valid(&cd->addr))
 			continue;
@@ -1589,11 +1602,13 @@ static int job_wide(struct ctx *c, char **vals)
 	/* Gloo and TensorPipe take one exact name that must exist on the node. */
 	if (!same_name) {
 		if (vals[NPF_VAR_GLOO_SOCKET_IFNAME])
-			add_note(c, "GLOO_SOCKET_IFNAME: no job-wide value: the nodes use different "
-				    "interface names and Gloo needs one that exists on each node");
+			add_note(c, "GLOO_SOCKET_IFNAME: no job-wide value: the nodes use "
+				    "different interface names and Gloo needs one that exists on "
+				    "each node");
 		if (vals[NPF_VAR_TP_SOCKET_IFNAME])
 			add_note(c, "TP_SOCKET_IFNAME: no job-wide value: the nodes use different "
-				    "interface names and TensorPipe needs one that exists on each node");
+				    "interface names and TensorPipe needs one that exists on each "
+				    "node");
 		drop_var(vals, NPF_VAR_GLOO_SOCKET_IFNAME);
 		drop_var(vals, NPF_VAR_TP_SOCKET_IFNAME);
 	}
@@ -1604,8 +1619,8 @@ gid:
 		drop_var(vals, NPF_VAR_NCCL_IB_GID_INDEX);
 	}
 	if (vals[NPF_VAR_NCCL_IB_ADDR_FAMILY] || vals[NPF_VAR_NCCL_IB_ADDR_RANGE])
-		add_note(c, "NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE follow from the chosen network, "
-			    "but only this node's GID tables were checked");
+		add_note(c, "NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE follow from the chosen "
+			    "network, but only this node's GID tables were checked");
 	if (c->err)
 		r = c->err;
 out:
@@ -1722,10 +1737,10 @@ static void summarise(struct ctx *c)
 		char ev[160] = "";
 
 		if (c->chosen >= 0)
-			eval_text(c, ev_at(c, (size_t)c->nets[c->chosen].ifc, (size_t)c->chosen), ev,
-				  sizeof(ev));
-		snprintf(out->summary, sizeof(out->summary),
-			 "unknown: %s%s%s%s", out->have_choice ? out->ifname : "evidence incomplete",
+			eval_text(c, ev_at(c, (size_t)c->nets[c->chosen].ifc, (size_t)c->chosen),
+				  ev, sizeof(ev));
+		snprintf(out->summary, sizeof(out->summary), "unknown: %s%s%s%s",
+			 out->have_choice ? out->ifname : "evidence incomplete",
 			 out->have_choice ? " (" : "", out->have_choice ? out->cidr : "",
 			 out->have_choice ? ") is the best candidate but not verified: " : "");
 		used = strlen(out->summary);
@@ -1773,7 +1788,8 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 	if ((r = build_indexes(&c)) < 0 || (r = build_nets(&c)) < 0)
 		goto out;
 	qsort(c.nets, c.n_nets, sizeof(*c.nets), net_cmp);
-	c.ev = calloc((inv->n_ifaces ? inv->n_ifaces : 1) * (c.n_nets ? c.n_nets : 1), sizeof(*c.ev));
+	c.ev = calloc((inv->n_ifaces ? inv->n_ifaces : 1) * (c.n_nets ? c.n_nets : 1),
+		      sizeof(*c.ev));
 	if (!c.ev) {
 		r = -ENOMEM;
 		goto out;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The decision: inventory + probe evidence + policy -> a verified per-node environment for
- * NCCL, Gloo, TensorPipe, UCX and Open MPI (rules and the one-network argument: docs/decision.md). */
+ * NCCL, Gloo, TensorPipe, UCX and Open MPI (rules, one-network argument: docs/decision.md). */
 #ifndef NPF_RECOMMEND_H
 #define NPF_RECOMMEND_H
 
@@ -38,8 +38,8 @@ const char *npf_var_name(enum npf_var v);
  * npf_recommend(); a zeroed struct means: no patterns, current NCCL, every variable. */
 struct npf_policy {
 	const struct npf_pattern_list *prefer; /* globs, strongest first; NULL = none */
-	const struct npf_pattern_list *avoid;  /* an avoided network loses to any other; NULL = none */
-	int nccl_version;   /* NPF_NCCL_VERSION(2, 21, 5) = 22105; <= 0 = NPF_NCCL_VERSION_CURRENT */
+	const struct npf_pattern_list *avoid;  /* an avoided network loses to all; NULL = none */
+	int nccl_version;   /* NPF_NCCL_VERSION(2, 21, 5) = 22105; <= 0 = current */
 	uint32_t publish;   /* enum npf_pubvar bits (lib/config.h); 0 = all that apply */
 	bool master_addr;   /* also publish MASTER_ADDR */
 	const char *first_node; /* the job's first node in hostlist order (MASTER_ADDR's node);
@@ -59,7 +59,7 @@ struct npf_envvar {
 /* One line per interface of this node that was not chosen, with its evidence. */
 struct npf_rejection {
 	char ifname[IFNAMSIZ];
-	char reason[NPF_REC_REASON_MAX]; /* human text, e.g. "wrong-peer (forward) with node2: ..." */
+	char reason[NPF_REC_REASON_MAX]; /* "198.18.2.0/24: wrong-peer (forward) with node2" */
 	int peer;                        /* index into chk->nodes of the deciding peer, -1 none */
 	char peer_name[NPF_NAME_MAX];
 	enum npf_outcome outcome;        /* NPF_OUT_OK: it works but ranked lower;

@@ -44,7 +44,8 @@ static void base_rec(struct npf_recommendation *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->verdict = NPF_VERDICT_OK;
-	snprintf(r->summary, sizeof(r->summary), "ok: ens1f0 (198.18.2.0/24) works to and from 2 peers");
+	snprintf(r->summary, sizeof(r->summary),
+		 "ok: ens1f0 (198.18.2.0/24) works to and from 2 peers");
 	r->have_choice = true;
 	snprintf(r->ifname, sizeof(r->ifname), "ens1f0");
 	r->addr.family = AF_INET;

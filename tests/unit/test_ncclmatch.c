@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* NCCL_SOCKET_IFNAME / NCCL_IB_HCA grammar: prefix traps, exact and exclusion lists, ports, caps. */
+/* NCCL_SOCKET_IFNAME / NCCL_IB_HCA grammar: prefix traps, exact and exclusion lists, ports. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

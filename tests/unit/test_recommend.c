@@ -227,8 +227,8 @@ static struct fx *cluster_view(const struct cl_node *nodes, size_t n, size_t sel
 			l->peer = (int)peer;
 			if (!theirs) {
 				l->fwd = l->rev = NPF_OUT_UNREACHABLE;
-				snprintf(l->fwd_detail, sizeof(l->fwd_detail), "%s has no address here",
-					 nodes[i].name);
+				snprintf(l->fwd_detail, sizeof(l->fwd_detail),
+					 "%s has no address here", nodes[i].name);
 			} else {
 				l->fwd = fn(&nodes[self], mine, &nodes[i], theirs);
 				l->rev = fn(&nodes[i], theirs, &nodes[self], mine);
@@ -402,8 +402,8 @@ static void container_bridges_rejected(void **state)
 	assert_string_equal(f->rec.nccl_default.ifname, "br-5c2f8e1a9b07");
 	assert_false(f->rec.nccl_default_passed);
 	assert_non_null(strstr(f->rec.nccl_default_text,
-			       "br-5c2f8e1a9b07 (container bridge, 172.18.0.1): wrong-peer (forward) "
-			       "with node2"));
+			       "br-5c2f8e1a9b07 (container bridge, 172.18.0.1): "
+			       "wrong-peer (forward) with node2"));
 	fx_free(f);
 }
 
