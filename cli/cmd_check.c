@@ -274,7 +274,17 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	}
 	npf_verdict_format(&rep, &chk, msg, sizeof(msg));
 	if (json) {
-		json_dumpf(cj, stdout, JSON_INDENT(2));
+		/* The check object under the CLI's schema/version header (docs/json.md). */
+		json_t *doc = json_pack("{s:s, s:i}", "schema", "netpreflight.check", "version",
+					NPF_API_VERSION);
+
+		if (!doc || json_object_update(doc, cj) < 0 ||
+		    json_dumpf(doc, stdout, JSON_INDENT(2)) < 0) {
+			json_decref(doc);
+			cli_err("cannot print JSON");
+			goto out;
+		}
+		json_decref(doc);
 		fputc('\n', stdout);
 	} else {
 		print_matrix(&chk, &rep);

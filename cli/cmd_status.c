@@ -126,7 +126,18 @@ int cmd_status(int argc, char **argv, const struct cli_global *g)
 		goto out;
 	}
 	if (json) {
-		json_dumpf(reply, stdout, JSON_INDENT(2));
+		json_t *doc = json_pack("{s:s, s:i, s:O, s:O, s:O}", "schema", "netpreflight.status",
+					"version", NPF_API_VERSION, "daemon",
+					json_object_get(reply, "daemon"), "inventory",
+					json_object_get(reply, "inventory"), "checks",
+					json_object_get(reply, "checks"));
+
+		if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) < 0) {
+			json_decref(doc);
+			cli_err("malformed status reply");
+			goto out;
+		}
+		json_decref(doc);
 		fputc('\n', stdout);
 	} else {
 		print_human(reply);

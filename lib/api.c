@@ -551,10 +551,11 @@ static json_t *cand_json(const struct npf_candidate *c)
 		rdma = json_pack("{s:s, s:i, s:s, s:b}", "device", c->rdma_dev, "port", c->rdma_port,
 				 "link_layer", npf_link_layer_name(c->rdma_ll), "active",
 				 c->rdma_active);
-	return json_pack("{s:s, s:o, s:s, s:o, s:I, s:I, s:o}", "ifname", c->ifname, "address",
+	return json_pack("{s:s, s:o, s:s, s:o, s:I, s:o, s:o}", "ifname", c->ifname, "address",
 			 addr_json(&c->addr), "kind", npf_kind_name(c->kind), "roles",
 			 roles_json(c->roles), "mtu", (json_int_t)c->mtu, "speed_mbps",
-			 (json_int_t)c->speed_mbps, "rdma", rdma);
+			 c->speed_mbps < 0 ? json_null() : json_integer((json_int_t)c->speed_mbps),
+			 "rdma", rdma);
 }
 
 static int cand_parse(const json_t *o, struct npf_candidate *c)
@@ -570,9 +571,12 @@ static int cand_parse(const json_t *o, struct npf_candidate *c)
 		return -EBADMSG;
 	c->kind = (enum npf_kind)kind_parse(json_string_value(json_object_get(o, "kind")));
 	v = json_object_get(o, "speed_mbps");
-	if (!json_is_integer(v))
+	if (json_is_null(v))
+		c->speed_mbps = NPF_SPEED_UNKNOWN;
+	else if (json_is_integer(v) && json_integer_value(v) >= 0)
+		c->speed_mbps = json_integer_value(v);
+	else
 		return -EBADMSG;
-	c->speed_mbps = json_integer_value(v);
 	if (!rdma || json_is_null(rdma))
 		return 0;
 	if (!json_is_object(rdma) || get_str(rdma, "device", c->rdma_dev, sizeof(c->rdma_dev)) < 0 ||

@@ -470,6 +470,7 @@ static void test_check_from_json_malformed(void **state)
 		{ "\"name\":\"node2\"", "\"name\":\"node1\"" },  /* duplicate node */
 		{ "\"sparse\":false", "\"sparse\":0" },
 		{ "\"probed\":true", "\"probed\":\"yes\"" },
+		{ "\"speed_mbps\":null", "\"speed_mbps\":-1" },
 	};
 	struct npf_check c;
 	json_t *j;
