@@ -249,7 +249,7 @@ static void add_note(struct ctx *c, const char *fmt, ...)
 	r->notes = n;
 }
 
-/* Appends ", tok" (or "tok" first) to buf; false when it does not fit. */
+/* Appends ",tok" (or "tok" when buf is empty) to buf; false when it does not fit. */
 static bool list_append(char *buf, size_t len, const char *tok)
 {
 	size_t used = strlen(buf);
@@ -276,11 +276,10 @@ static int build_indexes(struct ctx *c)
 	for (size_t l = 0; l < chk->n_links; l++) {
 		const struct npf_link *lk = &chk->links[l];
 		const struct npf_iface *ifc;
+		size_t at;
 
 		if (lk->peer <= 0 || (size_t)lk->peer >= nn)
 			continue;
-		size_t at;
-
 		ifc = npf_inventory_find_name(c->inv, lk->ifname);
 		if (!ifc)
 			continue;
@@ -630,24 +629,42 @@ static int local_cmp(const struct ctx *c, size_t i, size_t j)
 	return strcmp(a->name, b->name);
 }
 
+/* Only what we announced was probed; an address we did not announce (excluded by
+ * interfaces_exclude, or newer than the check) is not a candidate at all. */
+static bool announced(const struct ctx *c, const struct npf_iface *ifc, const struct npf_addr *a)
+{
+	const struct npf_node *self = &c->chk->nodes[0];
+
+	if (self->n_cands == 0)
+		return true;
+	for (size_t j = 0; j < self->n_cands; j++)
+		if (strncmp(self->cands[j].ifname, ifc->name, IFNAMSIZ) == 0 &&
+		    npf_addr_equal(&self->cands[j].addr, a))
+			return true;
+	return false;
+}
+
 static void evaluate_all(struct ctx *c)
 {
 	const struct npf_inventory *inv = c->inv;
 
 	/* First mark which interface holds which network, so evaluate() knows which
-	 * interfaces carry several and must split their links by path. */
+	 * interfaces carry several and must split their links by path. An interface
+	 * that is down or has no carrier holds none: it cannot carry the job. */
 	for (size_t i = 0; i < inv->n_ifaces; i++) {
 		const struct npf_iface *ifc = &inv->ifaces[i];
+		bool up = (ifc->flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
 
 		for (size_t n = 0; n < c->n_nets; n++) {
 			struct eval *e = &c->ev[i * c->n_nets + n];
 
 			e->state = EST_ABSENT;
-			if (iface_is_loopback(ifc))
+			if (iface_is_loopback(ifc) || !up)
 				continue;
 			for (size_t a = 0; a < ifc->n_addrs; a++)
 				if (addr_usable(&ifc->addrs[a]) &&
-				    in_net(&ifc->addrs[a], &c->nets[n])) {
+				    in_net(&ifc->addrs[a], &c->nets[n]) &&
+				    announced(c, ifc, &ifc->addrs[a])) {
 					e->state = EST_UNKNOWN;
 					e->addr = ifc->addrs[a];
 					break;

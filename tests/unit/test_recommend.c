@@ -897,6 +897,27 @@ static void sparse_mode(void **state)
 	}
 }
 
+/* Interfaces that cannot carry the job, or that were never probed, hold no network: they
+ * neither win nor turn a failure into "unknown". */
+static void down_and_unannounced(void **state)
+{
+	struct fx *f = cluster_view(basic, 3, 0, everything_to_node3_dead);
+	struct npf_iface *ifc;
+	struct npf_addr a;
+	(void)state;
+
+	/* ens1f0 lost its carrier after the check, eth1 joined the fabric unannounced. */
+	inv_if(&f->inv, "ens1f0")->flags = IFF_UP;
+	ifc = inv_if(&f->inv, "eth1");
+	parse_cidr("198.18.2.11/24", &a);
+	assert_int_equal(npf_iface_add_addr(ifc, &a), 0);
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_non_null(strstr(rejection(f, "ens1f0")->reason, "not running"));
+	assert_non_null(strstr(rejection(f, "eth1")->reason, "not announced"));
+	fx_free(f);
+}
+
 static void no_peers_no_candidates(void **state)
 {
 	struct fx *f = cluster_view(basic, 1, 0, NULL);
@@ -1463,6 +1484,7 @@ int main(void)
 		cmocka_unit_test(every_outcome_mix),
 		cmocka_unit_test(unknown_when_peer_unavailable),
 		cmocka_unit_test(sparse_mode),
+		cmocka_unit_test(down_and_unannounced),
 		cmocka_unit_test(no_peers_no_candidates),
 		cmocka_unit_test(wrong_egress),
 		cmocka_unit_test(dual_stack_split_by_paths),
