@@ -37,6 +37,21 @@ static int ring_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+struct name_ent {
+	const char *name;
+	size_t idx;
+};
+
+static int by_name_idx(const void *a, const void *b)
+{
+	const struct name_ent *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 static int idx_cmp(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -44,25 +59,48 @@ static int idx_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool seen_before(const char *const *nodes, size_t i)
+/* Sorting instead of pairwise comparison: hostlists of 10k nodes stay cheap. */
+int npf_plan_distinct(const char *self, const char *const *nodes, size_t n, size_t **idx_out,
+		      size_t *n_out)
 {
-	for (size_t j = 0; j < i; j++)
-		if (nodes[j] && strcmp(nodes[j], nodes[i]) == 0)
-			return true;
-	return false;
+	struct name_ent *e;
+	size_t *out, m = 0, k = 0;
+
+	if (!idx_out || !n_out || (n && !nodes))
+		return -EINVAL;
+	*idx_out = NULL;
+	*n_out = 0;
+	e = calloc(n + 1, sizeof(*e));
+	out = calloc(n + 1, sizeof(*out));
+	if (!e || !out) {
+		free(e);
+		free(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!nodes[i] || !*nodes[i] || (self && strcmp(nodes[i], self) == 0))
+			continue;
+		e[m++] = (struct name_ent){ .name = nodes[i], .idx = i };
+	}
+	qsort(e, m, sizeof(*e), by_name_idx);
+	for (size_t i = 0; i < m; i++)
+		if (i == 0 || strcmp(e[i].name, e[i - 1].name) != 0)
+			out[k++] = e[i].idx;
+	free(e);
+	qsort(out, k, sizeof(*out), idx_cmp);
+	*idx_out = out;
+	*n_out = k;
+	return (int)k;
 }
 
 size_t npf_plan_count_peers(const char *self, const char *const *nodes, size_t n)
 {
-	size_t c = 0;
+	size_t *idx = NULL, k = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (!nodes[i] || !*nodes[i] || (self && strcmp(nodes[i], self) == 0))
-			continue;
-		if (!seen_before(nodes, i))
-			c++;
-	}
-	return c;
+	if (npf_plan_distinct(self, nodes, n, &idx, &k) < 0)
+		return 0;
+	free(idx);
+	return k;
 }
 
 /* Offset j in [2, m/2]: from a hash of (m, j, attempt) so that every node with
@@ -111,10 +149,9 @@ int npf_plan_peers(const char *self, const char *const *nodes, size_t n, uint32_
 		   uint32_t k, size_t **idx_out, size_t *n_out)
 {
 	struct ring_ent *ring = NULL;
-	size_t *out = NULL, *offs = NULL;
-	size_t m = 0, n_sel = 0, pos = SIZE_MAX, n_offs;
-	size_t peers;
-	int ret = -ENOMEM;
+	size_t *out = NULL, *offs = NULL, *peer_idx = NULL;
+	size_t m = 0, n_sel = 0, pos = 0, n_offs, peers = 0;
+	int r;
 
 	if (!self || !*self || (n && !nodes) || !idx_out || !n_out)
 		return -EINVAL;
@@ -122,39 +159,35 @@ int npf_plan_peers(const char *self, const char *const *nodes, size_t n, uint32_
 		return -EIO;
 	*idx_out = NULL;
 	*n_out = 0;
-	peers = npf_plan_count_peers(self, nodes, n);
-	if (peers == 0)
+	r = npf_plan_distinct(self, nodes, n, &peer_idx, &peers);
+	if (r < 0)
+		return r;
+	if (peers == 0) {
+		free(peer_idx);
 		return 0;
-	out = calloc(peers, sizeof(*out));
-	if (!out)
-		return -ENOMEM;
-
-	if (peers <= full_mesh_max) {
-		for (size_t i = 0; i < n; i++) {
-			if (!nodes[i] || !*nodes[i] || strcmp(nodes[i], self) == 0 ||
-			    seen_before(nodes, i))
-				continue;
-			out[n_sel++] = i;
-		}
-		goto done;
 	}
-
+	if (peers <= full_mesh_max) {
+		*idx_out = peer_idx;
+		*n_out = peers;
+		return (int)peers;
+	}
+	r = -ENOMEM;
+	out = calloc(peers, sizeof(*out));
 	ring = calloc(peers + 1, sizeof(*ring));
 	offs = calloc((size_t)k + 1, sizeof(*offs));
-	if (!ring || !offs)
+	if (!out || !ring || !offs)
 		goto err;
 	ring[m++] = (struct ring_ent){ .name = self, .idx = SIZE_MAX, .key = name_key(self) };
-	for (size_t i = 0; i < n; i++) {
-		if (!nodes[i] || !*nodes[i] || strcmp(nodes[i], self) == 0 || seen_before(nodes, i))
-			continue;
-		ring[m++] = (struct ring_ent){ .name = nodes[i], .idx = i, .key = name_key(nodes[i]) };
-	}
+	for (size_t i = 0; i < peers; i++)
+		ring[m++] = (struct ring_ent){ .name = nodes[peer_idx[i]], .idx = peer_idx[i],
+					       .key = name_key(nodes[peer_idx[i]]) };
 	qsort(ring, m, sizeof(*ring), ring_cmp);
 	for (size_t i = 0; i < m; i++)
 		if (ring[i].idx == SIZE_MAX)
 			pos = i;
 	offs[0] = 1;
 	n_offs = 1 + pick_offsets(m, k, offs + 1);
+	/* At most 2 * (k + 1) picks: a linear duplicate check is cheap. */
 	for (size_t o = 0; o < n_offs; o++) {
 		size_t cand[2] = { (pos + offs[o]) % m, (pos + m - offs[o]) % m };
 
@@ -172,9 +205,9 @@ int npf_plan_peers(const char *self, const char *const *nodes, size_t n, uint32_
 		}
 	}
 	qsort(out, n_sel, sizeof(*out), idx_cmp);
-done:
 	free(ring);
 	free(offs);
+	free(peer_idx);
 	*idx_out = out;
 	*n_out = n_sel;
 	return (int)n_sel;
@@ -182,5 +215,6 @@ err:
 	free(ring);
 	free(offs);
 	free(out);
-	return ret;
+	free(peer_idx);
+	return r;
 }

@@ -21,7 +21,14 @@
 int npf_plan_peers(const char *self, const char *const *nodes, size_t n, uint32_t full_mesh_max,
 		   uint32_t k, size_t **idx_out, size_t *n_out);
 
-/* Number of distinct non-empty names in nodes other than self. */
+/* The distinct non-empty names in nodes other than self (self may be NULL):
+ * indices of their first occurrences, ascending. On success *idx_out is a
+ * malloc'd array owned by the caller (free()). Returns the count or -EINVAL /
+ * -ENOMEM. */
+int npf_plan_distinct(const char *self, const char *const *nodes, size_t n, size_t **idx_out,
+		      size_t *n_out);
+
+/* Number of distinct non-empty names in nodes other than self (0 on failure). */
 size_t npf_plan_count_peers(const char *self, const char *const *nodes, size_t n);
 
 #endif

@@ -647,14 +647,6 @@ static uint64_t realtime_ms(void)
 	return (uint64_t)ts.tv_sec * 1000ull + (uint64_t)ts.tv_nsec / 1000000ull;
 }
 
-static bool name_seen(const char *const *names, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return true;
-	return false;
-}
-
 /* Deadlines inside the check: discovery gets the first half of the probe
  * window, probes end one margin before the end, the reverse results have one
  * more margin to come back, and completion is immediate after that. */
@@ -711,9 +703,14 @@ int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, s
 	pc->ctx = ctx;
 	pc->cb = cb;
 	pc->ud = userdata;
-	for (size_t i = 0; i < n_peers; i++)
-		if (strcmp(peers[i], ctx->node) != 0 && !name_seen(names, n_names, peers[i]))
-			names[n_names++] = peers[i];
+	r = npf_plan_distinct(ctx->node, peers, n_peers, &plan, &n_names);
+	if (r < 0)
+		goto err;
+	for (size_t i = 0; i < n_names; i++)
+		names[i] = peers[plan[i]];
+	free(plan);
+	plan = NULL;
+	r = -ENOMEM;
 	pc->res = calloc(1, sizeof(*pc->res));
 	pc->peers = calloc(n_names + 1, sizeof(*pc->peers));
 	pc->resolve_map = calloc(n_names + 1, sizeof(*pc->resolve_map));

@@ -210,6 +210,14 @@ expect_link stopped eth0 node2 fwd ok
 grep -q '^node 2 node3 available=0 .*error="no daemon answering on node3' "$TMP/stopped.out" ||
 	fail "stopped: node3 error"
 
+# Stop the engines cleanly so sanitizer builds report leaks, then look for reports.
+kill "$PID_node2"
+wait "$PID_node2" 2>/dev/null
+if grep -lE 'Sanitizer|runtime error' "$TMP"/*.log "$TMP"/*.err 2>/dev/null; then
+	fail "sanitizer report"
+	cat "$TMP"/*.log "$TMP"/*.err
+fi
+
 if [ "$FAILS" -ne 0 ]; then
 	echo "$FAILS failure(s)"
 	for f in "$TMP"/*.out; do echo "--- $f"; cat "$f"; done

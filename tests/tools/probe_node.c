@@ -27,7 +27,7 @@ struct tool {
 	uint32_t timeout_ms;
 	uint64_t linger_ms;
 	int exit_code;
-	uint64_t check_t0;
+	sd_event_source *quit, *start;
 };
 
 static const struct npf_inventory *tool_inventory(void *ud)
@@ -112,7 +112,6 @@ static void print_check(const struct npf_check *c)
 static void check_done(struct npf_check *res, int err, void *ud)
 {
 	struct tool *t = ud;
-	sd_event_source *s = NULL;
 
 	if (err < 0) {
 		fprintf(stderr, "probe_node: check failed: %s\n", strerror(-err));
@@ -122,11 +121,9 @@ static void check_done(struct npf_check *res, int err, void *ud)
 		npf_check_clear(res);
 		free(res);
 	}
-	if (sd_event_add_time_relative(t->ev, &s, CLOCK_MONOTONIC, t->linger_ms * 1000, 1000,
+	if (sd_event_add_time_relative(t->ev, &t->quit, CLOCK_MONOTONIC, t->linger_ms * 1000, 1000,
 				       quit_timer, t) < 0)
 		sd_event_exit(t->ev, t->exit_code);
-	else
-		(void)sd_event_source_set_floating(s, 1);
 }
 
 static int start_check(sd_event_source *s, uint64_t usec, void *ud)
@@ -221,17 +218,15 @@ int main(int argc, char **argv)
 	(void)sd_event_add_time_relative(t.ev, &s, CLOCK_MONOTONIC, 1000000, 1000, refresh_timer,
 					 &t);
 	(void)sd_event_source_set_enabled(s, SD_EVENT_ON);
-	if (do_check) {
-		sd_event_source *cs = NULL;
-
-		(void)sd_event_add_time_relative(t.ev, &cs, CLOCK_MONOTONIC, delay_ms * 1000, 1000,
-						 start_check, &t);
-		(void)sd_event_source_set_floating(cs, 1);
-	}
+	if (do_check)
+		(void)sd_event_add_time_relative(t.ev, &t.start, CLOCK_MONOTONIC, delay_ms * 1000,
+						 1000, start_check, &t);
 	fprintf(stderr, "probe_node: %s listening on port %u\n", p.node_name, p.port);
 	r = sd_event_loop(t.ev);
 	npf_probe_ctx_free(t.ctx);
 	sd_event_source_unref(s);
+	sd_event_source_unref(t.start);
+	sd_event_source_unref(t.quit);
 	npf_inventory_clear(&t.inv);
 	sd_event_unref(t.ev);
 	return r < 0 ? 1 : r;

@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: MIT
+/* Probe engine tests on one sd-event loop inside a private network namespace:
+ * checks between contexts on loopback addresses, wrong-peer, unavailable and silent
+ * peers, cancellation, and a hostile client against the control and data ports.
+ * Skipped when the namespace cannot be created (not root). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "probe.h"
+#include "wire.h"
+
+#define PORT 7718
+
+struct node {
+	const char *name;
+	const char *addr; /* announced candidate */
+	struct npf_inventory inv;
+	struct npf_probe_ctx *ctx;
+	uint64_t instance;
+};
+
+struct env {
+	sd_event *ev;
+	struct node a, b, c;
+};
+
+struct result {
+	bool done;
+	int err;
+	struct npf_check *chk;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int ifreq_addr(int fd, const char *label, const char *addr)
+{
+	struct ifreq ifr = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", label);
+	sin->sin_family = AF_INET;
+	inet_pton(AF_INET, addr, &sin->sin_addr);
+	if (ioctl(fd, SIOCSIFADDR, &ifr) < 0)
+		return -errno;
+	inet_pton(AF_INET, "255.255.255.255", &sin->sin_addr);
+	if (ioctl(fd, SIOCSIFNETMASK, &ifr) < 0)
+		return -errno;
+	return 0;
+}
+
+/* lo up with 198.18.0.{1,2,3}/32 as secondary labels in a fresh namespace. */
+static int make_netns(void)
+{
+	struct ifreq ifr = { 0 };
+	int fd, r = 0;
+
+	if (unshare(CLONE_NEWNET) < 0)
+		return -errno;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		r = -errno;
+		goto out;
+	}
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if ((r = ifreq_addr(fd, "lo:1", "198.18.0.1")) < 0 ||
+	    (r = ifreq_addr(fd, "lo:2", "198.18.0.2")) < 0 ||
+	    (r = ifreq_addr(fd, "lo:3", "198.18.0.3")) < 0)
+		goto out;
+out:
+	close(fd);
+	return r;
+}
+
+/* One fake interface "fab0" that carries lo's ifindex but not its flags: the
+ * kernel routes these loopback addresses through lo, and the engine then sees an
+ * ordinary interface, so paths between contexts on one host can succeed. */
+static void fake_inventory(struct node *n)
+{
+	struct npf_addr a = { 0 };
+
+	memset(&n->inv, 0, sizeof(n->inv));
+	n->inv.ifaces = calloc(1, sizeof(*n->inv.ifaces));
+	assert_non_null(n->inv.ifaces);
+	n->inv.n_ifaces = 1;
+	strcpy(n->inv.ifaces[0].name, "fab0");
+	n->inv.ifaces[0].ifindex = (int)if_nametoindex("lo");
+	n->inv.ifaces[0].flags = IFF_UP | IFF_RUNNING;
+	n->inv.ifaces[0].kind = NPF_KIND_PHYSICAL;
+	n->inv.ifaces[0].mtu = 65536;
+	n->inv.ifaces[0].speed_mbps = NPF_SPEED_UNKNOWN;
+	assert_int_equal(npf_wire_addr_parse(n->addr, &a), 0);
+	a.prefixlen = 32;
+	assert_int_equal(npf_iface_add_addr(&n->inv.ifaces[0], &a), 0);
+}
+
+static const struct npf_inventory *inv_cb(void *ud)
+{
+	return &((struct node *)ud)->inv;
+}
+
+static void node_start(struct env *e, struct node *n, const char *name, const char *addr,
+		       uint64_t instance)
+{
+	struct npf_probe_params p = {
+		.event = e->ev, .port = PORT, .node_name = name, .instance = instance,
+		.inventory = inv_cb, .userdata = n, .bulk_bytes = 65536,
+	};
+
+	n->name = name;
+	n->addr = addr;
+	n->instance = instance;
+	fake_inventory(n);
+	p.userdata = n;
+	assert_int_equal(npf_probe_ctx_new(&n->ctx, &p), 0);
+}
+
+static void node_stop(struct node *n)
+{
+	npf_probe_ctx_free(n->ctx);
+	n->ctx = NULL;
+	npf_inventory_clear(&n->inv);
+}
+
+static int setup(void **state)
+{
+	struct env *e;
+	int r = make_netns();
+
+	if (r < 0) {
+		fprintf(stderr, "test_probe_engine: no private network namespace (%s), skipping\n",
+			strerror(-r));
+		*state = NULL;
+		return 0;
+	}
+	e = calloc(1, sizeof(*e));
+	assert_non_null(e);
+	assert_int_equal(sd_event_new(&e->ev), 0);
+	node_start(e, &e->a, "alpha", "198.18.0.1", 0x1111);
+	node_start(e, &e->b, "bravo", "198.18.0.2", 0x2222);
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	if (!e)
+		return 0;
+	node_stop(&e->a);
+	node_stop(&e->b);
+	sd_event_unref(e->ev);
+	free(e);
+	return 0;
+}
+
+#define NEED_ENV(state)                         \
+	do {                                    \
+		if (!*(state))                  \
+			skip();                 \
+	} while (0)
+
+static void on_check(struct npf_check *chk, int err, void *ud)
+{
+	struct result *r = ud;
+
+	r->done = true;
+	r->err = err;
+	r->chk = chk;
+}
+
+static void run_until(struct env *e, const bool *flag, uint64_t max_ms)
+{
+	uint64_t end = now_ms() + max_ms;
+
+	while (!*flag && now_ms() < end)
+		assert_true(sd_event_run(e->ev, 10000) >= 0);
+}
+
+static void free_result(struct result *r)
+{
+	if (r->chk) {
+		npf_check_clear(r->chk);
+		free(r->chk);
+	}
+	memset(r, 0, sizeof(*r));
+}
+
+static const struct npf_link *find_link(const struct npf_check *c, const char *peer)
+{
+	for (size_t i = 0; i < c->n_links; i++)
+		if (strcmp(c->nodes[c->links[i].peer].name, peer) == 0)
+			return &c->links[i];
+	fail_msg("no link toward %s", peer);
+	abort();
+}
+
+static void test_check_ok(void **state)
+{
+	struct env *e = *state;
+	const char *peers[] = { "alpha", "198.18.0.2", "198.18.0.2" };
+	struct result r = { 0 };
+	const struct npf_link *l;
+	uint64_t t0;
+
+	NEED_ENV(state);
+	t0 = now_ms();
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 3, 2000, on_check, &r), 0);
+	assert_false(r.done); /* never synchronous */
+	run_until(e, &r.done, 3000);
+	assert_true(r.done);
+	assert_int_equal(r.err, 0);
+	assert_true(now_ms() - t0 < 2000);
+	assert_int_equal(r.chk->n_nodes, 2); /* self + the deduplicated peer */
+	assert_string_equal(r.chk->nodes[0].name, "alpha");
+	assert_true(r.chk->nodes[1].available);
+	assert_true(r.chk->nodes[1].probed);
+	assert_true(r.chk->nodes[1].instance == 0x2222);
+	assert_int_equal(r.chk->nodes[1].n_cands, 1);
+	l = find_link(r.chk, "198.18.0.2");
+	assert_string_equal(l->ifname, "fab0");
+	assert_int_equal(l->fwd, NPF_OUT_OK);
+	assert_int_equal(l->rev, NPF_OUT_OK);
+	assert_true(l->fwd_rtt_us > 0);
+	assert_true(r.chk->duration_ms < 2000);
+	free_result(&r);
+}
+
+/* bravo announces an address that belongs to charlie: the answer comes from the
+ * wrong daemon. */
+static void test_wrong_peer(void **state)
+{
+	struct env *e = *state;
+	const char *peers[] = { "198.18.0.2" };
+	struct result r = { 0 };
+	struct npf_addr a;
+	const struct npf_link *l;
+
+	NEED_ENV(state);
+	node_start(e, &e->c, "charlie", "198.18.0.3", 0x3333);
+	assert_int_equal(npf_wire_addr_parse("198.18.0.3", &a), 0);
+	a.prefixlen = 32;
+	/* Announced but not bound by bravo (the listener on it is charlie's). */
+	assert_int_equal(npf_iface_add_addr(&e->b.inv.ifaces[0], &a), 0);
+	(void)npf_probe_ctx_refresh(e->b.ctx);
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 2000, on_check, &r), 0);
+	run_until(e, &r.done, 3000);
+	assert_int_equal(r.err, 0);
+	assert_int_equal(r.chk->nodes[1].n_cands, 2);
+	for (size_t i = 0; i < r.chk->n_paths; i++) {
+		const struct npf_path *p = &r.chk->paths[i];
+		char buf[64];
+
+		if (p->dir != NPF_DIR_FORWARD)
+			continue;
+		npf_addr_str(&p->peer_addr, buf, sizeof(buf));
+		if (strcmp(buf, "198.18.0.3") == 0) {
+			assert_int_equal(p->outcome, NPF_OUT_WRONG_PEER);
+			assert_string_equal(p->detail, "answered by charlie");
+		} else {
+			assert_int_equal(p->outcome, NPF_OUT_OK);
+		}
+	}
+	l = find_link(r.chk, "198.18.0.2");
+	assert_int_equal(l->fwd, NPF_OUT_OK); /* best of ok and wrong-peer */
+	free_result(&r);
+	node_stop(&e->c);
+	e->b.inv.ifaces[0].n_addrs = 1;
+	(void)npf_probe_ctx_refresh(e->b.ctx);
+
+	/* Our own address as a peer name: it resolves to this node. */
+	peers[0] = "198.18.0.1";
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1000, on_check, &r), 0);
+	run_until(e, &r.done, 2000);
+	assert_false(r.chk->nodes[1].available);
+	assert_non_null(strstr(r.chk->nodes[1].error, "resolves to this node"));
+	free_result(&r);
+}
+
+static void test_unavailable(void **state)
+{
+	struct env *e = *state;
+	const char *peers[] = { "198.18.0.3", "no-such-host.invalid", "198.51.100.7" };
+	struct result r = { 0 };
+	int silent, conn = -1;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	uint64_t t0;
+
+	NEED_ENV(state);
+	/* Nothing on 198.18.0.3 yet: refused. Unresolvable name. No route. */
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 3, 1500, on_check, &r), 0);
+	run_until(e, &r.done, 3000);
+	assert_int_equal(r.err, 0);
+	for (size_t i = 1; i < 4; i++) {
+		assert_false(r.chk->nodes[i].available);
+		assert_true(r.chk->nodes[i].error[0] != '\0');
+	}
+	assert_non_null(strstr(r.chk->nodes[1].error, "no daemon answering on 198.18.0.3"));
+	assert_non_null(strstr(r.chk->nodes[2].error, "cannot resolve no-such-host.invalid"));
+	for (size_t i = 0; i < r.chk->n_links; i++) {
+		assert_int_equal(r.chk->links[i].fwd, NPF_OUT_PEER_UNAVAILABLE);
+		assert_int_equal(r.chk->links[i].rev, NPF_OUT_PEER_UNAVAILABLE);
+	}
+	free_result(&r);
+
+	/* A listener that accepts and never speaks: bounded by the check timeout. */
+	silent = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	inet_pton(AF_INET, "198.18.0.3", &sin.sin_addr);
+	assert_int_equal(bind(silent, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(silent, 4), 0);
+	t0 = now_ms();
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 800, on_check, &r), 0);
+	run_until(e, &r.done, 2000);
+	assert_true(now_ms() - t0 < 800);
+	assert_true(r.chk->duration_ms < 800);
+	assert_false(r.chk->nodes[1].available);
+	assert_non_null(strstr(r.chk->nodes[1].error, "no HELLO reply"));
+	free_result(&r);
+	conn = accept(silent, NULL, NULL);
+	if (conn >= 0)
+		close(conn);
+	close(silent);
+}
+
+static void test_bad_args_and_cancel(void **state)
+{
+	struct env *e = *state;
+	const char *peers[] = { "198.18.0.2" };
+	const char *bad[] = { "has space" };
+	struct result r = { 0 };
+	struct npf_probe_params p = { 0 };
+	struct npf_probe_ctx *ctx = NULL;
+
+	NEED_ENV(state);
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 50, on_check, &r), -EINVAL);
+	assert_int_equal(npf_probe_check_start(e->a.ctx, bad, 1, 1000, on_check, &r), -EINVAL);
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1000, NULL, &r), -EINVAL);
+	assert_int_equal(npf_probe_ctx_new(&ctx, &p), -EINVAL);
+	p = (struct npf_probe_params){ .event = e->ev, .port = PORT, .node_name = "x",
+				       .instance = 1, .inventory = inv_cb, .userdata = &e->c,
+				       .bulk_bytes = 1000 };
+	assert_int_equal(npf_probe_ctx_new(&ctx, &p), -EINVAL);
+
+	/* No peers at all: completes from the loop with just ourselves. */
+	assert_int_equal(npf_probe_check_start(e->a.ctx, NULL, 0, 1000, on_check, &r), 0);
+	assert_false(r.done);
+	run_until(e, &r.done, 1000);
+	assert_int_equal(r.chk->n_nodes, 1);
+	assert_int_equal(r.chk->n_links, 0);
+	free_result(&r);
+
+	/* Freeing the context cancels its checks. */
+	node_start(e, &e->c, "charlie", "198.18.0.3", 0x3333);
+	assert_int_equal(npf_probe_check_start(e->c.ctx, peers, 1, 2000, on_check, &r), 0);
+	(void)sd_event_run(e->ev, 1000);
+	node_stop(&e->c);
+	assert_true(r.done);
+	assert_int_equal(r.err, -ECANCELED);
+	assert_null(r.chk);
+}
+
+/* ---- a hostile client against bravo's control and data ports ---- */
+
+static int client_connect(const char *addr, uint16_t port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 2 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	assert_true(fd >= 0);
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	assert_true(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 || errno == EINPROGRESS);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Runs the loop until fd has data or EOF; returns what recv got (0 = EOF). */
+static ssize_t pump_recv(struct env *e, int fd, uint8_t *buf, size_t len, uint64_t max_ms)
+{
+	uint64_t end = now_ms() + max_ms;
+
+	while (now_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		(void)sd_event_run(e->ev, 5000);
+		if (poll(&pfd, 1, 0) <= 0)
+			continue;
+		n = recv(fd, buf, len, MSG_DONTWAIT);
+		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			return n;
+	}
+	return -ETIMEDOUT;
+}
+
+static void send_all(struct env *e, int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint64_t end = now_ms() + 2000;
+
+	while (len && now_ms() < end) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		} else {
+			(void)sd_event_run(e->ev, 1000);
+		}
+	}
+	assert_int_equal(len, 0);
+}
+
+static void send_frame(struct env *e, int fd, uint16_t version, uint16_t type, const char *json)
+{
+	uint8_t hdr[NPF_WIRE_HDR_LEN];
+
+	npf_wire_hdr_encode(hdr, type, (uint32_t)strlen(json));
+	hdr[0] = (uint8_t)(version >> 8);
+	hdr[1] = (uint8_t)version;
+	send_all(e, fd, hdr, sizeof(hdr));
+	send_all(e, fd, json, strlen(json));
+}
+
+/* Reads one frame; returns its type and the parsed payload in *out (caller decrefs). */
+static int recv_frame(struct env *e, int fd, json_t **out)
+{
+	uint8_t hdr[NPF_WIRE_HDR_LEN], *pl;
+	struct npf_wire_hdr h;
+	size_t got = 0;
+
+	while (got < sizeof(hdr)) {
+		ssize_t n = pump_recv(e, fd, hdr + got, sizeof(hdr) - got, 2000);
+
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), NPF_WIRE_MAX_PAYLOAD, &h), 0);
+	pl = malloc(h.length);
+	assert_non_null(pl);
+	for (got = 0; got < h.length;) {
+		ssize_t n = pump_recv(e, fd, pl + got, h.length - got, 2000);
+
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+	assert_int_equal(npf_wire_parse_json(pl, h.length, out), 0);
+	free(pl);
+	return h.type;
+}
+
+static void expect_error(struct env *e, int fd, const char *code)
+{
+	json_t *j = NULL;
+	uint8_t b[16];
+
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_ERROR);
+	assert_string_equal(json_string_value(json_object_get(j, "code")), code);
+	json_decref(j);
+	/* ...and the daemon hangs up after it. */
+	assert_int_equal(pump_recv(e, fd, b, sizeof(b), 2000), 0);
+}
+
+#define HELLO "{\"node\":\"evil\",\"instance\":\"00000000000000ee\",\"candidates\":false}"
+
+static void test_hostile_control(void **state)
+{
+	struct env *e = *state;
+	uint8_t hdr[NPF_WIRE_HDR_LEN];
+	json_t *j = NULL;
+	int fd;
+
+	NEED_ENV(state);
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 2, NPF_MSG_HELLO, HELLO);
+	expect_error(e, fd, "unsupported-version");
+	close(fd);
+
+	fd = client_connect("198.18.0.2", PORT);
+	npf_wire_hdr_encode(hdr, NPF_MSG_HELLO, NPF_WIRE_MAX_PAYLOAD + 1);
+	send_all(e, fd, hdr, sizeof(hdr));
+	expect_error(e, fd, "too-large");
+	close(fd);
+
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO,
+		   "{\"node\":\"a\",\"node\":\"b\",\"instance\":\"00000000000000ee\","
+		   "\"candidates\":false}");
+	expect_error(e, fd, "bad-request");
+	close(fd);
+
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	expect_error(e, fd, "forbidden");
+	close(fd);
+
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	assert_string_equal(json_string_value(json_object_get(j, "node")), "bravo");
+	assert_null(json_object_get(j, "candidates"));
+	json_decref(j);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	expect_error(e, fd, "unexpected");
+	close(fd);
+
+	/* 65 reverse targets. */
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	{
+		char buf[2048] = "{\"id\":1,\"timeout_ms\":500,\"bytes\":65536,\"targets\":[";
+
+		for (int i = 0; i <= NPF_WIRE_MAX_TARGETS; i++)
+			strcat(buf, i ? ",\"198.18.0.9\"" : "\"198.18.0.9\"");
+		strcat(buf, "]}");
+		send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ, buf);
+	}
+	expect_error(e, fd, "bad-request");
+	close(fd);
+
+	/* Garbage then EOF mid-frame: the daemon just closes. */
+	fd = client_connect("198.18.0.2", PORT);
+	send_all(e, fd, "\x00\x01\x00", 3);
+	shutdown(fd, SHUT_WR);
+	{
+		uint8_t b[16];
+
+		assert_int_equal(pump_recv(e, fd, b, sizeof(b), 2000), 0);
+	}
+	close(fd);
+}
+
+/* A reverse request for an address with no daemon: answered with per-target outcomes. */
+static void test_reverse_request(void **state)
+{
+	struct env *e = *state;
+	json_t *j = NULL, *res;
+	int fd;
+
+	NEED_ENV(state);
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
+		   "{\"id\":7,\"timeout_ms\":500,\"bytes\":65536,"
+		   "\"targets\":[\"198.18.0.3\",\"198.18.0.2\",\"198.18.0.1\"]}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), 7);
+	res = json_object_get(j, "results");
+	assert_int_equal(json_array_size(res), 3);
+	/* nothing listens there */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(res, 0), "outcome")),
+			    "refused");
+	/* bravo's own address */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(res, 1), "outcome")),
+			    "wrong-peer");
+	/* alpha answers, but it is not the requester ("evil") */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(res, 2), "outcome")),
+			    "wrong-peer");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(res, 2), "detail")),
+			    "answered by alpha");
+	json_decref(j);
+	close(fd);
+}
+
+static void test_data_port(void **state)
+{
+	struct env *e = *state;
+	json_t *j = NULL;
+	int fd, dfd;
+	uint16_t port;
+	char auth[128];
+	uint8_t *buf;
+	size_t got = 0;
+
+	NEED_ENV(state);
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+
+	/* Wrong token: refused with an error. */
+	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
+	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
+	json_decref(j);
+	dfd = client_connect("198.18.0.2", port);
+	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}");
+	expect_error(e, dfd, "forbidden");
+	close(dfd);
+
+	/* Right token: identity, then the echo of exactly what was sent. */
+	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
+	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
+	snprintf(auth, sizeof(auth), "{\"token\":\"%s\"}",
+		 json_string_value(json_object_get(j, "token")));
+	json_decref(j);
+	dfd = client_connect("198.18.0.2", port);
+	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, auth);
+	assert_int_equal(recv_frame(e, dfd, &j), NPF_MSG_DATA_AUTH_REPLY);
+	assert_string_equal(json_string_value(json_object_get(j, "instance")), "0000000000002222");
+	json_decref(j);
+	buf = malloc(65536);
+	assert_non_null(buf);
+	for (size_t i = 0; i < 65536; i++)
+		buf[i] = (uint8_t)(i * 7);
+	send_all(e, dfd, buf, 65536);
+	while (got < 65536) {
+		uint8_t r[4096];
+		ssize_t n = pump_recv(e, dfd, r, sizeof(r), 2000);
+
+		assert_true(n > 0);
+		for (ssize_t i = 0; i < n; i++)
+			assert_int_equal(r[i], (uint8_t)((got + (size_t)i) * 7));
+		got += (size_t)n;
+	}
+	/* then the data port closes */
+	assert_int_equal(pump_recv(e, dfd, buf, 16, 2000), 0);
+	close(dfd);
+	free(buf);
+
+	/* The data listener takes one connection only: a second connect is refused. */
+	dfd = client_connect("198.18.0.2", port);
+	{
+		uint8_t b[8];
+		ssize_t n = pump_recv(e, dfd, b, sizeof(b), 500);
+
+		assert_true(n <= 0);
+	}
+	close(dfd);
+
+	/* Four OPEN_DATA per connection at most (two used above). */
+	for (int i = 0; i < 2; i++) {
+		send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+		assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
+		json_decref(j);
+	}
+	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	expect_error(e, fd, "busy");
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_check_ok),
+		cmocka_unit_test(test_wrong_peer),
+		cmocka_unit_test(test_unavailable),
+		cmocka_unit_test(test_bad_args_and_cancel),
+		cmocka_unit_test(test_hostile_control),
+		cmocka_unit_test(test_reverse_request),
+		cmocka_unit_test(test_data_port),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
