@@ -1854,7 +1854,8 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 	} else if (c.chosen >= 0) {
 		const struct eval *e = ev_at(&c, (size_t)c.nets[c.chosen].ifc, (size_t)c.chosen);
 
-		copy_str(out->fail_node, sizeof(out->fail_node), node_name(&c, e->peer));
+		if (e->peer >= 0)
+			copy_str(out->fail_node, sizeof(out->fail_node), node_name(&c, e->peer));
 		copy_str(out->fail_ifname, sizeof(out->fail_ifname), out->ifname);
 		out->fail_outcome = e->outcome;
 		out->fail_dir = e->dir;
