@@ -1804,7 +1804,8 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 
 	if ((r = build_indexes(&c)) < 0 || (r = build_nets(&c)) < 0)
 		goto out;
-	qsort(c.nets, c.n_nets, sizeof(*c.nets), net_cmp);
+	if (c.n_nets > 1)
+		qsort(c.nets, c.n_nets, sizeof(*c.nets), net_cmp);
 	c.ev = calloc((inv->n_ifaces ? inv->n_ifaces : 1) * (c.n_nets ? c.n_nets : 1),
 		      sizeof(*c.ev));
 	if (!c.ev) {
