@@ -548,6 +548,11 @@ int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m)
 		if (!json_is_string(v) ||
 		    npf_wire_addr_parse(json_string_value(v), &m->targets[i]) < 0)
 			return -EBADMSG;
+		/* Distinct targets: a request must not multiply connections to one host. */
+		for (size_t k = 0; k < i; k++)
+			if (m->targets[k].family == m->targets[i].family &&
+			    memcmp(m->targets[k].addr, m->targets[i].addr, 16) == 0)
+				return -EBADMSG;
 	}
 	m->n_targets = json_array_size(t);
 	m->id = (uint32_t)id;

@@ -131,7 +131,7 @@ struct npf_msg_reverse_req {
 	uint32_t timeout_ms; /* 1..NPF_WIRE_MAX_TIMEOUT_MS */
 	uint32_t bytes;      /* as in OPEN_DATA */
 	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
-	size_t n_targets;    /* 1..NPF_WIRE_MAX_TARGETS */
+	size_t n_targets;    /* 1..NPF_WIRE_MAX_TARGETS, all distinct */
 };
 
 struct npf_rev_result {

@@ -16,14 +16,15 @@
 #include "probe.h"
 #include "wire.h"
 
-#define PROBE_DEFAULT_MAX_CONNS 64
+#define PROBE_DEFAULT_MAX_CONNS 256
 #define PROBE_DEFAULT_FULL_MESH 64
-#define PROBE_DEFAULT_SPARSE_K 3
+#define PROBE_DEFAULT_SPARSE_K 4
 #define PROBE_DEFAULT_BULK (256u << 10)
 #define PROBE_MAX_ACTIVE_TPROBES 256   /* outbound path probes at once, per context */
-#define PROBE_MAX_REVJOBS 8            /* reverse-probe requests served at once, per context */
+#define PROBE_MAX_REVJOBS 256          /* reverse-probe requests held at once, per context */
 #define PROBE_MAX_REVJOBS_PER_CONN 2
 #define PROBE_MAX_OPEN_DATA_PER_CONN 4 /* data listeners one control connection may ask for */
+#define PROBE_DLISTEN_FACTOR 4         /* data listeners at once: this times max_conns */
 #define PROBE_SCONN_IDLE_USEC (15ull * 1000000)
 #define PROBE_DATA_LIFETIME_USEC (10ull * 1000000)
 #define PROBE_MAX_OUTBUF (256u << 10)
@@ -193,6 +194,7 @@ struct npf_probe_ctx {
 	struct plisten *listeners;
 	struct sconn *sconns;
 	uint32_t n_sconns;
+	bool accept_paused; /* at max_conns: new connections wait in the backlog */
 	struct dlisten *dlisteners;
 	uint32_t n_dlisteners;
 	struct revjob *revjobs;

@@ -28,7 +28,7 @@ struct npf_probe_params {
 	uint32_t sparse_k;          /* extra deterministic peers per node in sparse mode */
 	uint32_t bulk_bytes;        /* bulk payload per direction, >= 65536 */
 	/* Appended by the probe engine. Zero in max_conns, full_mesh_max, sparse_k
-	 * or bulk_bytes means the default (64, 64, 3, 256 KiB). */
+	 * or bulk_bytes means the default (256, 64, 4, 256 KiB, as lib/config.c). */
 	const char *const *exclude; /* fnmatch globs of interfaces never announced; copied */
 	size_t n_exclude;
 };

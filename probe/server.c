@@ -83,6 +83,8 @@ struct revjob {
 		(e)->prev = (e)->next = NULL;      \
 	} while (0)
 
+static void throttle(struct npf_probe_ctx *ctx);
+
 /* ---- reverse jobs ---- */
 
 static void revjob_free(struct revjob *rj)
@@ -149,6 +151,7 @@ static void sconn_free(struct sconn *sc)
 	LIST_DEL(ctx->sconns, sc);
 	ctx->n_sconns--;
 	free(sc);
+	throttle(ctx);
 }
 
 static int sconn_timer(sd_event_source *s, uint64_t usec, void *ud)
@@ -377,7 +380,8 @@ static int on_open_data(struct sconn *sc, json_t *j)
 		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO first");
 	if (npf_wire_open_data_from_json(j, &od) < 0)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed OPEN_DATA");
-	if (sc->n_open_data >= PROBE_MAX_OPEN_DATA_PER_CONN || ctx->n_dlisteners >= ctx->max_conns)
+	if (sc->n_open_data >= PROBE_MAX_OPEN_DATA_PER_CONN ||
+	    ctx->n_dlisteners >= PROBE_DLISTEN_FACTOR * ctx->max_conns)
 		return sconn_reject(sc, NPF_WERR_BUSY, "too many data listeners");
 	dl = calloc(1, sizeof(*dl));
 	if (!dl)
@@ -510,6 +514,21 @@ static const struct fconn_ops sconn_ops = {
 
 /* ---- listeners ---- */
 
+/* At max_conns we stop accepting rather than accept-and-close: simultaneous
+ * checks of a whole job (every node's prolog at once) then wait in the kernel's
+ * backlog for a few milliseconds instead of failing as "refused". */
+static void throttle(struct npf_probe_ctx *ctx)
+{
+	bool pause = ctx->n_sconns >= ctx->max_conns;
+
+	if (pause == ctx->accept_paused)
+		return;
+	ctx->accept_paused = pause;
+	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
+		if (!pl->pause)
+			(void)sd_event_source_set_enabled(pl->src, pause ? SD_EVENT_OFF : SD_EVENT_ON);
+}
+
 static int listen_pause_end(sd_event_source *s, uint64_t usec, void *ud)
 {
 	struct plisten *pl = ud;
@@ -517,7 +536,8 @@ static int listen_pause_end(sd_event_source *s, uint64_t usec, void *ud)
 	(void)usec;
 	(void)s;
 	pl->pause = sd_event_source_disable_unref(pl->pause);
-	(void)sd_event_source_set_enabled(pl->src, SD_EVENT_ON);
+	if (!pl->ctx->accept_paused)
+		(void)sd_event_source_set_enabled(pl->src, SD_EVENT_ON);
 	return 0;
 }
 
@@ -541,10 +561,6 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 								 CLOCK_MONOTONIC, ACCEPT_PAUSE_USEC,
 								 1000, listen_pause_end, pl);
 		}
-		return 0;
-	}
-	if (ctx->n_sconns >= ctx->max_conns) {
-		close(cfd);
 		return 0;
 	}
 	sc = calloc(1, sizeof(*sc));
@@ -571,6 +587,7 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 	}
 	LIST_ADD(ctx->sconns, sc);
 	ctx->n_sconns++;
+	throttle(ctx);
 	return 0;
 }
 
@@ -605,13 +622,15 @@ static int plisten_open(struct npf_probe_ctx *ctx, const struct npf_addr *a, str
 	(void)setsockopt(pl->fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
 	if (a->family == AF_INET6)
 		(void)setsockopt(pl->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(pl->fd, (struct sockaddr *)&ss, sl) < 0 || listen(pl->fd, 64) < 0)
+	if (bind(pl->fd, (struct sockaddr *)&ss, sl) < 0 || listen(pl->fd, SOMAXCONN) < 0)
 		goto err;
 	r = sd_event_add_io(ctx->event, &pl->src, pl->fd, EPOLLIN, listen_accept, pl);
 	if (r < 0) {
 		errno = -r;
 		goto err;
 	}
+	if (ctx->accept_paused)
+		(void)sd_event_source_set_enabled(pl->src, SD_EVENT_OFF);
 	*out = pl;
 	return 0;
 err:

@@ -128,12 +128,12 @@ static const struct npf_inventory *inv_cb(void *ud)
 	return &((struct node *)ud)->inv;
 }
 
-static void node_start(struct env *e, struct node *n, const char *name, const char *addr,
-		       uint64_t instance)
+static void node_start_max(struct env *e, struct node *n, const char *name, const char *addr,
+			   uint64_t instance, uint32_t max_conns)
 {
 	struct npf_probe_params p = {
 		.event = e->ev, .port = PORT, .node_name = name, .instance = instance,
-		.inventory = inv_cb, .userdata = n, .bulk_bytes = 65536,
+		.inventory = inv_cb, .userdata = n, .bulk_bytes = 65536, .max_conns = max_conns,
 	};
 
 	n->name = name;
@@ -142,6 +142,12 @@ static void node_start(struct env *e, struct node *n, const char *name, const ch
 	fake_inventory(n);
 	p.userdata = n;
 	assert_int_equal(npf_probe_ctx_new(&n->ctx, &p), 0);
+}
+
+static void node_start(struct env *e, struct node *n, const char *name, const char *addr,
+		       uint64_t instance)
+{
+	node_start_max(e, n, name, addr, instance, 0);
 }
 
 static void node_stop(struct node *n)
@@ -675,6 +681,30 @@ static void test_data_port(void **state)
 	close(fd);
 }
 
+/* At max_conns the daemon stops accepting; the next client waits, then is served. */
+static void test_conn_cap(void **state)
+{
+	struct env *e = *state;
+	json_t *j = NULL;
+	uint8_t b[16];
+	int c1, c2;
+
+	NEED_ENV(state);
+	node_start_max(e, &e->c, "charlie", "198.18.0.3", 0x3333, 1);
+	c1 = client_connect("198.18.0.3", PORT);
+	send_frame(e, c1, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, c1, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	c2 = client_connect("198.18.0.3", PORT);
+	send_frame(e, c2, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(pump_recv(e, c2, b, sizeof(b), 300), -ETIMEDOUT);
+	close(c1);
+	assert_int_equal(recv_frame(e, c2, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	close(c2);
+	node_stop(&e->c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_control),
 		cmocka_unit_test(test_reverse_request),
 		cmocka_unit_test(test_data_port),
+		cmocka_unit_test(test_conn_cap),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

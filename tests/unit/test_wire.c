@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -309,12 +310,20 @@ static void test_reverse(void **state)
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
 	json_array_clear(t);
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
-	for (int i = 0; i <= NPF_WIRE_MAX_TARGETS; i++)
-		json_array_append_new(t, json_string("198.18.0.1"));
+	for (int i = 0; i <= NPF_WIRE_MAX_TARGETS; i++) {
+		char a[32];
+
+		snprintf(a, sizeof(a), "198.18.0.%d", i + 1);
+		json_array_append_new(t, json_string(a));
+	}
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
 	json_array_remove(t, 0);
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), 0);
 	assert_int_equal(rqo->n_targets, NPF_WIRE_MAX_TARGETS);
+	/* duplicates */
+	json_array_set_new(t, 5, json_string("198.18.0.3"));
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
+	json_array_set_new(t, 5, json_string("198.18.0.7"));
 	json_object_set_new(j, "timeout_ms", json_integer(0));
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
 	json_object_set_new(j, "timeout_ms", json_integer(NPF_WIRE_MAX_TIMEOUT_MS + 1));
