@@ -128,7 +128,8 @@ void dmn_notify_status(struct npf_daemon *d)
 	snprintf(line, sizeof(line), "%s: %zu interfaces (%zu up), %u clients, last check: %s",
 		 d->node_name, n_if, n_up, d->n_clients,
 		 d->last_summary[0] ? d->last_summary : "none");
-	if (d->ready && !d->ready_notified) {
+	/* Ready means answering: the first inventory is built and the socket listens. */
+	if (d->ready && d->listen_src && !d->ready_notified) {
 		sd_notifyf(0, "READY=1\nSTATUS=%s", line);
 		d->ready_notified = true;
 	} else {

@@ -39,6 +39,7 @@ FAILS=0
 
 cleanup() {
 	local n pid
+	[ -n "${NOTIFY_PID:-}" ] && kill "$NOTIFY_PID" 2>/dev/null
 	for n in "${!PIDS[@]}"; do
 		pid=${PIDS[$n]}
 		kill -TERM "$pid" 2>/dev/null
@@ -158,10 +159,37 @@ stop_daemon() {
 # node1 reads a config file (reloaded on SIGHUP below); node2 and node3 run without one.
 printf '[probe]\ntimeout = 3s\ncache_ttl = 10m\n' >"$T/node1.conf"
 start_daemon node1 --config "$T/node1.conf"
-start_daemon node2
+# node2 runs as under systemd Type=notify with WatchdogSec=1s: a datagram listener records
+# what it announces.
+NOTIFY_PID=""
+if [ -x /usr/bin/python3 ]; then
+	/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as f:
+    while True:
+        f.write(s.recv(4096).decode(errors="replace") + "\n--\n")
+        f.flush()
+' "$T/notify.sock" "$T/notify.log" &
+	NOTIFY_PID=$!
+	for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.05; done
+	NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=1000000 start_daemon node2
+else
+	start_daemon node2
+fi
 start_daemon node3
 for n in "${NODES[@]}"; do wait_daemon "$n"; done
 pass "three daemons answer on their sockets"
+if [ -n "$NOTIFY_PID" ]; then
+	sleep 1.2
+	grep -q '^READY=1' "$T/notify.log" && pass "sd_notify: READY=1" || fail "sd_notify: no READY=1"
+	grep -q '^STATUS=node2: ' "$T/notify.log" && pass "sd_notify: STATUS=$(grep -m1 '^STATUS=' "$T/notify.log" | cut -c8-)" ||
+		fail "sd_notify: no STATUS"
+	grep -q '^WATCHDOG=1' "$T/notify.log" && pass "sd_notify: WATCHDOG=1 from sd-event" ||
+		fail "sd_notify: no WATCHDOG=1"
+	kill "$NOTIFY_PID" 2>/dev/null
+fi
 
 # --- helpers -----------------------------------------------------------------
 # check NODE TAG [--json]: runs the CLI from NODE's socket, output in $T/TAG.out, exit
@@ -223,6 +251,12 @@ expect_grep() {
 	if grep -qE -- "$2" "$T/$1.out"; then pass "$1: output has /$2/"; else fail "$1: no /$2/ in: $(cat "$T/$1.out")"; fi
 }
 status_json() { "$CLI" --socket "$T/$1.sock" status --json; }
+
+# Usage errors exit 2 with a clear message.
+"$CLI" --socket "$T/node1.sock" check --nodes 'node[1-' >"$T/badhl.out" 2>&1
+RC=$?
+expect_rc badhl 2
+expect_grep badhl "bad hostlist 'node\[1-'"
 
 # --- 1. baseline ---------------------------------------------------------------
 check node1 base1 --json
