@@ -119,8 +119,13 @@ static bool may_check(const struct npf_daemon *d, const struct ctl_client *c)
 		return true;
 	if (!d->cfg.daemon.check_group[0])
 		return false;
-	if (getgrnam_r(d->cfg.daemon.check_group, &gr, buf, sizeof(buf), &grp) != 0 || !grp) {
-		log_warnx("check_group '%s' does not exist", d->cfg.daemon.check_group);
+	int r = getgrnam_r(d->cfg.daemon.check_group, &gr, buf, sizeof(buf), &grp);
+
+	if (r != 0 || !grp) {
+		if (r)
+			log_errc(-r, "check_group '%s' lookup", d->cfg.daemon.check_group);
+		else
+			log_warnx("check_group '%s' does not exist", d->cfg.daemon.check_group);
 		return false;
 	}
 	return in_group(grp->gr_gid, c->uid, c->gid);

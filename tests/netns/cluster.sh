@@ -386,6 +386,12 @@ elif mode == "nobody":
     res(r and r["ok"], "uid %d may read status" % os.getuid())
     send(s, b'{"version":1,"request":"check","peers":["node2"]}')
     res(code(recv(s)) == "forbidden", "uid %d may not start a check" % os.getuid())
+elif mode == "group":
+    s = conn()
+    send(s, b'{"version":1,"request":"check","peers":["node2"],"timeout_ms":1500}')
+    r = recv(s)
+    res(r and r["ok"] and r["check"]["self"] == "node1",
+        "gid %d (check_group) may start a check" % os.getgid())
 sys.exit(1 if fails else 0)
 PYEOF
 # A python3 that an unprivileged uid can run (pyenv shims under /root are not).
@@ -424,6 +430,14 @@ kill -HUP "${PIDS[node1]}"
 for _ in $(seq 30); do grep -q 'reload failed' "$T/node1.log" && break; sleep 0.1; done
 grep -q 'reload failed' "$T/node1.log" && pass "SIGHUP: bad file refused" || fail "SIGHUP: bad file not reported"
 [ "$(default_timeout)" = 2500 ] && pass "SIGHUP: previous config kept" || fail "SIGHUP: config lost"
+# check_group lets a non-root group start probes (SO_PEERCRED gid / getgrouplist).
+printf '[daemon]\ncheck_group = nogroup\n[probe]\ntimeout = 3s\n' >"$T/node1.conf"
+kill -HUP "${PIDS[node1]}"
+for _ in $(seq 30); do [ "$(default_timeout)" = 3000 ] && break; sleep 0.1; done
+if [ "$PY" = /usr/bin/python3 ] && command -v setpriv >/dev/null && getent group nogroup >/dev/null; then
+	setpriv --reuid=65534 --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups \
+		"$PY" "$T/api.py" "$T/node1.sock" group || FAILS=$((FAILS + 1))
+fi
 printf '[probe]\ntimeout = 3s\n' >"$T/node1.conf"
 kill -HUP "${PIDS[node1]}"
 
