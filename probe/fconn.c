@@ -87,6 +87,11 @@ bool fconn_is_open(const struct fconn *c)
 	return c->fd >= 0;
 }
 
+bool fconn_is_protocol_error(int err)
+{
+	return err == -EBADMSG || err == -EMSGSIZE || err == -EPROTONOSUPPORT;
+}
+
 void fconn_close(struct fconn *c)
 {
 	c->io = sd_event_source_disable_unref(c->io);

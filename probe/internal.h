@@ -95,6 +95,10 @@ void fconn_close(struct fconn *c);
 
 bool fconn_is_open(const struct fconn *c);
 
+/* True for the errors ops->error reports right after queueing an ERROR frame
+ * (-EBADMSG, -EMSGSIZE, -EPROTONOSUPPORT); EOF and socket errors are not. */
+bool fconn_is_protocol_error(int err);
+
 /* sockaddr helpers. fconn_sockaddr returns the length to pass to bind/connect. */
 socklen_t fconn_sockaddr(const struct npf_addr *a, uint16_t port, struct sockaddr_storage *ss);
 int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, uint16_t *port);

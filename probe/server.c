@@ -326,9 +326,9 @@ static int data_error(struct fconn *c, int err)
 {
 	struct dlisten *dl = c->owner;
 
-	(void)err;
-	if (c->closing)
-		return 0; /* the timer ends the linger */
+	/* Linger after our ERROR frame (the timer ends it); EOF or a reset ends it now. */
+	if (c->closing && fconn_is_protocol_error(err))
+		return 0;
 	dlisten_free(dl);
 	return 1;
 }
@@ -496,8 +496,8 @@ static int sconn_error(struct fconn *c, int err)
 {
 	struct sconn *sc = c->owner;
 
-	(void)err;
-	if (c->closing && fconn_is_open(c)) {
+	/* Linger after our ERROR frame so it is read, not reset; EOF ends it. */
+	if (c->closing && fconn_is_protocol_error(err) && fconn_is_open(c)) {
 		(void)sd_event_source_set_time_relative(sc->timer, LINGER_USEC);
 		return 0;
 	}
