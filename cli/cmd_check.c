@@ -97,15 +97,16 @@ static void print_matrix(const struct npf_check *c, const struct npf_verdict_rep
 				w[p] = strlen(cell);
 		}
 	}
+	/* The last column is not padded: no trailing blanks. */
 	printf("%-*s", (int)w0, "INTERFACE");
 	for (size_t p = 1; p < c->n_nodes; p++)
-		printf("  %-*s", (int)w[p], c->nodes[p].name);
+		printf("  %-*s", p + 1 < c->n_nodes ? (int)w[p] : 0, c->nodes[p].name);
 	printf("\n");
 	for (size_t i = 0; i < rep->n_ifaces; i++) {
-		printf("%-*s", (int)w0, rep->ifaces[i].ifname);
+		printf("%-*s", c->n_nodes > 1 ? (int)w0 : 0, rep->ifaces[i].ifname);
 		for (size_t p = 1; p < c->n_nodes; p++) {
 			fmt_cell(cell, sizeof(cell), c, rep->ifaces[i].ifname, (int)p);
-			printf("  %-*s", (int)w[p], cell);
+			printf("  %-*s", p + 1 < c->n_nodes ? (int)w[p] : 0, cell);
 		}
 		printf("\n");
 	}
