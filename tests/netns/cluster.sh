@@ -294,6 +294,22 @@ expect_grep human2 '^part0 +ok [0-9.]+ms/ok [0-9.]+ms +(timeout|unreachable)/(ti
 expect_grep human2 '^  docker0 -> node1: fwd wrong-peer'
 expect_grep human2 '^verdict: ok — fab0 works to and from 2 peers$'
 
+# Identical concurrent requests join one run.
+starts=$(grep -c 'check node2,node3 started' "$T/node1.log")
+"$CLI" --socket "$T/node1.sock" check --nodes 'node[1-3]' --json >"$T/join1.out" 2>&1 &
+j1=$!
+sleep 0.2
+"$CLI" --socket "$T/node1.sock" check --nodes 'node3,node2' --json >"$T/join2.out" 2>&1
+wait "$j1"
+s1=$(jq -r .started_unix_ms "$T/join1.out")
+s2=$(jq -r .started_unix_ms "$T/join2.out")
+if [ "$s1" = "$s2" ] && [ "$s1" != null ] &&
+	[ "$(grep -c 'check node2,node3 started' "$T/node1.log")" -eq $((starts + 1)) ]; then
+	pass "join: two concurrent checks of the same peer set share one run"
+else
+	fail "join: runs $s1 / $s2, $(grep -c 'check node2,node3 started' "$T/node1.log") starts (was $starts)"
+fi
+
 # Status, cache and state file after a check.
 status_json node1 >"$T/st1.out"
 expect_jq st1 '.daemon.node' node1
