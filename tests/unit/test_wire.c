@@ -135,8 +135,8 @@ static void test_hello(void **state)
 		"{\"node\":\"a b\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
 		"{\"node\":\"\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
 		"{\"node\":5,\"instance\":\"0123456789abcdef\",\"candidates\":true}",
-		"{\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
-		"\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+		("{\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
+		 "\"instance\":\"0123456789abcdef\",\"candidates\":true}"),
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		j = parse(bad[i]);
