@@ -157,9 +157,12 @@ static void keep_restart_only(struct npf_daemon *d, struct npf_config *n)
 								   n->daemon.node_name) ||
 	    o->probe.port != n->probe.port || o->probe.max_conns != n->probe.max_conns ||
 	    o->probe.full_mesh_max != n->probe.full_mesh_max ||
-	    o->probe.sparse_k != n->probe.sparse_k || o->probe.bulk_bytes != n->probe.bulk_bytes)
+	    o->probe.sparse_k != n->probe.sparse_k || o->probe.bulk_bytes != n->probe.bulk_bytes ||
+	    memcmp(&o->probe.interfaces_exclude, &n->probe.interfaces_exclude,
+		   sizeof(o->probe.interfaces_exclude)) != 0)
 		log_warnx("reload: socket, node_name and [probe] port/max_conns/full_mesh_max/"
-			  "sparse_k/bulk_bytes change only on restart; keeping the running values");
+			  "sparse_k/bulk_bytes/interfaces_exclude change only on restart; keeping "
+			  "the running values");
 	memcpy(n->daemon.socket, o->daemon.socket, sizeof(n->daemon.socket));
 	memcpy(n->daemon.node_name, o->daemon.node_name, sizeof(n->daemon.node_name));
 	n->probe.port = o->probe.port;
@@ -167,6 +170,7 @@ static void keep_restart_only(struct npf_daemon *d, struct npf_config *n)
 	n->probe.full_mesh_max = o->probe.full_mesh_max;
 	n->probe.sparse_k = o->probe.sparse_k;
 	n->probe.bulk_bytes = o->probe.bulk_bytes;
+	n->probe.interfaces_exclude = o->probe.interfaces_exclude;
 }
 
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -213,6 +217,8 @@ static int resolve_node_name(struct npf_daemon *d)
 
 static int start_probe(struct npf_daemon *d)
 {
+	const struct npf_pattern_list *excl = &d->cfg.probe.interfaces_exclude;
+	const char *globs[NPF_CONFIG_PATTERNS_MAX];
 	struct npf_probe_params p = {
 		.event = d->event,
 		.port = d->cfg.probe.port,
@@ -224,8 +230,11 @@ static int start_probe(struct npf_daemon *d)
 		.full_mesh_max = d->cfg.probe.full_mesh_max,
 		.sparse_k = d->cfg.probe.sparse_k,
 		.bulk_bytes = d->cfg.probe.bulk_bytes,
+		.exclude = globs,
 	};
 
+	for (unsigned int i = 0; i < excl->n && i < NPF_CONFIG_PATTERNS_MAX; i++)
+		globs[p.n_exclude++] = excl->pat[i];
 	return npf_probe_ctx_new(&d->probe, &p);
 }
 
