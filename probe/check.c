@@ -238,11 +238,30 @@ static void start_probes(struct ppeer *pp)
 		peer_fail(pp, "out of memory");
 		return;
 	}
+	/* fwd[] is indexed like cands[]; slots of probes not started stay NULL. */
+	pp->n_fwd = n->n_cands < PROBE_MAX_FWD_PER_PEER ? n->n_cands : PROBE_MAX_FWD_PER_PEER;
 	for (size_t i = 0; i < n->n_cands; i++) {
-		if (tprobe_start(ctx, &n->cands[i].addr, n->instance, ctx->bulk_bytes,
-				 pc->probe_deadline, fwd_done, pp, &pp->fwd[i]) < 0)
-			break;
-		pp->n_fwd++;
+		/* One peer's announcement must not take every outbound slot. */
+		if (i >= PROBE_MAX_FWD_PER_PEER ||
+		    tprobe_start(ctx, &n->cands[i].addr, n->instance, ctx->bulk_bytes,
+				 pc->probe_deadline, fwd_done, pp, &pp->fwd[i]) < 0) {
+			struct npf_path *ph = add_path(pc);
+
+			if (!ph)
+				continue;
+			ph->peer = pp->idx;
+			ph->dir = NPF_DIR_FORWARD;
+			snprintf(ph->peer_if, sizeof(ph->peer_if), "%s", n->cands[i].ifname);
+			ph->peer_addr = n->cands[i].addr;
+			ph->outcome = NPF_OUT_NOT_PROBED;
+			if (i >= PROBE_MAX_FWD_PER_PEER)
+				fmt(ph->detail, sizeof(ph->detail),
+				    "%s announced more than %d addresses", n->name,
+				    PROBE_MAX_FWD_PER_PEER);
+			else
+				fmt(ph->detail, sizeof(ph->detail), "could not start the probe");
+			continue;
+		}
 		pp->fwd_pending++;
 	}
 	/* Reverse: the peer probes each of our candidate addresses and must find us. */

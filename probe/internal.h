@@ -21,6 +21,7 @@
 #define PROBE_DEFAULT_SPARSE_K 4
 #define PROBE_DEFAULT_BULK (256u << 10)
 #define PROBE_MAX_ACTIVE_TPROBES 256   /* outbound path probes at once, per context */
+#define PROBE_MAX_FWD_PER_PEER 32      /* a peer announcing more gets the rest not-probed */
 #define PROBE_MAX_REVJOBS 256          /* reverse-probe requests held at once, per context */
 #define PROBE_MAX_REVJOBS_PER_CONN 2
 #define PROBE_MAX_OPEN_DATA_PER_CONN 4 /* data listeners one control connection may ask for */

@@ -681,6 +681,48 @@ static void test_data_port(void **state)
 	close(fd);
 }
 
+/* A peer announcing 40 addresses gets 32 probed and the rest reported not-probed. */
+static void test_many_candidates(void **state)
+{
+	struct env *e = *state;
+	const char *peers[] = { "198.18.0.2" };
+	struct result r = { 0 };
+	size_t n_np = 0, n_fwd = 0;
+
+	NEED_ENV(state);
+	for (int i = 1; i <= 39; i++) {
+		struct npf_addr a;
+		char txt[32];
+
+		snprintf(txt, sizeof(txt), "198.51.100.%d", i);
+		assert_int_equal(npf_wire_addr_parse(txt, &a), 0);
+		a.prefixlen = 32;
+		assert_int_equal(npf_iface_add_addr(&e->b.inv.ifaces[0], &a), 0);
+	}
+	(void)npf_probe_ctx_refresh(e->b.ctx);
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1000, on_check, &r), 0);
+	run_until(e, &r.done, 2000);
+	assert_int_equal(r.err, 0);
+	assert_int_equal(r.chk->nodes[1].n_cands, 40);
+	for (size_t i = 0; i < r.chk->n_paths; i++) {
+		const struct npf_path *p = &r.chk->paths[i];
+
+		if (p->dir != NPF_DIR_FORWARD)
+			continue;
+		n_fwd++;
+		if (p->outcome == NPF_OUT_NOT_PROBED) {
+			assert_non_null(strstr(p->detail, "announced more than 32 addresses"));
+			n_np++;
+		}
+	}
+	assert_int_equal(n_fwd, 40);
+	assert_int_equal(n_np, 8);
+	assert_int_equal(find_link(r.chk, "198.18.0.2")->fwd, NPF_OUT_OK);
+	free_result(&r);
+	e->b.inv.ifaces[0].n_addrs = 1;
+	(void)npf_probe_ctx_refresh(e->b.ctx);
+}
+
 /* At max_conns the daemon stops accepting; the next client waits, then is served. */
 static void test_conn_cap(void **state)
 {
@@ -716,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_reverse_request),
 		cmocka_unit_test(test_data_port),
 		cmocka_unit_test(test_conn_cap),
+		cmocka_unit_test(test_many_candidates),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
