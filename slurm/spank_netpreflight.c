@@ -144,24 +144,34 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* The socket path with "%n" replaced by this node's Slurm name, as in slurm.conf's
+/* This node's Slurm name: the job's node list is in node-id order, so entry
+ * S_JOB_NODEID is us. SLURMD_NODENAME is only added to each task's environment
+ * later, and the host name differs from the Slurm name with several slurmd per
+ * machine. */
+static void node_name(spank_t sp, char **names, size_t n, char *out, size_t len)
+{
+	uint32_t id = 0;
+
+	if (spank_get_item(sp, S_JOB_NODEID, &id) == ESPANK_SUCCESS && id < n) {
+		snprintf(out, len, "%s", names[id]);
+		return;
+	}
+	if (spank_getenv(sp, "SLURMD_NODENAME", out, (int)len) == ESPANK_SUCCESS && out[0])
+		return;
+	if (gethostname(out, len) < 0)
+		out[0] = '\0';
+	out[len - 1] = '\0';
+	out[strcspn(out, ".")] = '\0';
+}
+
+/* The socket path with "%n" replaced by the node's Slurm name, as in slurm.conf's
  * own %n paths: several slurmd on one machine (test clusters, multiple-slurmd
  * setups) each talk to their own daemon. Returns 0 or -ENAMETOOLONG. */
-static int socket_path(spank_t sp, char *out, size_t len)
+static int socket_path(const char *node, char *out, size_t len)
 {
-	char node[NPF_NAME_MAX] = "";
-	const char *p = cfg.socket;
 	size_t o = 0;
 
-	if (strstr(p, "%n") &&
-	    (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS ||
-	     !node[0])) {
-		if (gethostname(node, sizeof(node)) < 0)
-			return -errno;
-		node[sizeof(node) - 1] = '\0';
-		node[strcspn(node, ".")] = '\0';
-	}
-	for (; *p; p++) {
+	for (const char *p = cfg.socket; *p; p++) {
 		const char *add = p[0] == '%' && p[1] == 'n' ? node : NULL;
 		size_t n = add ? strlen(add) : 1;
 
@@ -186,37 +196,49 @@ static int job_nodelist(spank_t sp, char *buf, int len)
 	return -ENOENT;
 }
 
-static json_t *build_request(const char *nodelist, char *err, size_t errlen)
+static json_t *build_request(char **names, size_t n)
 {
-	char **names = NULL;
-	size_t n = 0;
-	json_t *peers, *req = NULL;
-	int r;
+	json_t *peers = json_array();
 
-	r = npf_hostlist_expand(nodelist, &names, &n, err, errlen);
-	if (r < 0)
-		return NULL;
-	peers = json_array();
 	for (size_t i = 0; peers && i < n; i++) {
 		if (json_array_append_new(peers, json_string(names[i])) < 0) {
 			json_decref(peers);
 			peers = NULL;
 		}
 	}
-	npf_hostlist_free(names, n);
-	if (peers)
-		req = npf_envreply_request(peers);
-	if (!req)
-		snprintf(err, errlen, "out of memory");
-	return req;
+	return peers ? npf_envreply_request(peers) : NULL;
+}
+
+/* Sets the variables; returns -1 only in mode "on" for a definite failure. */
+static int apply(spank_t sp, uint32_t job, const struct npf_envreply *env)
+{
+	for (size_t i = 0; i < env->n_vars; i++) {
+		/* overwrite=0: a value the user set explicitly wins. */
+		spank_err_t e = spank_setenv(sp, env->vars[i].name, env->vars[i].value, 0);
+
+		if (e != ESPANK_SUCCESS && e != ESPANK_ENV_EXISTS)
+			slurm_info("netpreflight: job %u: cannot set %s: %s", job,
+				   env->vars[i].name, spank_strerror(e));
+	}
+	if (strcmp(env->verdict, "ok") == 0)
+		return 0;
+	if (cfg.mode == MODE_ON && strcmp(env->verdict, "fail") == 0) {
+		slurm_error("netpreflight: job %u: network check failed: %s", job, env->summary);
+		return -1;
+	}
+	slurm_info("netpreflight: job %u: network verdict %s: %s", job, env->verdict,
+		   env->summary);
+	return 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	char *nodelist = NULL, err[256] = "", why[256], sock[sizeof(cfg.socket) + NPF_NAME_MAX];
+	char *nodelist = NULL, **names = NULL, err[256] = "", why[256], node[NPF_NAME_MAX];
+	char sock[sizeof(cfg.socket) + NPF_NAME_MAX];
 	json_t *req = NULL, *reply = NULL;
 	struct npf_envreply env = { 0 };
 	uint32_t job = 0;
+	size_t n = 0;
 	int r, rc = 0;
 
 	(void)ac;
@@ -231,15 +253,18 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		slurm_info("netpreflight: job %u: no SLURM_JOB_NODELIST, nothing set", job);
 		goto out;
 	}
-	req = build_request(nodelist, err, sizeof(err));
-	if (!req) {
+	if (npf_hostlist_expand(nodelist, &names, &n, err, sizeof(err)) < 0) {
 		slurm_error("netpreflight: job %u: bad node list '%.64s': %s", job, nodelist, err);
 		goto out;
 	}
-	if (socket_path(sp, sock, sizeof(sock)) < 0) {
+	node_name(sp, names, n, node, sizeof(node));
+	if (socket_path(node, sock, sizeof(sock)) < 0) {
 		slurm_error("netpreflight: job %u: socket path too long: %s", job, cfg.socket);
 		goto out;
 	}
+	req = build_request(names, n);
+	if (!req)
+		goto out;
 	r = npf_client_request(sock, req, &reply, cfg.timeout_ms);
 	if (r < 0) {
 		/* Never block or fail the step because of our own daemon. */
@@ -252,28 +277,12 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		slurm_info("netpreflight: job %u: no environment: %s", job, err);
 		goto out;
 	}
-	for (size_t i = 0; i < env.n_vars; i++) {
-		/* overwrite=0: a value the user set explicitly wins. */
-		spank_err_t e = spank_setenv(sp, env.vars[i].name, env.vars[i].value, 0);
-
-		if (e != ESPANK_SUCCESS && e != ESPANK_ENV_EXISTS)
-			slurm_info("netpreflight: job %u: cannot set %s: %s", job,
-				   env.vars[i].name, spank_strerror(e));
-	}
-	if (strcmp(env.verdict, "ok") != 0) {
-		if (cfg.mode == MODE_ON && strcmp(env.verdict, "fail") == 0) {
-			slurm_error("netpreflight: job %u: network check failed: %s", job,
-				    env.summary);
-			rc = -1;
-		} else {
-			slurm_info("netpreflight: job %u: network verdict %s: %s", job,
-				   env.verdict, env.summary);
-		}
-	}
+	rc = apply(sp, job, &env);
 out:
 	npf_envreply_clear(&env);
 	json_decref(reply);
 	json_decref(req);
+	npf_hostlist_free(names, n);
 	free(nodelist);
 	return rc;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # netpreflight inside a real Slurm (Debian's slurmctld/slurmd 22.05 + munge) on a namespace cluster:
-# Prolog verdict + typed drain + requeue, env injection through TaskProlog and through the SPANK
+# Prolog verdict + typed drain + requeue + resume after repair, env injection through TaskProlog and through the SPANK
 # plugin (user settings win, --netpreflight=off), a TCP exchange between the nodes on the
 # published interface, and the metrics textfile.
 #
@@ -125,6 +125,8 @@ wait_until 10 test -S "$T/munge.sock" || { echo "FAIL: munged did not start"; ex
 cat >"$T/prolog.sh" <<EOF
 #!/bin/bash
 export NPF_CLI=$cli NPF_CONF=/dev/null NPF_DRAIN=yes NPF_TIMEOUT_MS=3000
+# scontrol (drain/resume) must find this cluster's slurm.conf, not /etc/slurm's.
+export SLURM_CONF=$T/slurm.conf
 export NPF_SOCKET=$sockdir/\$SLURMD_NODENAME.sock NPF_PROLOG_LOG_DIR=$T/plog/\$SLURMD_NODENAME
 exec $prolog
 EOF
@@ -169,6 +171,9 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 Prolog=$T/prolog.sh
 PrologFlags=Alloc
+# The same script without a job resumes nodes it drained once their check passes.
+HealthCheckProgram=$T/prolog.sh
+HealthCheckInterval=5
 PrologEpilogTimeout=30
 $extra
 NodeName=node1 NodeAddr=198.19.0.2 CPUs=1 State=UNKNOWN
@@ -347,7 +352,16 @@ else
 	bad "failure: job $jid not requeued: $(inctl scontrol show job "$jid" -o | grep -o 'JobState=[A-Z_]*')"
 fi
 inctl scancel "$jid" 2>/dev/null || true
+
+# --- 6. Repair: the firewall goes, the HealthCheckProgram run re-checks the failed node
+# set and resumes the nodes the Prolog drained (and only those).
 ip netns exec "$ns3" nft delete table inet npfsl
+if wait_until 60 all_idle; then
+	echo "repair: every node resumed by the health check"
+else
+	inctl sinfo -N -o '%N %t %E'
+	bad "repair: nodes still drained after the network was fixed"
+fi
 
 echo "wall time: $((SECONDS - t0)) s"
 [ $fail -eq 0 ] && echo "slurm integration OK"
