@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/run --smoke keeps working: a 2-node lab, every measurement once, well-formed results
+# JSON and a rendered document. No timing is asserted (the machine may be busy).
+set -u
+
+SRC=${NPF_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${NPF_BUILD_DIR:-$SRC/build}
+OUT=
+FAILS=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root"
+[ -x "$BUILD/bench/qload" ] || skip "no $BUILD/bench/qload"
+[ -x "$BUILD/daemon/netpreflightd" ] && [ -x "$BUILD/cli/netpreflight" ] || skip "daemon or CLI not built"
+command -v jq >/dev/null || skip "no jq"
+command -v nc >/dev/null || skip "no nc"
+ip netns add npfbs-probe 2>/dev/null || skip "cannot create network namespaces"
+ip netns del npfbs-probe
+
+cleanup() {
+	# bench/run takes its lab down itself; this covers a bench/run killed from outside.
+	NPF_BUILD_DIR=$BUILD "$SRC/tests/lab/lab" down --id b8 >/dev/null 2>&1
+	[ -n "$OUT" ] && rm -rf -- "$OUT"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+OUT=$(mktemp -d)
+
+# qload's own argument checks: bad values are refused, not run.
+"$BUILD/bench/qload" --socket /nonexistent --peers a --clients 0 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "qload accepted --clients 0"
+"$BUILD/bench/qload" --socket /nonexistent --peers a --duration 0.1 >/dev/null 2>&1
+[ $? -eq 1 ] || fail "qload without a daemon did not fail"
+
+bash "$SRC/bench/run" --smoke --build-dir "$BUILD" --out "$OUT" --docs "$OUT" >"$OUT/log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { cat "$OUT/log"; fail "bench/run --smoke exited $rc"; }
+
+R=$OUT/smoke.json
+if ! jq -e . "$R" >/dev/null 2>&1; then
+	fail "no well-formed $R"
+else
+	# Shape and sanity, not speed: every measurement ran and produced numbers.
+	jq -e '.schema == "netpreflight.bench" and .version == 1 and (.machine.cpus >= 1)' "$R" \
+		>/dev/null || fail "header fields"
+	jq -e '[.checks[].variant] | sort == ["dead", "dead-1s", "healthy"]' "$R" >/dev/null ||
+		fail "expected the healthy, dead and dead-1s variants: $(jq -c '[.checks[].variant]' "$R")"
+	jq -e 'all(.checks[]; .nodes == 2 and (.node1_wall_ms_median | type) == "number"
+		and (.node1_daemon_ms_median | type) == "number" and .all_wall_ms > 0
+		and .rss_rest_kb_max > 0 and .rss_hwm_kb_max >= .rss_rest_kb_max)' "$R" >/dev/null ||
+		fail "check records incomplete: $(jq -c .checks "$R")"
+	# Healthy: everything ok, the nc mesh saw 2 nodes x 2 addresses answer.
+	jq -e '.checks[] | select(.variant == "healthy") | .verdicts == "node1:ok x1; all:ok x2"
+		and .baseline_ok == 4 and .baseline_failed == 0' "$R" >/dev/null ||
+		fail "healthy variant: $(jq -c '.checks[] | select(.variant == "healthy")' "$R")"
+	# Dead fabric on node2: still ok (eno1 works), and nc sees the two dead pairs.
+	jq -e '.checks[] | select(.variant == "dead") | .dead_node == "node2"
+		and .verdicts == "node1:ok x1; all:ok x2" and .baseline_failed == 2' "$R" >/dev/null ||
+		fail "dead variant: $(jq -c '.checks[] | select(.variant == "dead")' "$R")"
+	# The 1 s variant ran under a 1 s bound (the engine's hard deadline is before it).
+	jq -e '.checks[] | select(.variant == "dead-1s") | .node1_daemon_ms_median < 1000' "$R" \
+		>/dev/null || fail "dead-1s variant exceeded its 1 s timeout"
+	jq -e '(.query | length) == 4 and all(.query[]; .errors == 0 and .requests > 0
+		and .p50_us > 0 and .p99_us >= .p50_us and .reply_bytes > 0)' "$R" >/dev/null ||
+		fail "query records: $(jq -c .query "$R")"
+	jq -e '.rest.seconds > 0 and .rest.rss_kb > 0' "$R" >/dev/null || fail "rest record"
+fi
+
+MD=$OUT/benchmarks.md
+if [ ! -s "$MD" ]; then
+	fail "no $MD"
+else
+	for h in "## Against the targets" "## Cached query latency" "## Fresh check wall time" \
+		"## Daemon cost" "## Findings"; do
+		grep -qF "$h" "$MD" || fail "$MD lacks '$h'"
+	done
+	grep -q '^| 2 | full mesh | healthy |' "$MD" || fail "$MD has no 2-node row"
+	! grep -q 'null' "$MD" || fail "$MD shows a null: $(grep -n null "$MD" | head -3)"
+fi
+if command -v gnuplot >/dev/null; then
+	[ -s "$OUT/benchmarks-check-time.png" ] || fail "gnuplot is installed but no plot was drawn"
+fi
+
+# bench/run removed its lab.
+[ ! -d /run/npflab/b8 ] || fail "lab b8 left behind"
+! ip netns list | grep -q '^nplb8-' || fail "namespaces of lab b8 left behind"
+
+if [ "$FAILS" -gt 0 ]; then
+	echo "$FAILS failure(s)"
+	exit 1
+fi
+echo "bench smoke: ok"
