@@ -3,14 +3,20 @@
 #ifndef NPF_CLI_H
 #define NPF_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
-/* Exit codes shared by every command (documented in docs/cli.md). */
+#include "api.h"
+
+/* Exit codes shared by every command (documented in docs/json.md). */
 enum {
-	CLI_EXIT_OK = 0,   /* success; for check/env: a verified answer */
-	CLI_EXIT_FAIL = 1, /* check/env: no interface works to and from every peer */
-	CLI_EXIT_ERROR = 2 /* usage, daemon not running, bad input */
+	CLI_EXIT_OK = 0,     /* success; for check/env: a verified answer (verdict ok) */
+	CLI_EXIT_FAIL = 1,   /* check/env: verdict fail, no network works for this node */
+	CLI_EXIT_ERROR = 2,  /* usage, daemon not running, bad input */
+	CLI_EXIT_UNKNOWN = 3 /* check/env: verdict unknown (peers not answering): not ok,
+			      * and not a failure to drain a node for either */
 };
 
 struct cli_global {
@@ -29,6 +35,25 @@ int cmd_interfaces(int argc, char **argv, const struct cli_global *g);
 int cmd_rdma(int argc, char **argv, const struct cli_global *g);
 int cmd_check(int argc, char **argv, const struct cli_global *g);
 int cmd_status(int argc, char **argv, const struct cli_global *g);
+int cmd_env(int argc, char **argv, const struct cli_global *g);
+
+/* cmd_check.c: "3", "2.5", "3s" -> milliseconds within the API's timeout bounds.
+ * Returns 0, -EINVAL or -ERANGE. */
+int cli_parse_seconds(const char *s, uint32_t *ms);
+/* Expands a Slurm hostlist into req->peers (owned by req: npf_api_request_clear),
+ * order kept. Prints the error itself. Returns 0 or -errno. */
+int cli_hostlist_peers(const char *nodes, struct npf_api_request *req);
+/* The exit code for a verdict name ("ok", "fail", "unknown"; anything else: error). */
+int cli_verdict_exit(const char *verdict);
+
+/* cmd_env.c: the human report of a recommendation object (docs/decision.md): NCCL's
+ * default pick, the choice and how far it was verified, one line per rejected
+ * interface, the notes. n_peers/duration_ms < 0: unknown. Control characters
+ * from peers are printed as '?'. */
+void cli_print_recommendation(FILE *f, const json_t *rec, long long n_peers,
+			      long long duration_ms);
+/* fputs with every control character but '\n' written as '?'. */
+void cli_put_clean(FILE *f, const char *s);
 
 /* Prints "netpreflight: <msg>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

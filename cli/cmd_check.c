@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* netpreflight check: ask the local daemon to probe a job's nodes, print the matrix and a verdict. */
+/* netpreflight check: ask the local daemon to probe a job's nodes, print the matrix, the
+ * recommendation (with NCCL's default pick and the rejected interfaces) and the verdict. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -149,7 +150,7 @@ static void print_details(const struct npf_check *c)
 	}
 }
 
-static int parse_timeout(const char *s, uint32_t *ms)
+int cli_parse_seconds(const char *s, uint32_t *ms)
 {
 	char *end;
 	double v;
@@ -165,9 +166,8 @@ static int parse_timeout(const char *s, uint32_t *ms)
 	return 0;
 }
 
-static int build_request(const char *nodes, uint32_t timeout_ms, json_t **out, size_t *n_nodes)
+int cli_hostlist_peers(const char *nodes, struct npf_api_request *req)
 {
-	struct npf_api_request req = { .type = NPF_API_REQ_CHECK, .timeout_ms = timeout_ms };
 	char err[160], **names = NULL;
 	size_t n = 0;
 	int r;
@@ -182,14 +182,39 @@ static int build_request(const char *nodes, uint32_t timeout_ms, json_t **out, s
 		npf_hostlist_free(names, n);
 		return -E2BIG;
 	}
-	req.peers = calloc(n, sizeof(*req.peers));
-	if (!req.peers) {
+	req->peers = calloc(n, sizeof(*req->peers));
+	if (!req->peers) {
 		npf_hostlist_free(names, n);
 		return -ENOMEM;
 	}
+	req->n_peers = 0;
 	for (size_t i = 0; i < n; i++)
-		snprintf(req.peers[req.n_peers++], NPF_NAME_MAX, "%s", names[i]);
+		snprintf(req->peers[req->n_peers++], NPF_NAME_MAX, "%s", names[i]);
 	npf_hostlist_free(names, n);
+	return 0;
+}
+
+int cli_verdict_exit(const char *verdict)
+{
+	if (!verdict)
+		return CLI_EXIT_ERROR;
+	if (strcmp(verdict, "ok") == 0)
+		return CLI_EXIT_OK;
+	if (strcmp(verdict, "fail") == 0)
+		return CLI_EXIT_FAIL;
+	if (strcmp(verdict, "unknown") == 0)
+		return CLI_EXIT_UNKNOWN;
+	return CLI_EXIT_ERROR;
+}
+
+static int build_request(const char *nodes, uint32_t timeout_ms, json_t **out, size_t *n_nodes)
+{
+	struct npf_api_request req = { .type = NPF_API_REQ_CHECK, .timeout_ms = timeout_ms };
+	int r;
+
+	r = cli_hostlist_peers(nodes, &req);
+	if (r < 0)
+		return r;
 	*n_nodes = req.n_peers;
 	*out = npf_api_request_to_json(&req);
 	npf_api_request_clear(&req);
@@ -215,9 +240,9 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	struct npf_verdict_report rep = { 0 };
 	struct npf_check chk = { 0 };
 	struct npf_api_error aerr;
-	const char *nodes = NULL;
+	const char *nodes = NULL, *verdict, *summary;
 	bool json = g->json;
-	json_t *req = NULL, *reply = NULL, *cj;
+	json_t *req = NULL, *reply = NULL, *cj, *vj;
 	uint32_t timeout_ms = 0;
 	char msg[512];
 	int c, r, rc = CLI_EXIT_ERROR;
@@ -229,7 +254,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 			nodes = optarg;
 			break;
 		case 't':
-			if (parse_timeout(optarg, &timeout_ms) < 0) {
+			if (cli_parse_seconds(optarg, &timeout_ms) < 0) {
 				cli_err("--timeout '%s': seconds between %.1f and %u", optarg,
 					NPF_API_TIMEOUT_MIN_MS / 1000.0, NPF_API_TIMEOUT_MAX_MS / 1000);
 				return CLI_EXIT_ERROR;
@@ -269,11 +294,14 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		goto out;
 	}
 	cj = json_object_get(reply, "check");
-	if (npf_check_from_json(cj, &chk) < 0 || npf_verdict_compute(&chk, &rep) < 0) {
+	vj = json_object_get(cj, "verdict");
+	verdict = json_string_value(json_object_get(vj, "verdict"));
+	summary = json_string_value(json_object_get(vj, "summary"));
+	if (npf_check_from_json(cj, &chk) < 0 || npf_verdict_compute(&chk, &rep) < 0 ||
+	    cli_verdict_exit(verdict) == CLI_EXIT_ERROR) {
 		cli_err("malformed check in the daemon's reply");
 		goto out;
 	}
-	npf_verdict_format(&rep, &chk, msg, sizeof(msg));
 	if (json) {
 		/* The check object under the CLI's schema/version header (docs/json.md). */
 		json_t *doc = json_pack("{s:s, s:i}", "schema", "netpreflight.check", "version",
@@ -290,9 +318,13 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	} else {
 		print_matrix(&chk, &rep);
 		print_details(&chk);
-		printf("verdict: %s\n", msg);
+		cli_print_recommendation(stdout, json_object_get(cj, "recommendation"),
+					 (long long)chk.n_nodes - 1, chk.duration_ms);
+		fputs("verdict: ", stdout);
+		cli_put_clean(stdout, summary ? summary : verdict);
+		fputc('\n', stdout);
 	}
-	rc = rep.verdict == NPF_VERDICT_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+	rc = cli_verdict_exit(verdict);
 out:
 	npf_verdict_report_clear(&rep);
 	npf_check_clear(&chk);

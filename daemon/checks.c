@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Checks per peer set: start or join a probe run, cache the result with its time, persist the last one. */
+/* Checks per peer set: start or join a probe run, decide (npf_recommend), cache the result
+ * and its recommendation with their time, persist the last one, answer check/verdict/env. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "probe.h"
-#include "verdict.h"
+#include "recommend.h"
 
 /* One peer set: the run in flight (if any) and the last result. */
 struct dchk {
@@ -24,9 +25,13 @@ struct dchk {
 	uint32_t timeout_ms;
 	struct ctl_client *waiters;
 	struct npf_check *result;
-	json_t *json;  /* npf_check_to_json(result) */
+	/* The decision for result under the current config and inventory, with the job's
+	 * first node = peers[0] and per-node (not job-wide) values. */
+	struct npf_recommendation rec;
+	bool have_rec;
+	json_t *json;  /* npf_check_to_json(result, &rec) */
 	uint64_t done_mono_us, done_unix_ms;
-	char summary[256];
+	char summary[sizeof(((struct npf_recommendation *)0)->summary)];
 	enum npf_verdict verdict;
 };
 
@@ -37,6 +42,8 @@ static void drop_result(struct dchk *e)
 		free(e->result);
 		e->result = NULL;
 	}
+	npf_recommendation_clear(&e->rec);
+	e->have_rec = false;
 	json_decref(e->json);
 	e->json = NULL;
 }
@@ -184,18 +191,103 @@ static void write_state(struct npf_daemon *d, const struct dchk *e)
 	json_decref(doc);
 }
 
-static void summarise(struct dchk *e)
+/* The [publish] policy of the running config. first_node is borrowed. */
+static void policy_for(const struct npf_daemon *d, const char *first_node, bool job_wide,
+		       struct npf_policy *pol)
 {
-	struct npf_verdict_report rep;
+	memset(pol, 0, sizeof(*pol));
+	pol->prefer = &d->cfg.publish.prefer;
+	pol->avoid = &d->cfg.publish.avoid;
+	pol->nccl_version = d->cfg.publish.nccl_version;
+	pol->publish = d->cfg.publish.variables;
+	pol->master_addr = d->cfg.publish.master_addr;
+	pol->first_node = first_node;
+	pol->job_wide = job_wide;
+}
 
-	if (npf_verdict_compute(e->result, &rep) < 0) {
-		snprintf(e->summary, sizeof(e->summary), "(out of memory)");
-		e->verdict = NPF_VERDICT_UNKNOWN;
-		return;
+/* (Re)computes e's recommendation and JSON from e->result. The verdict of a check is
+ * the recommendation's; without one (out of memory) it is unknown. Returns 0 or
+ * -ENOMEM (e keeps its previous JSON then). */
+static int decide(struct npf_daemon *d, struct dchk *e)
+{
+	struct npf_policy pol;
+	json_t *json;
+	int r = -EINVAL;
+
+	npf_recommendation_clear(&e->rec);
+	e->have_rec = false;
+	policy_for(d, e->peers[0], false, &pol);
+	if (d->inv)
+		r = npf_recommend(d->inv, e->result, &pol, &e->rec);
+	if (r < 0) {
+		npf_recommendation_clear(&e->rec);
+		log_errc(r, "no recommendation for %s", e->key);
+	} else {
+		e->have_rec = true;
 	}
-	npf_verdict_format(&rep, e->result, e->summary, sizeof(e->summary));
-	e->verdict = rep.verdict;
-	npf_verdict_report_clear(&rep);
+	json = npf_check_to_json(e->result, e->have_rec ? &e->rec : NULL);
+	if (!json)
+		return -ENOMEM;
+	json_decref(e->json);
+	e->json = json;
+	if (e->have_rec) {
+		e->verdict = e->rec.verdict;
+		snprintf(e->summary, sizeof(e->summary), "%s", e->rec.summary);
+	} else {
+		e->verdict = NPF_VERDICT_UNKNOWN;
+		snprintf(e->summary, sizeof(e->summary), "unknown: no decision (%s)",
+			 strerror(-r));
+	}
+	return 0;
+}
+
+/* The env reply for one client: the cached decision when it answers the same
+ * question (per-node values; the same first node when MASTER_ADDR is published),
+ * else a decision made now from the cached evidence. */
+static json_t *env_reply(struct npf_daemon *d, const struct dchk *e, const char *first_node,
+			 bool job_wide, const char *format, bool cached)
+{
+	struct npf_recommendation rec = { 0 };
+	struct npf_policy pol;
+	json_t *reply;
+	int r = -EINVAL;
+
+	if (e->have_rec && !job_wide &&
+	    (!d->cfg.publish.master_addr || strcmp(first_node, e->peers[0]) == 0))
+		return npf_api_env_reply(&e->rec, format, cached, age_ms(e));
+	policy_for(d, first_node, job_wide, &pol);
+	if (d->inv)
+		r = npf_recommend(d->inv, e->result, &pol, &rec);
+	if (r < 0) {
+		npf_recommendation_clear(&rec);
+		return npf_api_reply_error(NPF_API_E_INTERNAL, "cannot decide: %s", strerror(-r));
+	}
+	reply = npf_api_env_reply(&rec, format, cached, age_ms(e));
+	npf_recommendation_clear(&rec);
+	return reply;
+}
+
+/* What a waiting client asked for, answered from e. */
+static json_t *waiter_reply(struct npf_daemon *d, const struct dchk *e,
+			    const struct ctl_client *c, bool cached)
+{
+	if (c->want_env)
+		return env_reply(d, e, c->env_first_node, c->env_job_wide, c->env_format, cached);
+	return check_reply(e, cached);
+}
+
+static void fail_waiters(struct ctl_client *w, int err)
+{
+	struct ctl_client *next;
+
+	for (; w; w = next) {
+		next = w->wait_next;
+		w->waiting = NULL;
+		w->wait_next = NULL;
+		ctl_reply(w, npf_api_reply_error(NPF_API_E_CHECK_FAILED,
+						 "the probe engine failed: %s",
+						 strerror(err < 0 ? -err : EIO)));
+	}
 }
 
 static void on_check_done(struct npf_check *result, int err, void *userdata)
@@ -203,27 +295,16 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 	struct dchk *e = userdata;
 	struct npf_daemon *d = e->d;
 	struct ctl_client *w = e->waiters, *next;
-	json_t *json = NULL;
 
 	e->running = false;
 	d->n_running--;
 	e->waiters = NULL;
-	if (err >= 0 && result) {
-		json = npf_check_to_json(result);
-		if (!json)
-			err = -ENOMEM;
-	}
-	if (err < 0 || !result) {
+	if (err >= 0 && (!result || result->n_nodes == 0))
+		err = -EIO;
+	if (err < 0) {
 		if (err != -ECANCELED)
 			log_errc(err, "check of %s failed", e->key);
-		for (; w; w = next) {
-			next = w->wait_next;
-			w->waiting = NULL;
-			w->wait_next = NULL;
-			ctl_reply(w, npf_api_reply_error(NPF_API_E_CHECK_FAILED,
-							 "the probe engine failed: %s",
-							 strerror(err < 0 ? -err : EIO)));
-		}
+		fail_waiters(w, err);
 		if (result) {
 			npf_check_clear(result);
 			free(result);
@@ -234,18 +315,23 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 	}
 	drop_result(e);
 	e->result = result;
-	e->json = json;
 	e->done_mono_us = dmn_now_mono_us();
 	e->done_unix_ms = dmn_now_unix_ms();
-	summarise(e);
+	if (decide(d, e) < 0) {
+		log_errc(-ENOMEM, "check of %s: cannot encode the result", e->key);
+		fail_waiters(w, -ENOMEM);
+		entry_free(d, e);
+		return;
+	}
 	log_info("check %s: %s (%u ms)", e->key, e->summary, result->duration_ms);
-	snprintf(d->last_summary, sizeof(d->last_summary), "%s", e->summary);
+	snprintf(d->last_summary, sizeof(d->last_summary), "%.*s",
+		 (int)sizeof(d->last_summary) - 1, e->summary);
 	write_state(d, e);
 	for (; w; w = next) {
 		next = w->wait_next;
 		w->waiting = NULL;
 		w->wait_next = NULL;
-		ctl_reply(w, check_reply(e, false));
+		ctl_reply(w, waiter_reply(d, e, w, false));
 	}
 	/* What was measured was answered; it is not kept as the node's current truth. */
 	if (e->stale)
@@ -261,32 +347,13 @@ static void add_waiter(struct dchk *e, struct ctl_client *c)
 	ctl_wait(c, e->timeout_ms);
 }
 
-void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req)
+/* Starts a run for req's peer set, or joins the one in flight, and parks c on it.
+ * Takes key. Always ends in a ctl_reply() or a parked client. */
+static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
+			  const struct npf_api_request *req, char *key, struct dchk *e)
 {
-	struct dchk *e;
-	char *key = NULL;
 	int r;
 
-	if (!d->ready || !d->probe) {
-		ctl_reply(c, npf_api_reply_error(NPF_API_E_NOT_READY, "no inventory yet"));
-		return;
-	}
-	r = npf_api_peers_key((const char(*)[NPF_NAME_MAX])req->peers, req->n_peers, d->node_name,
-			      &key);
-	if (r < 0) {
-		ctl_reply(c, r == -EINVAL ?
-				     npf_api_reply_error(NPF_API_E_BAD_REQUEST,
-							 "no peers besides this node (%s)",
-							 d->node_name) :
-				     NULL);
-		return;
-	}
-	e = find(d, key);
-	if (e && e->result && req->max_age_ms && !expired(d, e) && age_ms(e) <= req->max_age_ms) {
-		free(key);
-		ctl_reply(c, check_reply(e, true));
-		return;
-	}
 	if (e && e->running) {
 		/* Same peer set already in flight: share its result. */
 		free(key);
@@ -330,6 +397,105 @@ void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api
 	log_info("check %s started for uid %u (timeout %u ms)", e->key, (unsigned)c->uid,
 		 e->timeout_ms);
 	add_waiter(e, c);
+}
+
+/* The peer set's key, or NULL after replying with the error. */
+static char *request_key(struct npf_daemon *d, struct ctl_client *c,
+			 const struct npf_api_request *req)
+{
+	char *key = NULL;
+	int r;
+
+	r = npf_api_peers_key((const char(*)[NPF_NAME_MAX])req->peers, req->n_peers, d->node_name,
+			      &key);
+	if (r < 0) {
+		ctl_reply(c, r == -EINVAL ?
+				     npf_api_reply_error(NPF_API_E_BAD_REQUEST,
+							 "no peers besides this node (%s)",
+							 d->node_name) :
+				     NULL);
+		return NULL;
+	}
+	return key;
+}
+
+void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req)
+{
+	struct dchk *e;
+	char *key;
+
+	c->want_env = false;
+	if (!d->ready || !d->probe) {
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_NOT_READY, "no inventory yet"));
+		return;
+	}
+	key = request_key(d, c, req);
+	if (!key)
+		return;
+	e = find(d, key);
+	if (e && e->result && req->max_age_ms && !expired(d, e) && age_ms(e) <= req->max_age_ms) {
+		free(key);
+		ctl_reply(c, check_reply(e, true));
+		return;
+	}
+	start_or_join(d, c, req, key, e);
+}
+
+void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req)
+{
+	struct dchk *e;
+	bool fresh;
+	char *key;
+
+	if (!d->ready || !d->probe) {
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_NOT_READY, "no inventory yet"));
+		return;
+	}
+	key = request_key(d, c, req);
+	if (!key)
+		return;
+	dchk_expire(d);
+	e = find(d, key);
+	/* Fresh: younger than cache_ttl (entries past it are gone), and than max_age_ms
+	 * when the client gave one (0: never fresh, always probe). */
+	fresh = e && e->result &&
+		(!req->max_age_set || (req->max_age_ms && age_ms(e) <= req->max_age_ms));
+	if (fresh) {
+		free(key);
+		ctl_reply(c, env_reply(d, e, req->peers[0], req->job_wide, req->format, true));
+		return;
+	}
+	if (req->cached) {
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_NO_VERDICT,
+						 "no current result for %.120s%s", key,
+						 e && e->running ? " (a check is running)" : ""));
+		free(key);
+		return;
+	}
+	if (!ctl_may_probe(d, c)) {
+		free(key);
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_FORBIDDEN,
+						 "nothing cached for these peers and uid %u may not "
+						 "start probes (allowed: root, the daemon's user, "
+						 "group '%s')",
+						 (unsigned)c->uid, d->cfg.daemon.check_group));
+		return;
+	}
+	c->want_env = true;
+	c->env_job_wide = req->job_wide;
+	snprintf(c->env_format, sizeof(c->env_format), "%s", req->format);
+	snprintf(c->env_first_node, sizeof(c->env_first_node), "%s", req->peers[0]);
+	start_or_join(d, c, req, key, e);
+}
+
+void dchk_redecide(struct npf_daemon *d)
+{
+	for (struct dchk *e = d->checks; e; e = e->next) {
+		if (!e->result)
+			continue;
+		if (decide(d, e) < 0)
+			log_errc(-ENOMEM, "re-deciding %s: keeping the previous answer", e->key);
+	}
 }
 
 json_t *dchk_verdict(struct npf_daemon *d, const struct npf_api_request *req)
@@ -405,6 +571,9 @@ void dchk_invalidate(struct npf_daemon *d, const char (*names)[IFNAMSIZ], size_t
 			entry_free(d, e);
 		}
 	}
+	/* The rest still holds as evidence, but the decision also reads the inventory
+	 * (NCCL's default pick, the names a value must not select): decide again. */
+	dchk_redecide(d);
 }
 
 void dchk_client_gone(struct npf_daemon *d, struct ctl_client *c)

@@ -110,7 +110,7 @@ static bool in_group(gid_t want, uid_t uid, gid_t gid)
 	return found;
 }
 
-static bool may_check(const struct npf_daemon *d, const struct ctl_client *c)
+bool ctl_may_probe(const struct npf_daemon *d, const struct ctl_client *c)
 {
 	struct group gr, *grp = NULL;
 	char buf[16384];
@@ -200,7 +200,7 @@ static void dispatch(struct ctl_client *c)
 		ctl_reply(c, dchk_verdict(d, &req));
 		break;
 	case NPF_API_REQ_CHECK:
-		if (!may_check(d, c)) {
+		if (!ctl_may_probe(d, c)) {
 			ctl_reply(c, npf_api_reply_error(NPF_API_E_FORBIDDEN,
 							 "uid %u may not start probes (allowed: root, "
 							 "the daemon's user, group '%s')",
@@ -208,6 +208,9 @@ static void dispatch(struct ctl_client *c)
 			break;
 		}
 		dchk_check(d, c, &req);
+		break;
+	case NPF_API_REQ_ENV:
+		dchk_env(d, c, &req);
 		break;
 	case NPF_API_REQ__COUNT:
 		break;

@@ -44,6 +44,11 @@ struct ctl_client {
 	bool close_after_write;
 	struct dchk *waiting;         /* check this client waits on, or NULL */
 	struct ctl_client *wait_next; /* next waiter of the same check */
+	/* An env request parked on a check: what to answer once it completes. */
+	bool want_env;
+	bool env_job_wide;
+	char env_format[NPF_API_FORMAT_MAX];
+	char env_first_node[NPF_NAME_MAX];
 };
 
 /* A command-line option that overrides the config file, re-applied on SIGHUP. */
@@ -119,10 +124,19 @@ void ctl_close(struct npf_daemon *d);
 void ctl_reply(struct ctl_client *c, json_t *reply);
 /* Parks c until its check answers, with a safety deadline of ms. */
 void ctl_wait(struct ctl_client *c, uint32_t ms);
+/* SO_PEERCRED policy: may this client make the daemon probe other nodes (root, the
+ * daemon's uid, [daemon] check_group)? */
+bool ctl_may_probe(const struct npf_daemon *d, const struct ctl_client *c);
 
 /* checks.c */
 /* Answers or starts a check for c; always ends in exactly one ctl_reply(). */
 void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req);
+/* Answers an "env" request for c: from the cache when fresh (anyone may ask, as for
+ * verdict), else (unless the request says "cached", or ctl_may_probe() refuses) by
+ * starting or joining a check. Always ends in exactly one ctl_reply(). */
+void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req);
+/* Decides every cached result again (after a config reload or an inventory change). */
+void dchk_redecide(struct npf_daemon *d);
 /* Reply for a "verdict" request. New reference or NULL. */
 json_t *dchk_verdict(struct npf_daemon *d, const struct npf_api_request *req);
 /* Forgets cached results that involve any of the named interfaces. */

@@ -191,6 +191,8 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 		d->cfg = n;
 		log_set_verbosity(d->cfg.daemon.log_level);
 		dchk_expire(d);
+		/* [publish] may have changed: cached answers follow the new policy. */
+		dchk_redecide(d);
 		log_info("configuration reloaded from %s", d->config_path);
 	}
 	sd_notify(0, "READY=1");

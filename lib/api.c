@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "envfmt.h"
 #include "verdict.h"
 
 /* Upper bounds on decoded arrays, far above anything real, so a hostile or
@@ -25,6 +26,7 @@ static const char *const req_names[NPF_API_REQ__COUNT] = {
 	[NPF_API_REQ_INVENTORY] = "inventory",
 	[NPF_API_REQ_CHECK] = "check",
 	[NPF_API_REQ_VERDICT] = "verdict",
+	[NPF_API_REQ_ENV] = "env",
 };
 
 static const char *const err_names[NPF_API_E__COUNT] = {
@@ -228,14 +230,54 @@ static int get_ms(const json_t *obj, const char *key, uint32_t lo, uint32_t hi, 
 	return 0;
 }
 
+static int get_flag(const json_t *obj, const char *key, bool *out, struct npf_api_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v)) {
+		seterr(err, NPF_API_E_BAD_REQUEST, "\"%s\" must be true or false", key);
+		return -EBADMSG;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
+static bool format_valid(const char *s)
+{
+	return strcmp(s, "json") == 0 || npf_envfmt_parse(s) >= 0;
+}
+
+static int get_format(const json_t *obj, struct npf_api_request *req, struct npf_api_error *err)
+{
+	const json_t *v = json_object_get(obj, "format");
+	const char *s = json_string_value(v);
+
+	if (!v)
+		return 0;
+	if (!s || json_string_length(v) >= sizeof(req->format) || !format_valid(s)) {
+		seterr(err, NPF_API_E_BAD_REQUEST,
+		       "\"format\" must be one of json, shell, taskprolog, nccl-conf");
+		return -EBADMSG;
+	}
+	memcpy(req->format, s, strlen(s) + 1);
+	return 0;
+}
+
+#define MAX_FIELDS 8
+
 static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api_error *err)
 {
-	static const char *const allowed[NPF_API_REQ__COUNT][5] = {
+	static const char *const allowed[NPF_API_REQ__COUNT][MAX_FIELDS] = {
 		[NPF_API_REQ_STATUS] = { "version", "request" },
 		[NPF_API_REQ_INVENTORY] = { "version", "request" },
 		[NPF_API_REQ_CHECK] = { "version", "request", "peers", "timeout_ms", "max_age_ms" },
 		[NPF_API_REQ_VERDICT] = { "version", "request", "peers" },
+		[NPF_API_REQ_ENV] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
+				      "format", "job_wide", "cached" },
 	};
+	bool timed = req->type == NPF_API_REQ_CHECK || req->type == NPF_API_REQ_ENV;
 	const char *key;
 	const json_t *v;
 	int r;
@@ -243,7 +285,7 @@ static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api
 	json_object_foreach (j, key, v) {
 		bool ok = false;
 
-		for (size_t i = 0; i < 5 && allowed[req->type][i] && !ok; i++)
+		for (size_t i = 0; i < MAX_FIELDS && allowed[req->type][i] && !ok; i++)
 			ok = strcmp(key, allowed[req->type][i]) == 0;
 		if (!ok) {
 			seterr(err, NPF_API_E_BAD_REQUEST, "unknown field \"%.64s\" in %s request",
@@ -251,17 +293,27 @@ static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api
 			return -EBADMSG;
 		}
 	}
-	if (req->type == NPF_API_REQ_CHECK || req->type == NPF_API_REQ_VERDICT) {
+	if (timed || req->type == NPF_API_REQ_VERDICT) {
 		r = peers_from_json(json_object_get(j, "peers"), req, err);
 		if (r < 0)
 			return r;
 	}
-	if (req->type == NPF_API_REQ_CHECK) {
+	if (timed) {
 		r = get_ms(j, "timeout_ms", NPF_API_TIMEOUT_MIN_MS, NPF_API_TIMEOUT_MAX_MS,
 			   &req->timeout_ms, err);
 		if (r < 0)
 			return r;
 		r = get_ms(j, "max_age_ms", 0, UINT32_MAX, &req->max_age_ms, err);
+		if (r < 0)
+			return r;
+		req->max_age_set = json_object_get(j, "max_age_ms") != NULL;
+	}
+	if (req->type == NPF_API_REQ_ENV) {
+		r = get_format(j, req, err);
+		if (r == 0)
+			r = get_flag(j, "job_wide", &req->job_wide, err);
+		if (r == 0)
+			r = get_flag(j, "cached", &req->cached, err);
 		if (r < 0)
 			return r;
 	}
@@ -318,6 +370,7 @@ out:
 
 json_t *npf_api_request_to_json(const struct npf_api_request *req)
 {
+	bool timed = req->type == NPF_API_REQ_CHECK || req->type == NPF_API_REQ_ENV;
 	json_t *j = json_object(), *arr;
 
 	if (!j)
@@ -325,7 +378,7 @@ json_t *npf_api_request_to_json(const struct npf_api_request *req)
 	if (json_object_set_new(j, "version", json_integer(NPF_API_VERSION)) < 0 ||
 	    json_object_set_new(j, "request", json_string(npf_api_req_name(req->type))) < 0)
 		goto err;
-	if (req->type == NPF_API_REQ_CHECK || req->type == NPF_API_REQ_VERDICT) {
+	if (timed || req->type == NPF_API_REQ_VERDICT) {
 		arr = json_array();
 		if (json_object_set_new(j, "peers", arr) < 0)
 			goto err;
@@ -333,12 +386,22 @@ json_t *npf_api_request_to_json(const struct npf_api_request *req)
 			if (json_array_append_new(arr, json_string(req->peers[i])) < 0)
 				goto err;
 	}
-	if (req->type == NPF_API_REQ_CHECK && req->timeout_ms &&
+	if (timed && req->timeout_ms &&
 	    json_object_set_new(j, "timeout_ms", json_integer(req->timeout_ms)) < 0)
 		goto err;
-	if (req->type == NPF_API_REQ_CHECK && req->max_age_ms &&
+	/* For env an explicit 0 means "always probe", so it is sent when set. */
+	if (timed && (req->max_age_ms || (req->type == NPF_API_REQ_ENV && req->max_age_set)) &&
 	    json_object_set_new(j, "max_age_ms", json_integer(req->max_age_ms)) < 0)
 		goto err;
+	if (req->type == NPF_API_REQ_ENV) {
+		if (req->format[0] &&
+		    json_object_set_new(j, "format", json_string(req->format)) < 0)
+			goto err;
+		if (req->job_wide && json_object_set_new(j, "job_wide", json_true()) < 0)
+			goto err;
+		if (req->cached && json_object_set_new(j, "cached", json_true()) < 0)
+			goto err;
+	}
 	return j;
 err:
 	json_decref(j);
@@ -737,15 +800,37 @@ static int link_parse(const struct npf_check *c, const json_t *o, struct npf_lin
 	return 0;
 }
 
-static json_t *verdict_json(const struct npf_check *c)
+/* A string that may quote peer-supplied bytes: as is when it is valid UTF-8, else with
+ * every byte outside printable ASCII replaced by '?' (jansson refuses invalid UTF-8). */
+static json_t *safe_string(const char *s, size_t n)
+{
+	json_t *j = json_stringn(s, n);
+	char *buf;
+
+	if (j)
+		return j;
+	buf = malloc(n + 1);
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		buf[i] = (ch < ' ' && ch != '\n') || ch >= 0x7f ? '?' : s[i];
+	}
+	j = json_stringn(buf, n);
+	free(buf);
+	return j;
+}
+
+/* The verdict is the decision's (npf_recommend); the per-interface rows are the
+ * evidence behind it, as the matrix shows them (lib/verdict.h). */
+static json_t *verdict_json(const struct npf_check *c, const struct npf_recommendation *rec)
 {
 	struct npf_verdict_report r;
 	json_t *ifs, *out = NULL;
-	char line[512];
 
 	if (npf_verdict_compute(c, &r) < 0)
 		return NULL;
-	npf_verdict_format(&r, c, line, sizeof(line));
 	ifs = json_array();
 	for (size_t i = 0; ifs && i < r.n_ifaces; i++) {
 		const struct npf_verdict_iface *vi = &r.ifaces[i];
@@ -764,17 +849,20 @@ static json_t *verdict_json(const struct npf_check *c)
 			ifs = NULL;
 		}
 	}
+	/* The summary may quote peer-supplied names. */
 	if (ifs)
-		out = json_pack("{s:s, s:s, s:I, s:I, s:o}", "verdict", npf_verdict_name(r.verdict),
-				"summary", line, "peers", (json_int_t)r.n_peers, "unavailable",
+		out = json_pack("{s:s, s:o, s:I, s:I, s:o}", "verdict",
+				npf_verdict_name(rec->verdict), "summary",
+				safe_string(rec->summary, strnlen(rec->summary, sizeof(rec->summary))),
+				"peers", (json_int_t)r.n_peers, "unavailable",
 				(json_int_t)r.n_unavailable, "interfaces", ifs);
 	npf_verdict_report_clear(&r);
 	return out;
 }
 
-json_t *npf_check_to_json(const struct npf_check *c)
+json_t *npf_check_to_json(const struct npf_check *c, const struct npf_recommendation *rec)
 {
-	json_t *nodes = json_array(), *paths = json_array(), *links = json_array();
+	json_t *nodes = json_array(), *paths = json_array(), *links = json_array(), *j;
 
 	if (!nodes || !paths || !links)
 		goto err;
@@ -788,11 +876,18 @@ json_t *npf_check_to_json(const struct npf_check *c)
 		if (json_array_append_new(links, link_json(c, &c->links[i])) < 0)
 			goto err;
 	/* json_pack steals the "o" references even when it fails. */
-	return json_pack("{s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:o, s:o}", "started_unix_ms",
-			 (json_int_t)c->started_unix_ms, "duration_ms", (json_int_t)c->duration_ms,
-			 "timeout_ms", (json_int_t)c->timeout_ms, "sparse", c->sparse, "self",
-			 c->n_nodes ? c->nodes[0].name : "", "nodes", nodes, "paths", paths,
-			 "links", links, "verdict", verdict_json(c));
+	j = json_pack("{s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:o}", "started_unix_ms",
+		      (json_int_t)c->started_unix_ms, "duration_ms", (json_int_t)c->duration_ms,
+		      "timeout_ms", (json_int_t)c->timeout_ms, "sparse", c->sparse, "self",
+		      c->n_nodes ? c->nodes[0].name : "", "nodes", nodes, "paths", paths, "links",
+		      links);
+	if (j && rec &&
+	    (json_object_set_new(j, "verdict", verdict_json(c, rec)) < 0 ||
+	     json_object_set_new(j, "recommendation", npf_recommendation_to_json(rec)) < 0)) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
 err:
 	json_decref(nodes);
 	json_decref(paths);
@@ -907,4 +1002,74 @@ int npf_api_peers_key(const char (*peers)[NPF_NAME_MAX], size_t n, const char *s
 	free(s);
 	*out = key;
 	return 0;
+}
+
+/* Variables as an object NAME -> value, in publication order (jansson keeps insertion
+ * order), the form the SPANK plugin's parser accepts. */
+static json_t *vars_json(const struct npf_recommendation *rec)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && rec->verdict == NPF_VERDICT_OK && i < rec->n_vars; i++) {
+		json_t *v;
+
+		if (!rec->vars[i].value)
+			continue;
+		/* A value that is not UTF-8 cannot be carried; replacing bytes would
+		 * publish a different value, so it is left out. */
+		v = json_string(rec->vars[i].value);
+		if (!v)
+			continue;
+		if (json_object_set_new(o, rec->vars[i].name, v) < 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+json_t *npf_api_env_reply(const struct npf_recommendation *rec, const char *format, bool cached,
+			  uint64_t age_ms)
+{
+	json_t *r;
+	int fmt = -1;
+
+	if (!rec)
+		return NULL;
+	if (format && format[0] && strcmp(format, "json") != 0) {
+		fmt = npf_envfmt_parse(format);
+		if (fmt < 0)
+			return NULL;
+	}
+	r = npf_api_reply_new();
+	if (!r)
+		return NULL;
+	if (json_object_set_new(r, "verdict", json_string(npf_verdict_name(rec->verdict))) < 0 ||
+	    json_object_set_new(r, "summary",
+				safe_string(rec->summary,
+					    strnlen(rec->summary, sizeof(rec->summary)))) < 0 ||
+	    json_object_set_new(r, "variables", vars_json(rec)) < 0 ||
+	    json_object_set_new(r, "cached", json_boolean(cached)) < 0 ||
+	    json_object_set_new(r, "age_ms", json_integer((json_int_t)age_ms)) < 0 ||
+	    json_object_set_new(r, "recommendation", npf_recommendation_to_json(rec)) < 0)
+		goto err;
+	if (fmt >= 0) {
+		char *text = NULL;
+		size_t omitted = 0;
+		int n = npf_env_format(rec, (enum npf_envfmt)fmt, &text, &omitted);
+
+		if (n < 0)
+			goto err;
+		if (json_object_set_new(r, "format", json_string(format)) < 0 ||
+		    json_object_set_new(r, "text", safe_string(text, (size_t)n)) < 0 ||
+		    json_object_set_new(r, "omitted", json_integer((json_int_t)omitted)) < 0) {
+			free(text);
+			goto err;
+		}
+		free(text);
+	}
+	return r;
+err:
+	json_decref(r);
+	return NULL;
 }

@@ -5,11 +5,13 @@
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "check.h"
 #include "model.h"
+#include "recommend.h"
 
 #define NPF_API_VERSION 1
 #define NPF_API_HDR_LEN 4                  /* big-endian payload length */
@@ -25,6 +27,7 @@ enum npf_api_req {
 	NPF_API_REQ_INVENTORY,
 	NPF_API_REQ_CHECK,
 	NPF_API_REQ_VERDICT,
+	NPF_API_REQ_ENV,
 	NPF_API_REQ__COUNT
 };
 
@@ -35,7 +38,7 @@ enum npf_api_errcode {
 	NPF_API_E_TOO_LARGE,         /* frame over NPF_API_MAX_REQUEST */
 	NPF_API_E_FORBIDDEN,         /* SO_PEERCRED says this uid may not start probes */
 	NPF_API_E_BUSY,              /* client or concurrent-check cap reached */
-	NPF_API_E_NO_VERDICT,        /* verdict: nothing cached (or expired) for that peer set */
+	NPF_API_E_NO_VERDICT,        /* verdict, env "cached": nothing cached (or expired) */
 	NPF_API_E_NOT_READY,         /* no inventory yet */
 	NPF_API_E_CHECK_FAILED,      /* the probe engine could not run the check */
 	NPF_API_E_INTERNAL,
@@ -47,12 +50,21 @@ struct npf_api_error {
 	char message[NPF_API_MSG_MAX];
 };
 
+#define NPF_API_FORMAT_MAX 16
+
 struct npf_api_request {
 	enum npf_api_req type;
-	uint32_t timeout_ms; /* check: 0 = daemon default */
-	uint32_t max_age_ms; /* check: answer from the cache when younger; 0 = always probe */
-	char (*peers)[NPF_NAME_MAX]; /* check/verdict: owned, unique, in request order */
+	uint32_t timeout_ms; /* check/env: 0 = daemon default */
+	uint32_t max_age_ms; /* check: answer from the cache when younger; 0 = always probe.
+			      * env: the same, but only when max_age_set (else: cache_ttl) */
+	bool max_age_set;    /* "max_age_ms" was given */
+	char (*peers)[NPF_NAME_MAX]; /* check/verdict/env: owned, unique, in request order */
 	size_t n_peers;
+	/* env only */
+	char format[NPF_API_FORMAT_MAX]; /* "" (= json), "json", "shell", "taskprolog",
+					  * "nccl-conf" */
+	bool job_wide; /* only values that hold on every node of the job */
+	bool cached;   /* answer from the cache only, never start a check */
 };
 
 const char *npf_api_req_name(enum npf_api_req r);
@@ -102,14 +114,26 @@ json_t *npf_api_reply_error(enum npf_api_errcode code, const char *fmt, ...)
  * -EPROTO when the reply is malformed or of another version (err says why). */
 int npf_api_reply_status(const json_t *reply, struct npf_api_error *err);
 
-/* The check as JSON (documented in docs/protocol.md), including a "verdict"
- * object computed by npf_verdict_compute(). New reference or NULL on ENOMEM. */
-json_t *npf_check_to_json(const struct npf_check *c);
+/* The check as JSON (documented in docs/protocol.md). With rec (the decision for c,
+ * npf_recommend()), it carries a "verdict" object (the recommendation's verdict and
+ * summary plus the per-interface evidence of lib/verdict.h) and the
+ * "recommendation" object (npf_recommendation_to_json()); without rec, neither.
+ * New reference (caller json_decref) or NULL on ENOMEM. */
+json_t *npf_check_to_json(const struct npf_check *c, const struct npf_recommendation *rec);
 
-/* The inverse (the "verdict" member is ignored: it is recomputed). *c must be
- * zeroed; on success the caller owns it (npf_check_clear). Returns 0, -EBADMSG
- * for malformed input (c left cleared), -ENOMEM. */
+/* The inverse ("verdict" and "recommendation" are ignored: only the daemon, which
+ * has the inventory, can decide). *c must be zeroed; on success the caller owns it
+ * (npf_check_clear). Returns 0, -EBADMSG for malformed input (c left cleared),
+ * -ENOMEM. */
 int npf_check_from_json(const json_t *j, struct npf_check *c);
+
+/* The reply to an "env" request (docs/protocol.md): {"version":1,"ok":true,
+ * "verdict","summary","variables":{NAME:value} (only for ok),"cached","age_ms",
+ * "recommendation":{...}} plus "format","text","omitted" when format is a text
+ * format (shell, taskprolog, nccl-conf; "" or "json" adds none). New reference
+ * (caller json_decref), or NULL on ENOMEM or an unknown format. */
+json_t *npf_api_env_reply(const struct npf_recommendation *rec, const char *format, bool cached,
+			  uint64_t age_ms);
 
 /* Canonical key of a peer set: sorted unique names joined by ',', without
  * `self` (a check never probes its own node). *out is owned by the caller

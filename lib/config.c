@@ -61,7 +61,7 @@ static const struct npf_config_key keys[] = {
 	{ "publish", "avoid", "avoid", NPF_CT_PATTERNS, FIELD(publish.avoid), "", 0, 0,
 	  NPF_CK_EMPTY_OK, "interface globs used only when nothing else works" },
 	{ "publish", "nccl_version", "nccl-version", NPF_CT_VERSION, FIELD(publish.nccl_version),
-	  "2.21.5", 0, 0, 0, "NCCL version whose selection rules to assume, or current" },
+	  "current", 0, 0, 0, "NCCL version whose selection rules to assume, or current" },
 	{ "publish", "variables", "variables", NPF_CT_VARLIST, FIELD(publish.variables),
 	  "NCCL_SOCKET_IFNAME,NCCL_IB_HCA,NCCL_IB_GID_INDEX,NCCL_IB_ADDR_FAMILY,NCCL_IB_ADDR_RANGE,"
 	  "NCCL_SOCKET_FAMILY,GLOO_SOCKET_IFNAME,TP_SOCKET_IFNAME,UCX_NET_DEVICES,"

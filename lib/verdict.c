@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* First-stage verdict: pure reduction of a check's links to ok / fail / unknown. */
+/* Per-interface evidence: pure reduction of a check's links, interface by interface. */
 #include "verdict.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,82 +98,4 @@ void npf_verdict_report_clear(struct npf_verdict_report *out)
 		return;
 	free(out->ifaces);
 	memset(out, 0, sizeof(*out));
-}
-
-/* snprintf into a running cursor; keeps counting past the end like snprintf. */
-static void __attribute__((format(printf, 4, 5)))
-cat(char *buf, size_t len, size_t *pos, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(*pos < len ? buf + *pos : NULL, *pos < len ? len - *pos : 0, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*pos += (size_t)n;
-}
-
-static const char *dir_short(enum npf_direction d)
-{
-	return d == NPF_DIR_REVERSE ? "rev" : "fwd";
-}
-
-int npf_verdict_format(const struct npf_verdict_report *r, const struct npf_check *c, char *buf,
-		       size_t len)
-{
-	size_t pos = 0, n_works = 0;
-	const char *sep = "";
-
-	if (len)
-		buf[0] = '\0';
-	for (size_t i = 0; i < r->n_ifaces; i++)
-		n_works += r->ifaces[i].works;
-
-	if (r->n_peers == 0) {
-		cat(buf, len, &pos, "UNKNOWN — no peers to check");
-		return (int)pos;
-	}
-	if (r->verdict == NPF_VERDICT_OK) {
-		cat(buf, len, &pos, "ok — ");
-		for (size_t i = 0; i < r->n_ifaces; i++) {
-			if (!r->ifaces[i].works)
-				continue;
-			cat(buf, len, &pos, "%s%s", sep, r->ifaces[i].ifname);
-			sep = ", ";
-		}
-		cat(buf, len, &pos, " work%s to and from %zu peer%s", n_works == 1 ? "s" : "",
-		    r->n_peers, r->n_peers == 1 ? "" : "s");
-		return (int)pos;
-	}
-
-	cat(buf, len, &pos, "%s — ", r->verdict == NPF_VERDICT_FAIL ? "FAIL" : "UNKNOWN");
-	if (r->n_unavailable) {
-		for (size_t p = 1; p < c->n_nodes; p++) {
-			if (c->nodes[p].available)
-				continue;
-			cat(buf, len, &pos, "%s%s: peer-unavailable%s%s%s", sep, c->nodes[p].name,
-			    c->nodes[p].error[0] ? " (" : "", c->nodes[p].error,
-			    c->nodes[p].error[0] ? ")" : "");
-			sep = "; ";
-		}
-	}
-	for (size_t i = 0; i < r->n_ifaces; i++) {
-		const struct npf_verdict_iface *vi = &r->ifaces[i];
-
-		if (vi->fail_peer < 0 || (size_t)vi->fail_peer >= c->n_nodes) {
-			if (vi->unproven && vi->n_ok > 0) {
-				cat(buf, len, &pos, "%s%s ok with the %zu available peer%s", sep,
-				    vi->ifname, vi->n_ok, vi->n_ok == 1 ? "" : "s");
-				sep = "; ";
-			}
-			continue;
-		}
-		cat(buf, len, &pos, "%s%s: %s %s (%s)", sep, c->nodes[vi->fail_peer].name, vi->ifname,
-		    npf_outcome_name(vi->fail_outcome), dir_short(vi->fail_dir));
-		sep = "; ";
-	}
-	if (!*sep)
-		cat(buf, len, &pos, "no interface was probed");
-	return (int)pos;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* First-stage verdict of a check: does one of our interfaces work to and from every peer? */
+/* Per-interface evidence of a check: how each of our interfaces fared against the peers. */
 #ifndef NPF_VERDICT_H
 #define NPF_VERDICT_H
 
@@ -18,6 +18,9 @@ struct npf_verdict_iface {
 };
 
 struct npf_verdict_report {
+	/* Links alone, without the inventory and the one-network rule. The job's verdict
+	 * is npf_recommend()'s (lib/recommend.h); this one only stands in where no
+	 * recommendation exists (lib/metrics.c without rec). */
 	enum npf_verdict verdict;
 	size_t n_peers;       /* check->n_nodes - 1 */
 	size_t n_unavailable; /* peers whose daemon did not answer */
@@ -25,23 +28,17 @@ struct npf_verdict_report {
 	size_t n_ifaces;
 };
 
-/* Rules (the recommendation refines them later):
- *  - unknown when there is no peer or some peer is unavailable (never "ok" on
- *    incomplete evidence);
- *  - ok when at least one interface has fwd and rev ok with every peer, where in
- *    a sparse check a link that is not-probed both ways is outside the plan;
- *  - fail otherwise.
+/* Reduces the check's links per interface of ours (the rows of the check matrix and
+ * of the "interfaces" array of the verdict object):
+ *  - works: fwd and rev ok with every peer (and at least one), where in a sparse
+ *    check a link that is not-probed both ways is outside the plan;
+ *  - the first failing available peer, its direction and outcome.
+ * report.verdict: unknown without peers or with an unavailable one, ok when some
+ * interface works, fail otherwise (see the struct).
  * On success the caller owns out (npf_verdict_report_clear). Returns 0 or -ENOMEM. */
 int npf_verdict_compute(const struct npf_check *c, struct npf_verdict_report *out);
 
 /* Frees out->ifaces and zeroes it; safe on a zeroed struct. */
 void npf_verdict_report_clear(struct npf_verdict_report *out);
-
-/* One human line without the "verdict: " prefix, e.g.
- * "ok — fab0 works to and from 2 peers" or
- * "FAIL — node3: fab0 timeout (fwd); node2: docker0 wrong-peer (fwd)".
- * Truncates to len. Returns the untruncated length (snprintf style). */
-int npf_verdict_format(const struct npf_verdict_report *r, const struct npf_check *c, char *buf,
-		       size_t len);
 
 #endif

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Fuzz target: the local API request parser, frame header, reply check and check<->JSON codec. */
+/* Fuzz target: the local API request parser, frame header, reply check, check<->JSON codec,
+ * and the decision + env reply over whatever check the bytes decode to. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "recommend.h"
 #include "verdict.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -13,18 +15,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * back to the same shape. A mismatch is a codec bug, so crash loudly. */
 static void check_roundtrip(const json_t *j)
 {
+	static const char *const formats[] = { "", "json", "shell", "taskprolog", "nccl-conf" };
 	struct npf_check c = { 0 }, again = { 0 };
+	struct npf_inventory inv = { 0 };
+	struct npf_recommendation rec = { 0 };
 	struct npf_verdict_report r;
 	json_t *out;
-	char line[256];
 
 	if (npf_check_from_json(j, &c) < 0)
 		return;
-	if (npf_verdict_compute(&c, &r) == 0) {
-		npf_verdict_format(&r, &c, line, sizeof(line));
+	if (npf_verdict_compute(&c, &r) == 0)
 		npf_verdict_report_clear(&r);
+	/* A node with no interfaces: the decision must still hold up on any peer data. */
+	if (npf_recommend(&inv, &c, NULL, &rec) == 0) {
+		out = npf_check_to_json(&c, &rec);
+		json_decref(out);
+		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+			json_decref(npf_api_env_reply(&rec, formats[i], i & 1, i));
 	}
-	out = npf_check_to_json(&c);
+	npf_recommendation_clear(&rec);
+	out = npf_check_to_json(&c, NULL);
 	if (out) {
 		if (npf_check_from_json(out, &again) < 0 || again.n_nodes != c.n_nodes ||
 		    again.n_paths != c.n_paths || again.n_links != c.n_links)

@@ -294,7 +294,11 @@ expect_grep human2 '^fab0 +ok [0-9.]+ms/ok [0-9.]+ms +ok [0-9.]+ms/ok [0-9.]+ms'
 expect_grep human2 '^docker0 +wrong-peer/wrong-peer +wrong-peer/wrong-peer'
 expect_grep human2 '^part0 +ok [0-9.]+ms/ok [0-9.]+ms +(timeout|unreachable)/(timeout|unreachable)'
 expect_grep human2 '^  docker0 -> node1: fwd wrong-peer'
-expect_grep human2 '^verdict: ok — fab0 works to and from 2 peers$'
+expect_grep human2 '^verdict: ok: fab0 \(198\.18\.1\.0/24\) works to and from 2 peers$'
+# The recommendation and NCCL's default pick are part of the report.
+expect_grep human2 '^using fab0 \(198\.18\.1\.2 on 198\.18\.1\.0/24\), verified to 2 peers in [0-9]+ ms$'
+expect_grep human2 "^NCCL's default would use fab0 .*which passed"
+expect_grep human2 '^not chosen: docker0: 172\.17\.0\.0/16: wrong-peer \(forward\) with node[13]'
 
 # Identical concurrent requests join one run.
 starts=$(grep -c 'check node2,node3 started' "$T/node1.log")
@@ -480,7 +484,8 @@ expect reject part0 node2 fwd ok
 expect_jq reject .verdict.verdict fail
 check node1 reject_h
 expect_rc reject_h 1
-expect_grep reject_h '^verdict: FAIL — .*node2: fab0 refused \(fwd\)'
+expect_grep reject_h '^verdict: fail: .*\(suspect: node2\).*fab0: 198\.18\.1\.0/24: refused \(forward\) with node2'
+expect_grep reject_h '^not chosen: fab0: 198\.18\.1\.0/24: refused \(forward\) with node2'
 expect_grep reject_h '^  fab0 -> node2: fwd refused'
 X node2 nft delete table inet npfdm
 
@@ -495,7 +500,7 @@ if command -v script >/dev/null; then
 	script -qec "'$CLI' --socket '$T/node1.sock' check --nodes 'node[1-3]' --timeout $TIMEOUT_S" \
 		/dev/null >"$T/tty.out" 2>&1
 	expect_grep tty 'checking 3 nodes\.\.\. [0-9.]+s of 3\.0s'
-	expect_grep tty 'verdict: FAIL'
+	expect_grep tty 'verdict: fail: '
 fi
 X node2 nft delete table inet npfdm
 
@@ -530,14 +535,15 @@ done
 # --- 5. a peer whose daemon is stopped ------------------------------------------
 stop_daemon node3
 check node1 down --json
-expect_rc down 1
+expect_rc down 3 # unknown: never ok, and not a failure either
 expect_jq down '.nodes[] | select(.name == "node3") | .available' false
 expect down fab0 node3 fwd peer-unavailable
 expect down fab0 node2 fwd ok
 expect_jq down .verdict.verdict unknown
 check node1 down_h
-expect_rc down_h 1
-expect_grep down_h '^verdict: UNKNOWN — node3: peer-unavailable'
+expect_rc down_h 3
+expect_grep down_h '^verdict: unknown: .*peer-unavailable \(forward\) with node3'
+expect_grep down_h '^provisional choice \(not verified\): fab0 '
 
 # A client of a stopped daemon gets a clear error and exit status 2.
 "$CLI" --socket "$T/node3.sock" status >"$T/gone.out" 2>&1

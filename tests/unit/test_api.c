@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of the local API codec, the check <-> JSON mapping and the first-stage verdict. */
+/* Unit tests of the local API codec, the check <-> JSON mapping with the decision's verdict,
+ * the per-interface evidence, and the env request/reply (also against the SPANK plugin's
+ * parser). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +16,12 @@
 #include <sys/socket.h>
 
 #include "api.h"
+#include "recommend.h"
 #include "verdict.h"
+
+/* The SPANK plugin is a Slurm module, not a library: its pure request/reply part is
+ * compiled in here to prove the daemon's env reply is what the plugin accepts. */
+#include "../../slurm/envreply.c"
 
 static int parse_str(const char *s, struct npf_api_request *req, struct npf_api_error *err)
 {
@@ -370,6 +377,35 @@ static void make_check(struct npf_check *c, size_t cap_links)
 	strcpy(c->links[0].peer_if, "fab0");
 }
 
+static void inv_add(struct npf_inventory *inv, const char *name, enum npf_kind kind,
+		    uint32_t roles, const char *ip, int prefix)
+{
+	struct npf_iface *ifc = &inv->ifaces[inv->n_ifaces++];
+	struct npf_addr a;
+
+	memset(ifc, 0, sizeof(*ifc));
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	ifc->ifindex = (int)inv->n_ifaces;
+	ifc->flags = IFF_UP | IFF_RUNNING | (kind == NPF_KIND_LOOPBACK ? IFF_LOOPBACK : 0);
+	ifc->kind = kind;
+	ifc->roles = roles;
+	ifc->mtu = 1500;
+	ifc->speed_mbps = NPF_SPEED_UNKNOWN;
+	set_addr(&a, ip, prefix);
+	assert_int_equal(npf_iface_add_addr(ifc, &a), 0);
+}
+
+/* node1 as make_check() has it: lo, fab0 198.18.1.1/24, docker0 172.17.0.1/16. */
+static void make_inventory(struct npf_inventory *inv)
+{
+	memset(inv, 0, sizeof(*inv));
+	inv->ifaces = calloc(3, sizeof(*inv->ifaces));
+	assert_non_null(inv->ifaces);
+	inv_add(inv, "lo", NPF_KIND_LOOPBACK, 0, "127.0.0.1", 8);
+	inv_add(inv, "fab0", NPF_KIND_VETH, 0, "198.18.1.1", 24);
+	inv_add(inv, "docker0", NPF_KIND_BRIDGE, NPF_ROLE_CONTAINER_BRIDGE, "172.17.0.1", 16);
+}
+
 static void assert_addr_equal(const struct npf_addr *a, const struct npf_addr *b)
 {
 	assert_int_equal(a->family, b->family);
@@ -380,13 +416,24 @@ static void assert_addr_equal(const struct npf_addr *a, const struct npf_addr *b
 static void test_check_roundtrip(void **state)
 {
 	struct npf_check c, back = { 0 };
-	json_t *j, *re;
+	struct npf_inventory inv;
+	struct npf_recommendation rec = { 0 };
+	json_t *j, *re, *plain;
 	char *s;
 
 	(void)state;
 	make_check(&c, 8);
-	j = npf_check_to_json(&c);
+	make_inventory(&inv);
+	assert_int_equal(npf_recommend(&inv, &c, NULL, &rec), 0);
+	assert_int_equal(rec.verdict, NPF_VERDICT_OK);
+	j = npf_check_to_json(&c, &rec);
 	assert_non_null(j);
+	/* Without a decision there is neither a verdict nor a recommendation. */
+	plain = npf_check_to_json(&c, NULL);
+	assert_non_null(plain);
+	assert_null(json_object_get(plain, "verdict"));
+	assert_null(json_object_get(plain, "recommendation"));
+	json_decref(plain);
 	s = json_dumps(j, JSON_COMPACT);
 	assert_non_null(s);
 	re = json_loads(s, JSON_REJECT_DUPLICATES, NULL);
@@ -440,16 +487,30 @@ static void test_check_roundtrip(void **state)
 	}
 	assert_addr_equal(&back.links[0].peer_addr, &c.links[0].peer_addr);
 
-	/* The embedded verdict is what the CLI prints and the tests query with jq. */
+	/* The embedded verdict is the decision's; it is what the CLI prints and what the
+	 * Prolog queries with jq, together with the per-interface evidence. */
 	json_t *v = json_object_get(j, "verdict");
+	json_t *ifs = json_object_get(v, "interfaces");
 
 	assert_string_equal(json_string_value(json_object_get(v, "verdict")), "ok");
-	assert_string_equal(json_string_value(json_object_get(v, "summary")),
-			    "ok — fab0 works to and from 2 peers");
+	assert_string_equal(json_string_value(json_object_get(v, "summary")), rec.summary);
+	assert_int_equal(json_integer_value(json_object_get(v, "peers")), 2);
+	assert_int_equal(json_array_size(ifs), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(ifs, 1), "ifname")),
+			    "docker0");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_array_get(ifs, 1), "failure"), "outcome")),
+			    "wrong-peer");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(j, "recommendation"), "choice"),
+				    "ifname")),
+			    "fab0");
 	assert_string_equal(json_string_value(json_object_get(j, "self")), "node1");
 	free(s);
 	json_decref(re);
 	json_decref(j);
+	npf_recommendation_clear(&rec);
+	npf_inventory_clear(&inv);
 	npf_check_clear(&back);
 	npf_check_clear(&c);
 }
@@ -478,7 +539,7 @@ static void test_check_from_json_malformed(void **state)
 
 	(void)state;
 	make_check(&c, 8);
-	j = npf_check_to_json(&c);
+	j = npf_check_to_json(&c, NULL);
 	s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
@@ -514,7 +575,6 @@ static void test_verdict(void **state)
 {
 	struct npf_verdict_report r;
 	struct npf_check c;
-	char line[256];
 
 	(void)state;
 	make_check(&c, 8);
@@ -538,23 +598,20 @@ static void test_verdict(void **state)
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
 	assert_int_equal(r.verdict, NPF_VERDICT_FAIL);
 	assert_int_equal(r.ifaces[0].fail_dir, NPF_DIR_REVERSE);
-	npf_verdict_format(&r, &c, line, sizeof(line));
-	assert_string_equal(line, "FAIL — node3: fab0 refused (rev); node2: docker0 wrong-peer "
-				  "(fwd); node3: part0 timeout (fwd)");
+	assert_int_equal(r.ifaces[0].fail_peer, 2);
+	assert_int_equal(r.ifaces[0].fail_outcome, NPF_OUT_REFUSED);
 	npf_verdict_report_clear(&r);
 	c.links[1].rev = NPF_OUT_OK;
 
-	/* An unavailable peer makes the verdict unknown, never ok. */
+	/* An unavailable peer leaves every interface unproven, never working. */
 	c.nodes[2].available = false;
 	strcpy(c.nodes[2].error, "connection refused");
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
 	assert_int_equal(r.verdict, NPF_VERDICT_UNKNOWN);
 	assert_int_equal(r.n_unavailable, 1);
 	assert_false(r.ifaces[0].works);
-	npf_verdict_format(&r, &c, line, sizeof(line));
-	assert_string_equal(line, "UNKNOWN — node3: peer-unavailable (connection refused); fab0 ok "
-				  "with the 1 available peer; node2: docker0 wrong-peer (fwd); "
-				  "part0 ok with the 1 available peer");
+	assert_true(r.ifaces[0].unproven);
+	assert_int_equal(r.ifaces[0].n_ok, 1);
 	npf_verdict_report_clear(&r);
 	c.nodes[2].available = true;
 
@@ -565,8 +622,6 @@ static void test_verdict(void **state)
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
 	assert_true(r.ifaces[2].works);
 	assert_int_equal(r.ifaces[2].n_ok, 1);
-	npf_verdict_format(&r, &c, line, sizeof(line));
-	assert_string_equal(line, "ok — fab0, part0 work to and from 2 peers");
 	npf_verdict_report_clear(&r);
 
 	/* Full mesh: a not-probed pair is a failure. */
@@ -575,26 +630,208 @@ static void test_verdict(void **state)
 	assert_false(r.ifaces[2].works);
 	assert_int_equal(r.ifaces[2].fail_outcome, NPF_OUT_NOT_PROBED);
 	npf_verdict_report_clear(&r);
-
-	/* Truncation is safe and reports the full length. */
-	assert_int_equal(npf_verdict_compute(&c, &r), 0);
-	int full = npf_verdict_format(&r, &c, NULL, 0);
-
-	assert_true(full > 10);
-	assert_int_equal(npf_verdict_format(&r, &c, line, 8), full);
-	assert_int_equal(strlen(line), 7);
-	npf_verdict_report_clear(&r);
 	npf_check_clear(&c);
 
-	/* No peers at all: unknown. */
+	/* No peers at all: nothing to reduce. */
 	memset(&c, 0, sizeof(c));
 	c.nodes = calloc(1, sizeof(*c.nodes));
 	c.n_nodes = 1;
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
 	assert_int_equal(r.verdict, NPF_VERDICT_UNKNOWN);
-	npf_verdict_format(&r, &c, line, sizeof(line));
-	assert_string_equal(line, "UNKNOWN — no peers to check");
+	assert_int_equal(r.n_ifaces, 0);
 	npf_verdict_report_clear(&r);
+	npf_check_clear(&c);
+}
+
+/* The check object's verdict is the decision's, not the links' alone: with node3's
+ * daemon silent and every interface failing with node2, the per-interface evidence
+ * cannot be ok, and the decision is a failure that names node2. */
+static void test_check_json_verdict_is_the_decision(void **state)
+{
+	struct npf_check c;
+	struct npf_inventory inv;
+	struct npf_recommendation rec = { 0 };
+	json_t *j, *v;
+
+	(void)state;
+	make_check(&c, 8);
+	make_inventory(&inv);
+	c.links[0].fwd = NPF_OUT_TIMEOUT; /* fab0 -> node2 */
+	c.nodes[2].available = false;
+	strcpy(c.nodes[2].error, "connection refused");
+	assert_int_equal(npf_recommend(&inv, &c, NULL, &rec), 0);
+	assert_int_equal(rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(rec.fail_node, "node2");
+	j = npf_check_to_json(&c, &rec);
+	assert_non_null(j);
+	v = json_object_get(j, "verdict");
+	assert_string_equal(json_string_value(json_object_get(v, "verdict")), "fail");
+	assert_int_equal(json_integer_value(json_object_get(v, "unavailable")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(j, "recommendation"), "failure"),
+				    "node")),
+			    "node2");
+	json_decref(j);
+	npf_recommendation_clear(&rec);
+
+	/* Only node3 silent, the rest fine: unknown, never ok. */
+	c.links[0].fwd = NPF_OUT_OK;
+	assert_int_equal(npf_recommend(&inv, &c, NULL, &rec), 0);
+	assert_int_equal(rec.verdict, NPF_VERDICT_UNKNOWN);
+	j = npf_check_to_json(&c, &rec);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "verdict"),
+							      "verdict")),
+			    "unknown");
+	json_decref(j);
+	npf_recommendation_clear(&rec);
+	npf_inventory_clear(&inv);
+	npf_check_clear(&c);
+}
+
+static void test_env_request(void **state)
+{
+	struct npf_api_request req, back;
+	struct npf_api_error err;
+	json_t *j;
+	char *s;
+
+	(void)state;
+	assert_int_equal(parse_str("{\"version\":1,\"request\":\"env\",\"peers\":[\"n2\",\"n1\"],"
+				   "\"format\":\"shell\",\"job_wide\":true,\"timeout_ms\":2000,"
+				   "\"max_age_ms\":0}",
+				   &req, &err),
+			 0);
+	assert_int_equal(req.type, NPF_API_REQ_ENV);
+	assert_string_equal(req.peers[0], "n2"); /* the job's first node: request order */
+	assert_string_equal(req.format, "shell");
+	assert_true(req.job_wide);
+	assert_false(req.cached);
+	assert_int_equal(req.timeout_ms, 2000);
+	assert_true(req.max_age_set);
+	assert_int_equal(req.max_age_ms, 0);
+	/* An explicit max_age_ms 0 ("always probe") survives re-encoding. */
+	j = npf_api_request_to_json(&req);
+	s = json_dumps(j, JSON_COMPACT);
+	assert_int_equal(parse_str(s, &back, &err), 0);
+	assert_true(back.max_age_set);
+	assert_true(back.job_wide);
+	assert_string_equal(back.format, "shell");
+	npf_api_request_clear(&back);
+	free(s);
+	json_decref(j);
+	npf_api_request_clear(&req);
+
+	assert_int_equal(parse_str("{\"version\":1,\"request\":\"env\",\"peers\":[\"a\"]}", &req,
+				   &err),
+			 0);
+	assert_false(req.max_age_set);
+	assert_string_equal(req.format, "");
+	npf_api_request_clear(&req);
+
+	/* What the SPANK plugin sends is a valid request. */
+	j = npf_envreply_request(json_pack("[s, s]", "node1", "node2"));
+	s = json_dumps(j, JSON_COMPACT);
+	assert_int_equal(parse_str(s, &req, &err), 0);
+	assert_int_equal(req.type, NPF_API_REQ_ENV);
+	assert_true(req.cached);
+	assert_int_equal(req.n_peers, 2);
+	npf_api_request_clear(&req);
+	free(s);
+	json_decref(j);
+
+	static const char *const bad[] = {
+		"{\"version\":1,\"request\":\"env\"}",
+		"{\"version\":1,\"request\":\"env\",\"peers\":[\"a\"],\"format\":\"yaml\"}",
+		"{\"version\":1,\"request\":\"env\",\"peers\":[\"a\"],\"format\":7}",
+		"{\"version\":1,\"request\":\"env\",\"peers\":[\"a\"],\"job_wide\":1}",
+		"{\"version\":1,\"request\":\"env\",\"peers\":[\"a\"],\"cached\":\"yes\"}",
+		"{\"version\":1,\"request\":\"env\",\"peers\":[\"a\"],\"timeout_ms\":5}",
+		"{\"version\":1,\"request\":\"env\",\"peers\":[\"a\"],\"variables\":[]}",
+		"{\"version\":1,\"request\":\"check\",\"peers\":[\"a\"],\"format\":\"shell\"}",
+		"{\"version\":1,\"request\":\"verdict\",\"peers\":[\"a\"],\"job_wide\":true}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		if (parse_str(bad[i], &req, &err) != -EBADMSG || err.code != NPF_API_E_BAD_REQUEST)
+			fail_msg("accepted: %s", bad[i]);
+		assert_null(req.peers);
+	}
+}
+
+static void test_env_reply(void **state)
+{
+	struct npf_envreply er = { 0 };
+	struct npf_recommendation rec = { 0 };
+	struct npf_inventory inv;
+	struct npf_check c;
+	char err[200];
+	const char *text;
+	json_t *r;
+
+	(void)state;
+	make_check(&c, 8);
+	make_inventory(&inv);
+	assert_int_equal(npf_recommend(&inv, &c, NULL, &rec), 0);
+	assert_int_equal(rec.verdict, NPF_VERDICT_OK);
+
+	r = npf_api_env_reply(&rec, "shell", true, 1234);
+	assert_non_null(r);
+	assert_string_equal(json_string_value(json_object_get(r, "verdict")), "ok");
+	assert_true(json_is_true(json_object_get(r, "cached")));
+	assert_int_equal(json_integer_value(json_object_get(r, "age_ms")), 1234);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "variables"),
+							      "NCCL_SOCKET_IFNAME")),
+			    "=fab0");
+	text = json_string_value(json_object_get(r, "text"));
+	assert_non_null(text);
+	assert_non_null(strstr(text, "export NCCL_SOCKET_IFNAME='=fab0'\n"));
+	assert_non_null(strstr(text, "export OMPI_MCA_btl_tcp_if_include='198.18.1.0/24'\n"));
+	assert_string_equal(json_string_value(json_object_get(r, "format")), "shell");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(r, "recommendation"), "choice"),
+				    "ifname")),
+			    "fab0");
+	/* The SPANK plugin's parser takes it as it is. */
+	assert_int_equal(npf_envreply_parse(r, &er, err, sizeof(err)), 0);
+	assert_string_equal(er.verdict, "ok");
+	assert_true(er.n_vars == rec.n_vars && er.n_vars > 0);
+	assert_string_equal(er.vars[0].name, "NCCL_SOCKET_IFNAME");
+	assert_string_equal(er.vars[0].value, "=fab0");
+	npf_envreply_clear(&er);
+	json_decref(r);
+
+	r = npf_api_env_reply(&rec, "taskprolog", false, 0);
+	text = json_string_value(json_object_get(r, "text"));
+	assert_non_null(strstr(text, "export NCCL_SOCKET_IFNAME==fab0\n"));
+	assert_null(strchr(text, '#'));
+	json_decref(r);
+	/* json (or none): no text. */
+	r = npf_api_env_reply(&rec, "json", false, 0);
+	assert_null(json_object_get(r, "text"));
+	json_decref(r);
+	r = npf_api_env_reply(&rec, "", false, 0);
+	assert_null(json_object_get(r, "text"));
+	json_decref(r);
+	assert_null(npf_api_env_reply(&rec, "yaml", false, 0));
+	assert_null(npf_api_env_reply(NULL, "", false, 0));
+	npf_recommendation_clear(&rec);
+
+	/* A failure publishes nothing: no variables, no export line. */
+	c.links[0].fwd = NPF_OUT_TIMEOUT;
+	c.links[1].fwd = NPF_OUT_TIMEOUT;
+	assert_int_equal(npf_recommend(&inv, &c, NULL, &rec), 0);
+	assert_int_equal(rec.verdict, NPF_VERDICT_FAIL);
+	r = npf_api_env_reply(&rec, "shell", false, 0);
+	assert_string_equal(json_string_value(json_object_get(r, "verdict")), "fail");
+	assert_int_equal(json_object_size(json_object_get(r, "variables")), 0);
+	assert_null(strstr(json_string_value(json_object_get(r, "text")), "export"));
+	assert_int_equal(npf_envreply_parse(r, &er, err, sizeof(err)), 0);
+	assert_string_equal(er.verdict, "fail");
+	assert_int_equal(er.n_vars, 0);
+	npf_envreply_clear(&er);
+	json_decref(r);
+	npf_recommendation_clear(&rec);
+	npf_inventory_clear(&inv);
 	npf_check_clear(&c);
 }
 
@@ -641,6 +878,9 @@ int main(void)
 		cmocka_unit_test(test_check_roundtrip),
 		cmocka_unit_test(test_check_from_json_malformed),
 		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_check_json_verdict_is_the_decision),
+		cmocka_unit_test(test_env_request),
+		cmocka_unit_test(test_env_reply),
 		cmocka_unit_test(test_peers_key),
 		cmocka_unit_test(test_name_valid),
 	};
