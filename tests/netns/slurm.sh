@@ -7,7 +7,7 @@
 #
 # Cluster (tests/lab/lab): namespaces for "ctl" (slurmctld, srun) and node1..node3 (one
 # slurmd and one netpreflightd each), a management network eno1 198.19.0.0/24 that carries
-# Slurm's traffic, a fabric ens1f0np0 198.18.1.0/24,
+# Slurm's traffic, a fabric 198.18.1.0/24 whose NIC is named differently on each node,
 # and docker0 with the same address everywhere. slurmd starts with `nsenter --net=...` (not
 # `ip netns exec`, which remounts /sys and hides the cgroup mounts slurmd needs), with
 # NodeAddr= so Slurm never needs the lab's names; one munged serves all.
@@ -91,12 +91,16 @@ wait_until() { # timeout_s command...
 
 # --- the cluster -------------------------------------------------------------------
 cat >"$T/slurm.lab" <<'EOF'
-desc slurm: controller ctl + compute node1..node3; Slurm on eno1, the fabric ens1f0np0, docker0
+desc slurm: controller ctl + compute node1..node3; Slurm on eno1, a fabric, docker0
 nodes ctl node[1-3]
 switch mgmt
 switch fabric
 nic all eno1 switch=mgmt addr=198.19.0.{i}/24
-nic all ens1f0np0 switch=fabric addr=198.18.1.{i}/24
+# The fabric NIC has a different name on each node: every node must get its own value.
+nic ctl ens1f0np0 switch=fabric addr=198.18.1.1/24
+nic node1 ens1f0np0 switch=fabric addr=198.18.1.2/24
+nic node2 eth2 switch=fabric addr=198.18.1.3/24
+nic node3 enp65s0f0np0 switch=fabric addr=198.18.1.4/24
 docker all
 resolve eno1
 EOF
