@@ -118,8 +118,11 @@ for n in node1 node2 node3; do
 		{ echo "FAIL: netpreflightd did not start on $n"; exit 1; }
 done
 
-# One munged for every namespace: its socket is a file path, not an address.
-munged -F --force --socket="$T/munge.sock" --pid-file="$T/munged.pid" \
+# One munged for every namespace: its socket is a file path, not an address. A key of
+# its own: the test never depends on (or touches) the machine's /etc/munge.
+head -c 1024 /dev/urandom >"$T/munge.key"
+chmod 0600 "$T/munge.key"
+munged -F --force --key-file="$T/munge.key" --socket="$T/munge.sock" --pid-file="$T/munged.pid" \
 	--log-file="$T/log/munged.log" --seed-file="$T/munge.seed" 2>>"$T/log/munged.log" &
 pids+=($!)
 wait_until 10 test -S "$T/munge.sock" || { echo "FAIL: munged did not start"; exit 1; }
