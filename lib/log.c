@@ -31,6 +31,7 @@ int log_get_verbosity(void)
 	return log_state.verbosity;
 }
 
+__attribute__((format(printf, 3, 0)))
 static void vlog(int pri, const char *suffix, const char *fmt, va_list ap)
 {
 	int saved = errno;

@@ -66,15 +66,15 @@ static int parse_mode(const char *s, enum mode *out)
 	return 0;
 }
 
-static int opt_cb(int val, const char *optarg, int remote)
+static int opt_cb(int val, const char *arg, int remote)
 {
 	enum mode m;
 
 	(void)val;
 	(void)remote;
-	if (parse_mode(optarg, &m) < 0) {
+	if (parse_mode(arg, &m) < 0) {
 		slurm_error("netpreflight: --netpreflight takes off, warn or on, not '%s'",
-			    optarg ? optarg : "");
+			    arg ? arg : "");
 		return -1;
 	}
 	cfg.mode = m;
