@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# "cond && pass || fail" is used on purpose below: pass only prints, it cannot fail.
+# shellcheck disable=SC2015
 # End to end with a real client: `netpreflight env` on a namespace cluster, then Open MPI
 # (Debian openmpi-bin 4.1) across the namespaces, launched the way users do it.
 #
@@ -29,8 +31,6 @@
 # Needs root, network namespaces, mpirun/mpicc (openmpi-bin, libopenmpi-dev) and jq; exit 77
 # otherwise. Everything it creates is removed on exit (lab down), also on failure.
 set -uo pipefail
-# "cond && pass || fail" is used on purpose: pass only prints, it cannot fail.
-# shellcheck disable=SC2015
 
 skip() {
 	echo "SKIP: $*"
