@@ -16,6 +16,7 @@
 # Exit status: 0 pass, 1 fail, 77 skipped (not root, no netns, not built, tools missing).
 # Environment: NPF_BUILD_DIR (default <repo>/build), NPF_SOURCE_DIR; SCENARIO_MPI_TIMEOUT
 # (seconds, default 30).
+# shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
 set -uo pipefail
 
 SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
@@ -135,7 +136,7 @@ inside() {
 			else
 				fail "mpi: allreduce on the published environment: $line"
 				sed 's/^/     | /' "$T/env.sh"
-				tail -n 15 "$T/mpi.log" | sed 's/^/     | /'
+				grep -v '^[[:space:]]*$' "$T/mpi.log" | tail -n 40 | sed 's/^/     | /'
 			fi
 		fi
 	else
