@@ -302,8 +302,10 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 	if (err >= 0 && (!result || result->n_nodes == 0))
 		err = -EIO;
 	if (err < 0) {
-		if (err != -ECANCELED)
+		if (err != -ECANCELED) {
 			log_errc(err, "check of %s failed", e->key);
+			d->metrics.check_errors++;
+		}
 		fail_waiters(w, err);
 		if (result) {
 			npf_check_clear(result);
@@ -311,6 +313,7 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 		}
 		if (!e->result)
 			entry_free(d, e);
+		dchk_publish_metrics(d);
 		return;
 	}
 	drop_result(e);
@@ -324,6 +327,10 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 		return;
 	}
 	log_info("check %s: %s (%u ms)", e->key, e->summary, result->duration_ms);
+	if ((unsigned)e->verdict < sizeof(d->metrics.checks) / sizeof(d->metrics.checks[0]))
+		d->metrics.checks[e->verdict]++;
+	metrics_publish(d->cfg.metrics.textfile_dir, e->result, e->have_rec ? &e->rec : NULL,
+			&d->metrics);
 	snprintf(d->last_summary, sizeof(d->last_summary), "%.*s",
 		 (int)sizeof(d->last_summary) - 1, e->summary);
 	write_state(d, e);
@@ -490,12 +497,18 @@ void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_r
 
 void dchk_redecide(struct npf_daemon *d)
 {
+	bool any = false;
+
 	for (struct dchk *e = d->checks; e; e = e->next) {
 		if (!e->result)
 			continue;
+		any = true;
 		if (decide(d, e) < 0)
 			log_errc(-ENOMEM, "re-deciding %s: keeping the previous answer", e->key);
 	}
+	/* The published recommendation follows the new decision. */
+	if (any)
+		dchk_publish_metrics(d);
 }
 
 json_t *dchk_verdict(struct npf_daemon *d, const struct npf_api_request *req)
@@ -625,4 +638,15 @@ void dchk_free_all(struct npf_daemon *d)
 {
 	while (d->checks)
 		entry_free(d, d->checks);
+}
+
+void dchk_publish_metrics(struct npf_daemon *d)
+{
+	const struct dchk *last = NULL;
+
+	for (const struct dchk *e = d->checks; e; e = e->next)
+		if (e->result && (!last || e->done_mono_us > last->done_mono_us))
+			last = e;
+	metrics_publish(d->cfg.metrics.textfile_dir, last ? last->result : NULL,
+			last && last->have_rec ? &last->rec : NULL, &d->metrics);
 }

@@ -12,6 +12,7 @@
 #include "api.h"
 #include "check.h"
 #include "config.h"
+#include "metrics.h"
 #include "model.h"
 
 #define DMN_MAX_CLIENTS 64          /* concurrent local API connections */
@@ -94,6 +95,7 @@ struct npf_daemon {
 	struct dchk *checks;
 	unsigned int n_checks, n_running;
 	char last_summary[256];
+	struct npf_metrics_counters metrics; /* for [metrics] textfile_dir */
 };
 
 /* main.c */
@@ -149,5 +151,8 @@ void dchk_client_gone(struct npf_daemon *d, struct ctl_client *c);
 json_t *dchk_status_json(struct npf_daemon *d);
 /* Frees every entry; call after the probe context is gone. */
 void dchk_free_all(struct npf_daemon *d);
+/* Rewrites the metrics textfile ([metrics] textfile_dir; no-op when empty) from the most
+ * recently completed check still cached, or without a check when there is none. */
+void dchk_publish_metrics(struct npf_daemon *d);
 
 #endif

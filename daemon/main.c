@@ -407,6 +407,9 @@ int main(int argc, char **argv)
 	}
 	log_info("node %s (instance %016" PRIx64 ") ready: socket %s, probe port %u",
 		 d.node_name, d.instance, d.cfg.daemon.socket, d.cfg.probe.port);
+	/* Build info and counters are there before the first check. */
+	d.metrics.start_unix_ms = d.start_unix_ms;
+	dchk_publish_metrics(&d);
 	dmn_notify_status(&d);
 	r = sd_event_loop(d.event);
 	if (r < 0)
