@@ -15,7 +15,7 @@
 #      allreduce across every node with it (tests/lab/mpi-allreduce); it must finish.
 # Exit status: 0 pass, 1 fail, 77 skipped (not root, no netns, not built, tools missing).
 # Environment: NPF_BUILD_DIR (default <repo>/build), NPF_SOURCE_DIR; SCENARIO_MPI_TIMEOUT
-# (seconds, default 30).
+# (seconds, default 60).
 # shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
 set -uo pipefail
 
@@ -127,7 +127,7 @@ inside() {
 			fail "mpi: $first's job-wide environment: exit $rc, $(tail -n 1 "$T/env.err")"
 		else
 			line=$("$MPI" --id "$LAB_ID" --env "$T/env.sh" \
-				--timeout "${SCENARIO_MPI_TIMEOUT:-30}" --log "$T/mpi.log")
+				--timeout "${SCENARIO_MPI_TIMEOUT:-60}" --log "$T/mpi.log")
 			rc=$?
 			if [ $rc -eq 0 ]; then
 				pass "mpi: allreduce on $first's published environment ($(sed -n \
