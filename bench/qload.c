@@ -28,8 +28,8 @@
  * rest must carry the same compact "ok":true and "cached":true markers.
  */
 
-#define QL_MAX_REPLY (16u << 20) /* the API's reply cap (NPF_API_MAX_REPLY) */
-#define QL_MAX_CLIENTS 64	 /* the daemon's connection cap */
+#define QL_MAX_REPLY (16u << 20)  /* the API's reply cap (NPF_API_MAX_REPLY) */
+#define QL_MAX_CLIENTS 64	  /* the daemon's connection cap */
 #define QL_MAX_SAMPLES (4u << 20) /* latency samples kept over all clients */
 #define QL_IO_TIMEOUT_S 5
 
@@ -46,16 +46,16 @@ struct ql_opts {
 struct ql_worker {
 	pthread_t tid;
 	const struct ql_opts *o;
-	const char *frame;	/* request frame, shared read-only */
+	const char *frame; /* request frame, shared read-only */
 	size_t frame_len;
 	pthread_barrier_t *start;
 	uint64_t deadline_ns;
-	uint32_t *lat_ns;	/* owned by main; this worker's slice */
+	uint32_t *lat_ns; /* owned by main; this worker's slice */
 	size_t cap;
-	size_t n;		/* answered queries */
-	unsigned long errors;	/* bad or error replies */
-	int err;		/* first I/O error (-errno), 0 if none */
-	size_t reply_len;	/* length of the last good reply */
+	size_t n;	      /* answered queries */
+	unsigned long errors; /* bad or error replies */
+	int err;	      /* first I/O error (-errno), 0 if none */
+	size_t reply_len;     /* length of the last good reply */
 	char errmsg[160];
 };
 
@@ -69,8 +69,8 @@ static uint64_t now_ns(void)
 
 static int ql_connect(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = QL_IO_TIMEOUT_S };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = QL_IO_TIMEOUT_S};
 	int fd, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -204,7 +204,7 @@ static bool reply_valid_full(const char *buf, size_t len, char *why, size_t whyl
 	} else if (!json_is_true(json_object_get(j, "cached"))) {
 		snprintf(why, whylen, "reply is not from the cache");
 	} else if (!json_is_string(json_object_get(
-			   json_object_get(json_object_get(j, "check"), "verdict"), "verdict"))) {
+		       json_object_get(json_object_get(j, "check"), "verdict"), "verdict"))) {
 		snprintf(why, whylen, "reply has no check.verdict.verdict");
 	} else {
 		good = true;
@@ -291,7 +291,7 @@ static int warm_up(const struct ql_opts *o, double *ms)
 {
 	size_t flen = 0, cap = 0;
 	char *frame = make_frame("check", o->peers, o->check_timeout_ms, &flen), *buf = NULL;
-	struct timeval tv = { .tv_sec = 600 };
+	struct timeval tv = {.tv_sec = 600};
 	uint64_t t0 = now_ns();
 	long len;
 	int fd, r;
@@ -318,30 +318,33 @@ static int warm_up(const struct ql_opts *o, double *ms)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: qload --socket PATH --peers NAME,NAME... [--clients N] [--duration S]\n"
-		   "             [--requests N] [--reconnect] [--check TIMEOUT_MS]\n"
-		   "Sends 'verdict' requests for one peer set from N concurrent clients and prints\n"
-		   "one JSON object: qps, latency percentiles (us), errors.\n");
+	fprintf(f,
+		"usage: qload --socket PATH --peers NAME,NAME... [--clients N] [--duration S]\n"
+		"             [--requests N] [--reconnect] [--check TIMEOUT_MS]\n"
+		"Sends 'verdict' requests for one peer set from N concurrent clients and prints\n"
+		"one JSON object: qps, latency percentiles (us), errors.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct ql_opts *o)
 {
 	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "peers", required_argument, NULL, 'p' },
-		{ "clients", required_argument, NULL, 'c' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "requests", required_argument, NULL, 'n' },
-		{ "reconnect", no_argument, NULL, 'r' },
-		{ "check", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"socket", required_argument, NULL, 's'},
+	    {"peers", required_argument, NULL, 'p'},
+	    {"clients", required_argument, NULL, 'c'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"requests", required_argument, NULL, 'n'},
+	    {"reconnect", no_argument, NULL, 'r'},
+	    {"check", required_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	char *end;
 	int c;
 
-	*o = (struct ql_opts){ .clients = 4, .duration_s = 3.0, .max_requests = QL_MAX_SAMPLES,
-			       .check_timeout_ms = -1 };
+	*o = (struct ql_opts){.clients = 4,
+			      .duration_s = 3.0,
+			      .max_requests = QL_MAX_SAMPLES,
+			      .check_timeout_ms = -1};
 	while ((c = getopt_long(argc, argv, "s:p:c:d:n:rk:h", lo, NULL)) != -1) {
 		errno = 0;
 		switch (c) {
@@ -363,7 +366,8 @@ static int parse_opts(int argc, char **argv, struct ql_opts *o)
 			break;
 		case 'n':
 			o->max_requests = strtoul(optarg, &end, 10);
-			if (errno || *end || o->max_requests < 1 || o->max_requests > QL_MAX_SAMPLES)
+			if (errno || *end || o->max_requests < 1 ||
+			    o->max_requests > QL_MAX_SAMPLES)
 				goto bad;
 			break;
 		case 'r':
@@ -371,7 +375,8 @@ static int parse_opts(int argc, char **argv, struct ql_opts *o)
 			break;
 		case 'k':
 			o->check_timeout_ms = strtol(optarg, &end, 10);
-			if (errno || *end || o->check_timeout_ms < 0 || o->check_timeout_ms > 300000)
+			if (errno || *end || o->check_timeout_ms < 0 ||
+			    o->check_timeout_ms > 300000)
 				goto bad;
 			break;
 		case 'h':
@@ -429,9 +434,12 @@ int main(int argc, char **argv)
 	if (pthread_barrier_init(&start, NULL, o.clients + 1) != 0)
 		goto out;
 	for (i = 0; i < o.clients; i++) {
-		w[i] = (struct ql_worker){ .o = &o, .frame = frame, .frame_len = flen,
-					   .start = &start, .lat_ns = lat + (size_t)i * per,
-					   .cap = per };
+		w[i] = (struct ql_worker){.o = &o,
+					  .frame = frame,
+					  .frame_len = flen,
+					  .start = &start,
+					  .lat_ns = lat + (size_t)i * per,
+					  .cap = per};
 	}
 	for (i = 0; i < o.clients; i++) {
 		if (pthread_create(&w[i].tid, NULL, worker_run, &w[i]) != 0)
@@ -439,7 +447,8 @@ int main(int argc, char **argv)
 		started++;
 	}
 	if (started < o.clients) {
-		/* The barrier counts every client: without them the started ones would wait forever. */
+		/* The barrier counts every client: without them the started ones would wait
+		 * forever. */
 		fprintf(stderr, "qload: could not start %u client threads\n", o.clients);
 		exit(1);
 	}
