@@ -53,6 +53,10 @@ ip netns add "npfenvprobe$$" 2>/dev/null || skip "cannot create network namespac
 ip netns del "npfenvprobe$$"
 
 ID=e$(($$ % 100000))
+# Checks where every probe of a path times out use the whole budget, and on a loaded
+# machine reaching the peers' daemons alone can take seconds: give them room, so that a
+# slow machine does not turn "fail" into "unknown" (peers not answering in time).
+SLOW_S=6
 ID2=${ID}n
 T=$(mktemp -d /tmp/npfenv-mpi.XXXXXX)
 chmod 0755 "$T"
@@ -81,6 +85,16 @@ die() {
 	exit 1
 }
 sock() { echo "/run/npflab/$1/$2.sock"; }
+# Stops a lab's daemons and fails on a sanitizer report in their logs (ASan/UBSan builds).
+daemons_clean() { # id
+	local n
+	"$LAB" daemons stop --id "$1" >/dev/null
+	for n in $("$LAB" nodes --id "$1"); do
+		if grep -qE 'Sanitizer|runtime error' "/run/npflab/$1/$n.log" 2>/dev/null; then
+			fail "$n's daemon: $(grep -m3 -E 'Sanitizer|runtime error|SUMMARY' "/run/npflab/$1/$n.log")"
+		fi
+	done
+}
 ns() { "$LAB" ns --id "$1" "$2"; }
 
 # Ends what a job left in a lab's namespaces (a hung mpirun's orteds and ranks), sparing
@@ -269,7 +283,8 @@ table inet npfenv {
 	}
 }
 EOF
-"$CLI" --socket "$(sock "$ID" node1)" env --nodes "$HOSTLIST" --max-age 0 >"$T/fw.out" 2>"$T/fw.err"
+"$CLI" --socket "$(sock "$ID" node1)" env --nodes "$HOSTLIST" --max-age 0 --timeout "$SLOW_S" \
+	>"$T/fw.out" 2>"$T/fw.err"
 rc=$?
 [ $rc -eq 1 ] && pass "node3 firewalled: exit 1 (fail)" || fail "node3 firewalled: exit $rc"
 ! [ -s "$T/fw.out" ] && pass "fail: nothing on stdout" || fail "fail published: $(cat "$T/fw.out")"
@@ -295,6 +310,7 @@ rc=$?
 grep -q 'NOT OK: unknown: .*peer-unavailable .* node3' "$T/dead.err" &&
 	pass "unknown names node3: $(grep -o 'peer-unavailable.*' "$T/dead.err" | head -n 1)" ||
 	fail "unknown does not name node3: $(cat "$T/dead.err")"
+daemons_clean "$ID"
 "$LAB" down --id "$ID" >/dev/null
 
 # --- 6. a broken cluster: a failure naming the node and why, nothing published --------
@@ -302,7 +318,7 @@ grep -q 'NOT OK: unknown: .*peer-unavailable .* node3' "$T/dead.err" &&
 "$LAB" daemons start --id "$ID2" >/dev/null || die "daemons start (no-network)"
 HL2=$("$LAB" hostlist --id "$ID2")
 for n in $("$LAB" nodes --id "$ID2"); do
-	"$CLI" --socket "$(sock "$ID2" "$n")" env --nodes "$HL2" --format shell >"$T/b$n.out" \
+	"$CLI" --socket "$(sock "$ID2" "$n")" env --nodes "$HL2" --timeout "$SLOW_S" >"$T/b$n.out" \
 		2>"$T/b$n.err"
 	rc=$?
 	[ $rc -eq 1 ] && pass "no-network $n: exit 1 (fail)" || fail "no-network $n: exit $rc"
@@ -323,6 +339,7 @@ for n in $("$LAB" nodes --id "$ID2"); do
 		pass "no-network $n: json failure {node $(jq -r .failure.node "$T/b$n.json"), $(jq -r .failure.ifname "$T/b$n.json") $(jq -r .failure.outcome "$T/b$n.json")}, env empty" ||
 		fail "no-network $n: json $(jq -c '{verdict, failure, env}' "$T/b$n.json")"
 done
+daemons_clean "$ID2"
 
 echo "$FAILS failure(s)"
 [ "$FAILS" -eq 0 ]
