@@ -144,12 +144,19 @@ inside() {
 	fi
 
 	if [ "$fails" -gt 0 ]; then
-		for n in "${nodes[@]}"; do
-			printf -- '--- %s: netpreflight check (human report)\n' "$n"
-			"$CLI" --socket "$("$LAB" sock "$n")" check --nodes "$hostlist" 2>&1 |
-				sed 's/^/     | /'
-			break
-		done
+		printf -- '--- %s: netpreflight check (human report)\n' "${nodes[0]}"
+		"$CLI" --socket "$("$LAB" sock "${nodes[0]}")" check --nodes "$hostlist" 2>&1 |
+			sed 's/^/     | /'
+	fi
+	# 4. The daemons end cleanly: no sanitizer report (leaks show at exit) in any log.
+	"$LAB" daemons stop >/dev/null 2>&1
+	for n in "${nodes[@]}"; do
+		if grep -qE 'Sanitizer|runtime error' "$("$LAB" log "$n")" 2>/dev/null; then
+			fail "$n: daemon log: $(grep -m3 -E 'Sanitizer|runtime error|SUMMARY' \
+				"$("$LAB" log "$n")")"
+		fi
+	done
+	if [ "$fails" -gt 0 ]; then
 		echo "scenario $scen: $fails failure(s)"
 		return 1
 	fi
