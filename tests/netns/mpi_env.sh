@@ -100,14 +100,22 @@ ns() { "$LAB" ns --id "$1" "$2"; }
 # Ends what a job left in a lab's namespaces (a hung mpirun's orteds and ranks), sparing
 # the daemons: the next run must not meet the previous one's processes.
 reap_job() { # id
-	local n pid keep
-	for n in $("$LAB" nodes --id "$1"); do
-		keep=$(cut -d' ' -f1 "/run/npflab/$1/pids/$n" 2>/dev/null)
-		for pid in $(ip netns pids "$(ns "$1" "$n")"); do
-			[ "$pid" = "$keep" ] || kill -9 "$pid" 2>/dev/null
+	local n pid keep left
+	# Repeated: an orted may still be forking a rank while we list.
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		left=0
+		for n in $("$LAB" nodes --id "$1"); do
+			keep=$(cut -d' ' -f1 "/run/npflab/$1/pids/$n" 2>/dev/null)
+			for pid in $(ip netns pids "$(ns "$1" "$n")"); do
+				[ "$pid" = "$keep" ] && continue
+				kill -9 "$pid" 2>/dev/null
+				left=1
+			done
 		done
+		[ $left -eq 0 ] && return 0
+		sleep 0.2
 	done
-	sleep 0.2
+	fail "processes of a job are still running in lab $1"
 }
 
 mpicc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$T/mpi_allreduce" \
@@ -227,13 +235,17 @@ rc=$?
 
 # --- 3. Open MPI, launched the way users do it -----------------------------------------
 # plm_rsh_agent stands in for ssh: "agent HOST CMD..." runs CMD through a shell on HOST,
-# i.e. in HOST's namespace (whose /etc/hosts the lab wrote).
+# i.e. in HOST's namespace (whose /etc/hosts the lab wrote). Each node gets a session
+# directory of its own, as real nodes have: the namespaces share one /tmp and one hostname,
+# and orteds writing the same hwloc/PMIx files there crash now and then.
+mkdir -p "$T/tmp/node1" "$T/tmp/node2" "$T/tmp/node3"
 cat >"$T/agent" <<EOF
 #!/bin/sh
 host=\$1
 shift
 case \$host in node[1-3]) ;; *) echo "agent: unknown host \$host" >&2; exit 255 ;; esac
-exec ip netns exec "npl$ID-\$host" /bin/sh -c "\$*"
+exec ip netns exec "npl$ID-\$host" env OMPI_MCA_orte_tmpdir_base="$T/tmp/\$host" \\
+	/bin/sh -c "\$*"
 EOF
 chmod 0755 "$T/agent"
 MPIRUN=(mpirun --allow-run-as-root --mca plm_rsh_agent "$T/agent" --host "$NODES" -np 3
