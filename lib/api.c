@@ -120,28 +120,127 @@ int npf_api_frame_len(const uint8_t hdr[NPF_API_HDR_LEN], uint32_t max, uint32_t
 	return 0;
 }
 
-int npf_api_frame_encode(const json_t *msg, uint32_t max, char **out, size_t *out_len)
+/* A growing buffer for json_dump_callback: one serialisation pass instead of one to size
+ * the text and one to fill it. */
+struct dumpbuf {
+	char *p;
+	size_t len, cap, max; /* len counts only the text, after head reserved bytes */
+	size_t head;
+	bool too_large;
+};
+
+static int dumpbuf_add(const char *buf, size_t size, void *data)
 {
-	size_t n = json_dumpb(msg, NULL, 0, JSON_COMPACT);
-	char *buf;
+	struct dumpbuf *b = data;
+	size_t need;
+
+	if (size > b->max - b->len) {
+		b->too_large = true;
+		return -1;
+	}
+	need = b->head + b->len + size;
+	if (need > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return -1;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->head + b->len, buf, size);
+	b->len += size;
+	return 0;
+}
+
+/* Compact text of j behind head reserved bytes. Returns 0 (*out owned by the caller,
+ * free(); *len = text bytes), -EMSGSIZE when the text exceeds max, -ENOMEM. */
+static int dump_reserved(const json_t *j, size_t head, size_t max, char **out, size_t *len)
+{
+	struct dumpbuf b = { .max = max, .head = head };
 
 	*out = NULL;
-	*out_len = 0;
-	if (n == 0)
-		return -ENOMEM; /* jansson reports every failure, incl. allocation, as 0 */
-	if (n > max)
-		return -EMSGSIZE;
-	buf = malloc(NPF_API_HDR_LEN + n);
-	if (!buf)
-		return -ENOMEM;
-	if (json_dumpb(msg, buf + NPF_API_HDR_LEN, n, JSON_COMPACT) != n) {
-		free(buf);
-		return -ENOMEM;
+	*len = 0;
+	/* jansson reports every failure, incl. allocation, as -1. */
+	if (json_dump_callback(j, dumpbuf_add, &b, JSON_COMPACT) < 0 || b.len == 0) {
+		free(b.p);
+		return b.too_large ? -EMSGSIZE : -ENOMEM;
 	}
+	*out = b.p;
+	*len = b.len;
+	return 0;
+}
+
+static void put_hdr(char *buf, size_t n)
+{
 	buf[0] = (char)(n >> 24);
 	buf[1] = (char)(n >> 16);
 	buf[2] = (char)(n >> 8);
 	buf[3] = (char)n;
+}
+
+int npf_api_frame_encode(const json_t *msg, uint32_t max, char **out, size_t *out_len)
+{
+	size_t n;
+	int r = dump_reserved(msg, NPF_API_HDR_LEN, max, out, &n);
+
+	*out_len = 0;
+	if (r < 0)
+		return r;
+	put_hdr(*out, n);
+	*out_len = NPF_API_HDR_LEN + n;
+	return 0;
+}
+
+int npf_api_json_text(const json_t *j, size_t max, char **out, size_t *len)
+{
+	int r = dump_reserved(j, 0, max, out, len);
+	char *p;
+
+	if (r < 0)
+		return r;
+	/* Room for the terminating NUL; the buffer may already have it. */
+	p = realloc(*out, *len + 1);
+	if (!p) {
+		free(*out);
+		*out = NULL;
+		*len = 0;
+		return -ENOMEM;
+	}
+	p[*len] = '\0';
+	*out = p;
+	return 0;
+}
+
+int npf_api_check_reply_frame(const char *check, size_t check_len, bool cached, uint64_t age_ms,
+			      uint32_t max, char **out, size_t *out_len)
+{
+	char head[48], tail[64];
+	size_t hl, tl, n;
+	char *buf;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!check || check_len == 0)
+		return -EINVAL;
+	/* The same bytes npf_api_reply_new() + "check", "cached", "age_ms" would encode to. */
+	hl = (size_t)snprintf(head, sizeof(head), "{\"version\":%d,\"ok\":true,\"check\":",
+			      NPF_API_VERSION);
+	tl = (size_t)snprintf(tail, sizeof(tail), ",\"cached\":%s,\"age_ms\":%" PRIu64 "}",
+			      cached ? "true" : "false", age_ms);
+	if (check_len > max || hl + tl > max - check_len)
+		return -EMSGSIZE;
+	n = hl + check_len + tl;
+	buf = malloc(NPF_API_HDR_LEN + n);
+	if (!buf)
+		return -ENOMEM;
+	put_hdr(buf, n);
+	memcpy(buf + NPF_API_HDR_LEN, head, hl);
+	memcpy(buf + NPF_API_HDR_LEN + hl, check, check_len);
+	memcpy(buf + NPF_API_HDR_LEN + hl + check_len, tail, tl);
 	*out = buf;
 	*out_len = NPF_API_HDR_LEN + n;
 	return 0;

@@ -88,6 +88,19 @@ int npf_api_frame_len(const uint8_t hdr[NPF_API_HDR_LEN], uint32_t max, uint32_t
  * payload exceeds max, -ENOMEM. */
 int npf_api_frame_encode(const json_t *msg, uint32_t max, char **out, size_t *out_len);
 
+/* Compact text of j, NUL-terminated, in one serialisation pass. On success *out (owned by
+ * the caller, free()) holds *len bytes plus the NUL. Returns 0, -EMSGSIZE when the text
+ * exceeds max bytes, -ENOMEM. */
+int npf_api_json_text(const json_t *j, size_t max, char **out, size_t *len);
+
+/* The framed reply to a "check" or "verdict" request around the already encoded (compact)
+ * check object: {"version":1,"ok":true,"check":CHECK,"cached":..,"age_ms":N}, byte for
+ * byte what npf_api_frame_encode() makes of the same reply built as JSON. *out is owned
+ * by the caller (free()). Returns 0, -EINVAL for an empty check, -EMSGSIZE when the
+ * payload would exceed max, -ENOMEM. */
+int npf_api_check_reply_frame(const char *check, size_t check_len, bool cached, uint64_t age_ms,
+			      uint32_t max, char **out, size_t *out_len);
+
 /* Strict decode of one payload: a JSON object, no duplicate keys, no NUL in
  * strings, nothing after it. On success *out is a new reference (caller
  * json_decref). Returns 0 or -EBADMSG with err filled. */

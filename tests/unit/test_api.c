@@ -102,6 +102,72 @@ static void test_frame_encode_oversized(void **state)
 	json_decref(j);
 }
 
+/* The growing buffer crosses several reallocations; the cap is exact. */
+static void test_json_text(void **state)
+{
+	json_t *j = json_array();
+	char *text = NULL, *ref;
+	size_t len = 0, n;
+
+	(void)state;
+	for (int i = 0; i < 3000; i++)
+		json_array_append_new(j, json_pack("{s:i, s:s}", "i", i, "s", "caf\u00e9 \"x\""));
+	ref = json_dumps(j, JSON_COMPACT);
+	assert_non_null(ref);
+	n = strlen(ref);
+	assert_true(n > 3 * 4096);
+	assert_int_equal(npf_api_json_text(j, n, &text, &len), 0);
+	assert_int_equal(len, n);
+	assert_string_equal(text, ref);
+	free(text);
+	text = (char *)1;
+	assert_int_equal(npf_api_json_text(j, n - 1, &text, &len), -EMSGSIZE);
+	assert_null(text);
+	assert_int_equal(len, 0);
+	free(ref);
+	json_decref(j);
+}
+
+/* The reply made around the cached text is the reply the JSON path makes. */
+static void test_check_reply_frame(void **state)
+{
+	json_t *check = json_pack("{s:s, s:[{s:s, s:b}], s:{s:s}}", "self", "node1", "paths",
+				  "to", "n\u00f6de2", "ok", 1, "verdict", "verdict", "ok");
+	json_t *reply = npf_api_reply_new();
+	char *text, *a, *b;
+	size_t tlen, alen, blen;
+
+	(void)state;
+	assert_non_null(check);
+	assert_int_equal(npf_api_json_text(check, NPF_API_MAX_REPLY, &text, &tlen), 0);
+	assert_int_equal(json_object_set(reply, "check", check), 0);
+	assert_int_equal(json_object_set_new(reply, "cached", json_true()), 0);
+	assert_int_equal(json_object_set_new(reply, "age_ms", json_integer(123456789012)), 0);
+	assert_int_equal(npf_api_frame_encode(reply, NPF_API_MAX_REPLY, &a, &alen), 0);
+	assert_int_equal(npf_api_check_reply_frame(text, tlen, true, 123456789012u,
+						   NPF_API_MAX_REPLY, &b, &blen), 0);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	free(b);
+	assert_int_equal(npf_api_check_reply_frame(text, tlen, false, 0, NPF_API_MAX_REPLY, &b,
+						   &blen), 0);
+	assert_non_null(strstr(b + NPF_API_HDR_LEN, ",\"cached\":false,\"age_ms\":0}"));
+	free(b);
+	/* The cap covers the whole payload, not only the check. */
+	assert_int_equal(npf_api_check_reply_frame(text, tlen, true, 1, (uint32_t)alen - 4, &b,
+						   &blen), 0);
+	free(b);
+	assert_int_equal(npf_api_check_reply_frame(text, tlen, true, 1, (uint32_t)tlen + 10, &b,
+						   &blen), -EMSGSIZE);
+	assert_null(b);
+	assert_int_equal(npf_api_check_reply_frame(text, 0, true, 1, NPF_API_MAX_REPLY, &b,
+						   &blen), -EINVAL);
+	free(a);
+	free(text);
+	json_decref(reply);
+	json_decref(check);
+}
+
 static void test_request_valid(void **state)
 {
 	struct npf_api_request req;
@@ -871,6 +937,8 @@ int main(void)
 		cmocka_unit_test(test_frame_len),
 		cmocka_unit_test(test_frame_encode_roundtrip),
 		cmocka_unit_test(test_frame_encode_oversized),
+		cmocka_unit_test(test_json_text),
+		cmocka_unit_test(test_check_reply_frame),
 		cmocka_unit_test(test_request_valid),
 		cmocka_unit_test(test_request_malformed),
 		cmocka_unit_test(test_request_long_name_and_many_peers),
