@@ -29,7 +29,10 @@ struct dchk {
 	 * first node = peers[0] and per-node (not job-wide) values. */
 	struct npf_recommendation rec;
 	bool have_rec;
-	json_t *json;  /* npf_check_to_json(result, &rec) */
+	/* npf_check_to_json(result, &rec), encoded once per decision: every check and
+	 * verdict reply and the state file are made around this text. */
+	char *text;
+	size_t text_len;
 	uint64_t done_mono_us, done_unix_ms;
 	char summary[sizeof(((struct npf_recommendation *)0)->summary)];
 	enum npf_verdict verdict;
@@ -44,8 +47,9 @@ static void drop_result(struct dchk *e)
 	}
 	npf_recommendation_clear(&e->rec);
 	e->have_rec = false;
-	json_decref(e->json);
-	e->json = NULL;
+	free(e->text);
+	e->text = NULL;
+	e->text_len = 0;
 }
 
 static void entry_free(struct npf_daemon *d, struct dchk *e)
@@ -140,28 +144,49 @@ static struct dchk *entry_new(struct npf_daemon *d, char *key, const struct npf_
 	return e;
 }
 
-static json_t *check_reply(const struct dchk *e, bool cached)
+/* A copy of the cached text in a frame: no JSON work per query. */
+static void check_reply(struct ctl_client *c, const struct dchk *e, bool cached)
 {
-	json_t *r = npf_api_reply_new();
+	char *frame = NULL;
+	size_t len = 0;
+	int r;
 
-	if (r && (json_object_set(r, "check", e->json) < 0 ||
-		  json_object_set_new(r, "cached", json_boolean(cached)) < 0 ||
-		  json_object_set_new(r, "age_ms", json_integer((json_int_t)age_ms(e))) < 0)) {
-		json_decref(r);
-		return NULL;
-	}
-	return r;
+	r = npf_api_check_reply_frame(e->text, e->text_len, cached, age_ms(e), NPF_API_MAX_REPLY,
+				      &frame, &len);
+	ctl_reply_frame(c, r, frame, len);
 }
 
-/* tmp + rename so a reader never sees half a file. */
+/* Writes all of buf to fd. Returns 0 or -errno. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* tmp + rename so a reader never sees half a file. The document is written compact with
+ * one write(): jansson's fd dumper made one write(2) per token (tens of thousands for a
+ * large check); readers (the CLI, jq) pretty-print. */
 static void write_state(struct npf_daemon *d, const struct dchk *e)
 {
 	const char *dir = d->cfg.daemon.state_dir;
 	char path[NPF_CONFIG_PATH_MAX + 32], tmp[NPF_CONFIG_PATH_MAX + 48];
+	static const char mid[] = ",\"check\":";
+	char *head = NULL, *buf = NULL;
+	size_t hlen = 0, len;
 	json_t *doc;
 	int fd, r;
 
-	if (!dir[0])
+	if (!dir[0] || !e->text)
 		return;
 	snprintf(path, sizeof(path), "%s/last-check.json", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.last-check.json.%d", dir, (int)getpid());
@@ -170,25 +195,49 @@ static void write_state(struct npf_daemon *d, const struct dchk *e)
 		log_errc(r, "state dir %s (last check not saved)", dir);
 		return;
 	}
-	doc = json_pack("{s:i, s:s, s:s, s:I, s:O}", "version", NPF_API_VERSION, "node",
-			d->node_name, "peers", e->key, "written_unix_ms",
-			(json_int_t)dmn_now_unix_ms(), "check", e->json);
-	if (!doc)
+	/* The small envelope is encoded here; the check is the cached text, spliced in
+	 * before the envelope's closing brace. */
+	doc = json_pack("{s:i, s:s, s:s, s:I}", "version", NPF_API_VERSION, "node", d->node_name,
+			"peers", e->key, "written_unix_ms", (json_int_t)dmn_now_unix_ms());
+	r = doc ? npf_api_json_text(doc, NPF_API_MAX_REPLY, &head, &hlen) : -ENOMEM;
+	json_decref(doc);
+	if (r < 0 || hlen < 2 || head[hlen - 1] != '}') {
+		log_errc(r < 0 ? r : -EPROTO, "%s (last check not saved)", path);
+		free(head);
 		return;
+	}
+	hlen--;
+	len = hlen + sizeof(mid) - 1 + e->text_len + 2;
+	buf = malloc(len);
+	if (!buf) {
+		log_errc(-ENOMEM, "%s (last check not saved)", path);
+		free(head);
+		return;
+	}
+	memcpy(buf, head, hlen);
+	memcpy(buf + hlen, mid, sizeof(mid) - 1);
+	memcpy(buf + hlen + sizeof(mid) - 1, e->text, e->text_len);
+	memcpy(buf + len - 2, "}\n", 2);
+	free(head);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		log_warn("%s (last check not saved)", tmp);
-		json_decref(doc);
+		free(buf);
 		return;
 	}
-	r = json_dumpfd(doc, fd, JSON_INDENT(2)) == 0 && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
-	if (close(fd) < 0)
-		r = 0;
-	if (!r || rename(tmp, path) < 0) {
-		log_warn("%s (last check not saved)", path);
+	/* fsync before rename: after a crash the file is the old or the new one, never empty. */
+	r = write_all(fd, buf, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		log_errc(r, "%s (last check not saved)", path);
 		unlink(tmp);
 	}
-	json_decref(doc);
+	free(buf);
 }
 
 /* The [publish] policy of the running config. first_node is borrowed. */
@@ -205,14 +254,17 @@ static void policy_for(const struct npf_daemon *d, const char *first_node, bool 
 	pol->job_wide = job_wide;
 }
 
-/* (Re)computes e's recommendation and JSON from e->result. The verdict of a check is
- * the recommendation's; without one (out of memory) it is unknown. Returns 0 or
- * -ENOMEM (e keeps its previous JSON then). */
+/* (Re)computes e's recommendation and its encoded JSON from e->result (the one place the
+ * cached text is made, so a re-decision replaces it). The verdict of a check is the
+ * recommendation's; without one (out of memory) it is unknown. Returns 0, or -ENOMEM or
+ * -EMSGSIZE (e keeps its previous text then). */
 static int decide(struct npf_daemon *d, struct dchk *e)
 {
 	struct npf_policy pol;
 	json_t *json;
-	int r = -EINVAL;
+	char *text = NULL;
+	size_t len = 0;
+	int r = -EINVAL, er;
 
 	npf_recommendation_clear(&e->rec);
 	e->have_rec = false;
@@ -228,8 +280,14 @@ static int decide(struct npf_daemon *d, struct dchk *e)
 	json = npf_check_to_json(e->result, e->have_rec ? &e->rec : NULL);
 	if (!json)
 		return -ENOMEM;
-	json_decref(e->json);
-	e->json = json;
+	/* The reply carries the check inside an envelope, within the same cap. */
+	er = npf_api_json_text(json, NPF_API_MAX_REPLY - 128, &text, &len);
+	json_decref(json);
+	if (er < 0)
+		return er;
+	free(e->text);
+	e->text = text;
+	e->text_len = len;
 	if (e->have_rec) {
 		e->verdict = e->rec.verdict;
 		snprintf(e->summary, sizeof(e->summary), "%s", e->rec.summary);
@@ -268,12 +326,14 @@ static json_t *env_reply(struct npf_daemon *d, const struct dchk *e, const char 
 }
 
 /* What a waiting client asked for, answered from e. */
-static json_t *waiter_reply(struct npf_daemon *d, const struct dchk *e,
-			    const struct ctl_client *c, bool cached)
+static void waiter_reply(struct npf_daemon *d, const struct dchk *e, struct ctl_client *c,
+			 bool cached)
 {
 	if (c->want_env)
-		return env_reply(d, e, c->env_first_node, c->env_job_wide, c->env_format, cached);
-	return check_reply(e, cached);
+		ctl_reply(c, env_reply(d, e, c->env_first_node, c->env_job_wide, c->env_format,
+				       cached));
+	else
+		check_reply(c, e, cached);
 }
 
 static void fail_waiters(struct ctl_client *w, int err)
@@ -295,6 +355,7 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 	struct dchk *e = userdata;
 	struct npf_daemon *d = e->d;
 	struct ctl_client *w = e->waiters, *next;
+	int r;
 
 	e->running = false;
 	d->n_running--;
@@ -320,9 +381,10 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 	e->result = result;
 	e->done_mono_us = dmn_now_mono_us();
 	e->done_unix_ms = dmn_now_unix_ms();
-	if (decide(d, e) < 0) {
-		log_errc(-ENOMEM, "check of %s: cannot encode the result", e->key);
-		fail_waiters(w, -ENOMEM);
+	r = decide(d, e);
+	if (r < 0) {
+		log_errc(r, "check of %s: cannot encode the result", e->key);
+		fail_waiters(w, r);
 		entry_free(d, e);
 		return;
 	}
@@ -333,13 +395,14 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 			&d->metrics);
 	snprintf(d->last_summary, sizeof(d->last_summary), "%.*s",
 		 (int)sizeof(d->last_summary) - 1, e->summary);
-	write_state(d, e);
 	for (; w; w = next) {
 		next = w->wait_next;
 		w->waiting = NULL;
 		w->wait_next = NULL;
-		ctl_reply(w, waiter_reply(d, e, w, false));
+		waiter_reply(d, e, w, false);
 	}
+	/* After the replies went out: the state file (and its fsync) does not delay them. */
+	write_state(d, e);
 	/* What was measured was answered; it is not kept as the node's current truth. */
 	if (e->stale)
 		drop_result(e);
@@ -442,7 +505,7 @@ void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api
 	e = find(d, key);
 	if (e && e->result && req->max_age_ms && !expired(d, e) && age_ms(e) <= req->max_age_ms) {
 		free(key);
-		ctl_reply(c, check_reply(e, true));
+		check_reply(c, e, true);
 		return;
 	}
 	start_or_join(d, c, req, key, e);
@@ -503,38 +566,40 @@ void dchk_redecide(struct npf_daemon *d)
 		if (!e->result)
 			continue;
 		any = true;
-		if (decide(d, e) < 0)
-			log_errc(-ENOMEM, "re-deciding %s: keeping the previous answer", e->key);
+		int r = decide(d, e);
+
+		if (r < 0)
+			log_errc(r, "re-deciding %s: keeping the previous answer", e->key);
 	}
 	/* The published recommendation follows the new decision. */
 	if (any)
 		dchk_publish_metrics(d);
 }
 
-json_t *dchk_verdict(struct npf_daemon *d, const struct npf_api_request *req)
+void dchk_verdict(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req)
 {
 	struct dchk *e;
 	char *key = NULL;
-	json_t *r;
 	int err;
 
 	err = npf_api_peers_key((const char(*)[NPF_NAME_MAX])req->peers, req->n_peers,
 				d->node_name, &key);
-	if (err < 0)
-		return err == -EINVAL ? npf_api_reply_error(NPF_API_E_BAD_REQUEST,
-							    "no peers besides this node (%s)",
-							    d->node_name) :
-					NULL;
+	if (err < 0) {
+		ctl_reply(c, err == -EINVAL ? npf_api_reply_error(NPF_API_E_BAD_REQUEST,
+								  "no peers besides this node (%s)",
+								  d->node_name) :
+					      NULL);
+		return;
+	}
 	dchk_expire(d);
 	e = find(d, key);
 	if (!e || !e->result)
-		r = npf_api_reply_error(NPF_API_E_NO_VERDICT,
-					"no current result for %.120s%s", key,
-					e && e->running ? " (a check is running)" : "");
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_NO_VERDICT,
+						 "no current result for %.120s%s", key,
+						 e && e->running ? " (a check is running)" : ""));
 	else
-		r = check_reply(e, true);
+		check_reply(c, e, true);
 	free(key);
-	return r;
 }
 
 static bool names_has(const char (*names)[IFNAMSIZ], size_t n, const char *name)

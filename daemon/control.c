@@ -50,6 +50,36 @@ void ctl_wait(struct ctl_client *c, uint32_t ms)
 	arm_timer(c, ms + WAIT_SLACK_MS);
 }
 
+static int write_out(struct ctl_client *c);
+
+/* Sends what the socket takes now, so a short reply costs one send() and no epoll_ctl;
+ * only the rest waits for EPOLLOUT. Never frees c: an error is left for the loop to see
+ * (the client is still writing, so EPOLLOUT/EPOLLERR end it there). */
+static void start_write(struct ctl_client *c)
+{
+	if (!c->close_after_write && write_out(c) > 0) {
+		state_reading(c);
+		return;
+	}
+	sd_event_source_set_io_events(c->io, EPOLLOUT);
+	arm_timer(c, DMN_CLIENT_WRITE_MS);
+}
+
+/* Replaces c's pending output with an internal-error reply; closes after it when even
+ * that cannot be made. */
+static void out_internal_error(struct ctl_client *c, int err)
+{
+	json_t *e = npf_api_reply_error(NPF_API_E_INTERNAL, "cannot encode reply: %s",
+					strerror(-err));
+
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	if (!e || npf_api_frame_encode(e, NPF_API_MAX_REPLY, &c->out, &c->out_len) < 0)
+		c->close_after_write = true;
+	json_decref(e);
+}
+
 void ctl_reply(struct ctl_client *c, json_t *reply)
 {
 	int r = -ENOMEM;
@@ -60,16 +90,20 @@ void ctl_reply(struct ctl_client *c, json_t *reply)
 	if (reply)
 		r = npf_api_frame_encode(reply, NPF_API_MAX_REPLY, &c->out, &c->out_len);
 	json_decref(reply);
-	if (r < 0) {
-		json_t *e = npf_api_reply_error(NPF_API_E_INTERNAL, "cannot encode reply: %s",
-						strerror(-r));
+	if (r < 0)
+		out_internal_error(c, r);
+	start_write(c);
+}
 
-		if (!e || npf_api_frame_encode(e, NPF_API_MAX_REPLY, &c->out, &c->out_len) < 0)
-			c->close_after_write = true;
-		json_decref(e);
-	}
-	sd_event_source_set_io_events(c->io, EPOLLOUT);
-	arm_timer(c, DMN_CLIENT_WRITE_MS);
+void ctl_reply_frame(struct ctl_client *c, int err, char *frame, size_t len)
+{
+	free(c->out);
+	c->out = frame;
+	c->out_len = frame ? len : 0;
+	c->out_off = 0;
+	if (err < 0 || !frame)
+		out_internal_error(c, err < 0 ? err : -ENOMEM);
+	start_write(c);
 }
 
 static void reply_error(struct ctl_client *c, const struct npf_api_error *err)
@@ -197,7 +231,7 @@ static void dispatch(struct ctl_client *c)
 		ctl_reply(c, inventory_reply(d));
 		break;
 	case NPF_API_REQ_VERDICT:
-		ctl_reply(c, dchk_verdict(d, &req));
+		dchk_verdict(d, c, &req);
 		break;
 	case NPF_API_REQ_CHECK:
 		if (!ctl_may_probe(d, c)) {

@@ -120,10 +120,13 @@ json_t *snap_status_json(const struct npf_daemon *d);
 int ctl_open(struct npf_daemon *d);
 /* Closes every client (detaching them from checks) and the listener. */
 void ctl_close(struct npf_daemon *d);
-/* Queues reply (ownership taken, NULL means out of memory) on c; it is written
- * from the loop, never synchronously, so callers may hold list pointers. Reading
- * resumes once it has drained. */
+/* Sends reply (ownership taken, NULL means out of memory) to c: what the socket takes
+ * at once is sent now, the rest from the loop. c is never freed here (errors surface in
+ * the loop), so callers may hold list pointers. Reading resumes once it has drained. */
 void ctl_reply(struct ctl_client *c, json_t *reply);
+/* The same for an already framed reply: frame (ownership taken, free()) of len bytes.
+ * err < 0 or frame NULL (the encoder's failure) sends an internal error instead. */
+void ctl_reply_frame(struct ctl_client *c, int err, char *frame, size_t len);
 /* Parks c until its check answers, with a safety deadline of ms. */
 void ctl_wait(struct ctl_client *c, uint32_t ms);
 /* SO_PEERCRED policy: may this client make the daemon probe other nodes (root, the
@@ -139,8 +142,8 @@ void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api
 void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req);
 /* Decides every cached result again (after a config reload or an inventory change). */
 void dchk_redecide(struct npf_daemon *d);
-/* Reply for a "verdict" request. New reference or NULL. */
-json_t *dchk_verdict(struct npf_daemon *d, const struct npf_api_request *req);
+/* Answers a "verdict" request for c from the cache; always ends in exactly one reply. */
+void dchk_verdict(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req);
 /* Forgets cached results that involve any of the named interfaces. */
 void dchk_invalidate(struct npf_daemon *d, const char (*names)[IFNAMSIZ], size_t n);
 /* Drops expired results (cache_ttl). */
