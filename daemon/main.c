@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -338,6 +339,30 @@ out:
 	return ret;
 }
 
+/* A whole-job check holds about 1.5k descriptors at the default caps, over the usual soft
+ * limit of 1024; the hard limit is what the service (LimitNOFILE=) or the admin granted.
+ * Nothing here uses select(), so descriptors above 1024 are fine. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_debug("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+		return;
+	}
+	if (rl.rlim_cur >= rl.rlim_max) {
+		log_debug("open files limit %llu (already the hard limit)",
+			  (unsigned long long)rl.rlim_cur);
+		return;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_debug("raising the open files limit to %llu: %s",
+			  (unsigned long long)rl.rlim_max, strerror(errno));
+	else
+		log_debug("open files limit raised to %llu", (unsigned long long)rl.rlim_max);
+}
+
 int main(int argc, char **argv)
 {
 	struct npf_daemon d = {
@@ -372,6 +397,7 @@ int main(int argc, char **argv)
 		free(d.opts);
 		return 0;
 	}
+	raise_nofile();
 	r = resolve_node_name(&d);
 	if (r < 0) {
 		log_errc(r, "node name '%s' is not usable (1-%d of [A-Za-z0-9._-]); set --node-name",
