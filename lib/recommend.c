@@ -1381,6 +1381,127 @@ static void socket_ifname(struct ctx *c, char **vals, int family)
 			    "network", ifc->name, npf_addr_str(&pick.addr, ip, sizeof(ip)));
 }
 
+/* ---- Open MPI's interface selection ------------------------------------------------------- */
+
+/* Would Open MPI's interface scan (opal/mca/if) list this address? Every IPv4 address of
+ * an UP interface, link-local included; IPv6 only with global scope (not ::1, fe80::/10,
+ * fec0::/10). */
+static bool ompi_lists(const struct npf_addr *a)
+{
+	if (a->family == AF_INET)
+		return true;
+	if (a->family != AF_INET6 || npf_addr_is_local_only(a))
+		return false;
+	return !(a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0xc0) && a->addr[0] != 0xff;
+}
+
+/* An address Open MPI would use besides the chosen network when an interface is named:
+ * if_include by name takes every address of it. Returns the first one, or NULL. */
+static const struct npf_addr *ompi_stray(const struct npf_addr *addrs, size_t n,
+					 const struct net *net)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr_valid(&addrs[i]) && ompi_lists(&addrs[i]) && !in_net(&addrs[i], net))
+			return &addrs[i];
+	return NULL;
+}
+
+/* The same for a peer, from what it announced on ifname (the announcement leaves out
+ * loopback and link-local addresses, so a peer's 169.254 address goes unseen). */
+static const struct npf_addr *ompi_stray_peer(const struct npf_node *nd, const char *ifname,
+					      const struct net *net)
+{
+	for (size_t j = 0; j < nd->n_cands; j++) {
+		const struct npf_candidate *cd = &nd->cands[j];
+
+		if (strncmp(cd->ifname, ifname, IFNAMSIZ) == 0 && ompi_stray(&cd->addr, 1, net))
+			return &cd->addr;
+	}
+	return NULL;
+}
+
+static bool ompi_wanted(const struct ctx *c)
+{
+	return var_wanted(c, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE) ||
+	       var_wanted(c, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE);
+}
+
+/* OMPI_MCA_{btl,oob}_tcp_if_include. mpirun copies the launch node's OMPI_MCA_* to every
+ * node, so a CIDR, which holds everywhere, is the value of choice. But Open MPI 4.1 parses
+ * only IPv4 CIDRs: an IPv6 one is rejected ("invalid if_inexclude") and the setting ignored,
+ * so the job falls back to every interface and hangs on docker0 and friends. On an IPv6
+ * network the interface name is the only form left, and a name selects every address of
+ * the interface: one more address there (IPv4, or IPv6 on another prefix) is unverified
+ * traffic, so the value is left out rather than published half-proven. */
+static void ompi_if_include(struct ctx *c, char **vals, const struct npf_iface *ifc)
+{
+	const struct net *net = &c->nets[c->chosen];
+	const struct npf_addr *stray;
+	const char *value = c->out->cidr;
+	char ip[INET6_ADDRSTRLEN];
+
+	if (!ompi_wanted(c))
+		return;
+	if (net->prefix.family == AF_INET6) {
+		if (strchr(ifc->name, ',')) {
+			add_note(c, "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include left "
+				    "out: Open MPI takes only IPv4 CIDRs, and it splits the name %s "
+				    "on ','",
+				 ifc->name);
+			return;
+		}
+		stray = ompi_stray(ifc->addrs, ifc->n_addrs, net);
+		if (stray) {
+			add_note(c, "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include left "
+				    "out: Open MPI takes only IPv4 CIDRs, and by name (%s) it would "
+				    "also use %s, which is not on %s",
+				 ifc->name, npf_addr_str(stray, ip, sizeof(ip)), c->out->cidr);
+			return;
+		}
+		value = ifc->name;
+	}
+	set_var(c, vals, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, value);
+	set_var(c, vals, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, value);
+}
+
+/* Job-wide, an interface name must be the same on every node and name nothing unverified
+ * on any of them. */
+static void ompi_job_wide(struct ctx *c, char **vals, bool same_name)
+{
+	const struct net *net = &c->nets[c->chosen];
+	const struct npf_recommendation *out = c->out;
+	char ip[INET6_ADDRSTRLEN];
+
+	if (net->prefix.family != AF_INET6 ||
+	    (!vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE] &&
+	     !vals[NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE]))
+		return;
+	if (!same_name) {
+		add_note(c, "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include: no job-wide "
+			    "value: Open MPI takes only IPv4 CIDRs and the nodes use different "
+			    "interface names on %s (mpirun gives every node the launch node's value)",
+			 out->cidr);
+		goto drop;
+	}
+	for (size_t k = 1; k < c->chk->n_nodes; k++) {
+		const struct npf_addr *stray =
+			ompi_stray_peer(&c->chk->nodes[k], out->nodes[k].ifname, net);
+
+		if (stray) {
+			add_note(c, "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include: no "
+				    "job-wide value: Open MPI takes only IPv4 CIDRs, and by name (%s) "
+				    "it would also use %s on %s, which is not on %s",
+				 out->nodes[k].ifname, npf_addr_str(stray, ip, sizeof(ip)),
+				 node_name(c, (int)k), out->cidr);
+			goto drop;
+		}
+	}
+	return;
+drop:
+	drop_var(vals, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE);
+	drop_var(vals, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE);
+}
+
 /* ---- job-wide values -------------------------------------------------------------------- */
 
 #define TOK_MAX (NPF_NAME_MAX + 16)
@@ -1607,6 +1728,11 @@ static int job_wide(struct ctx *c, char **vals)
 			drop_var(vals, NPF_VAR_TP_SOCKET_IFNAME);
 			drop_var(vals, NPF_VAR_UCX_NET_DEVICES);
 			drop_var(vals, NPF_VAR_NCCL_IB_HCA);
+			/* On IPv6 Open MPI's value is a name too (ompi_if_include). */
+			if (c->nets[c->chosen].prefix.family == AF_INET6) {
+				drop_var(vals, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE);
+				drop_var(vals, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE);
+			}
 			goto gid;
 		}
 	if (vals[NPF_VAR_NCCL_SOCKET_IFNAME])
@@ -1629,6 +1755,7 @@ static int job_wide(struct ctx *c, char **vals)
 		drop_var(vals, NPF_VAR_GLOO_SOCKET_IFNAME);
 		drop_var(vals, NPF_VAR_TP_SOCKET_IFNAME);
 	}
+	ompi_job_wide(c, vals, same_name);
 gid:
 	if (vals[NPF_VAR_NCCL_IB_GID_INDEX]) {
 		add_note(c, "NCCL_IB_GID_INDEX: no job-wide value: GID indices are per node and "
@@ -1679,9 +1806,7 @@ static int build_env(struct ctx *c)
 	}
 	if (!vals[NPF_VAR_UCX_NET_DEVICES])
 		set_var(c, vals, NPF_VAR_UCX_NET_DEVICES, ifc->name);
-	/* A CIDR, not a name: mpirun copies OMPI_MCA_* from the launch node to all. */
-	set_var(c, vals, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, out->cidr);
-	set_var(c, vals, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, out->cidr);
+	ompi_if_include(c, vals, ifc);
 	if (var_wanted(c, NPF_VAR_MASTER_ADDR)) {
 		const char *first = c->pol->first_node;
 		int k = -1;

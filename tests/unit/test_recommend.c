@@ -1003,8 +1003,12 @@ static void dual_stack_split_by_paths(void **state)
 	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
 	assert_string_equal(f->rec.cidr, "2001:db8:1::/64");
 	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
-	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "2001:db8:1::/64");
 	assert_var(f, NPF_VAR_MASTER_ADDR, "2001:db8:1::2");
+	/* Open MPI takes no IPv6 CIDR, and "eth0" would hand it the broken 198.18.1.1 too. */
+	assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
+	assert_null(var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE));
+	assert_true(has_note(f, "by name (eth0) it would also use 198.18.1.1, which is not on "
+				"2001:db8:1::/64"));
 
 	/* The IPv6 probe left through another interface: no longer ok on eth0. */
 	npf_recommendation_clear(&f->rec);
@@ -1014,11 +1018,85 @@ static void dual_stack_split_by_paths(void **state)
 	assert_non_null(strstr(f->rec.summary, "wrong-egress"));
 	fx_free(f);
 
-	/* Both families work: IPv4 first, as NCCL itself prefers; no family forced. */
+	/* Both families work: IPv4 first, as NCCL itself prefers; no family forced, and
+	 * Open MPI gets the IPv4 CIDR. */
 	f = cluster_view(ds, 2, 0, NULL);
 	fx_run(f);
 	assert_string_equal(f->rec.cidr, "198.18.1.0/24");
 	assert_null(var(f, NPF_VAR_NCCL_SOCKET_FAMILY));
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.18.1.0/24");
+	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "198.18.1.0/24");
+	fx_free(f);
+}
+
+/* Open MPI 4.1 parses only IPv4 CIDRs ("invalid if_inexclude"); on an IPv6 network it gets
+ * the interface name, where that name holds (job-wide: on every node) and selects nothing
+ * unverified. */
+static void ompi_ipv6_by_name(void **state)
+{
+	static const struct cl_node v6[] = {
+		{ "node1", { IFA("ens1f0", "2001:db8:1::1/64"), IFA("docker0", "172.17.0.1/16") } },
+		{ "node2", { IFA("ens1f0", "2001:db8:1::2/64"), IFA("docker0", "172.17.0.1/16") } },
+		{ "node3", { IFA("ens1f0", "2001:db8:1::3/64"), IFA("docker0", "172.17.0.1/16") } },
+	};
+	static const struct cl_node v6_names[] = {
+		{ "node1", { IFA("ens1f0", "2001:db8:1::1/64") } },
+		{ "node2", { IFA("eth2", "2001:db8:1::2/64") } },
+	};
+	/* node2's fabric also holds a ULA prefix nobody probed. */
+	static const struct cl_node v6_ula[] = {
+		{ "node1", { IFA("ens1f0", "2001:db8:1::1/64") } },
+		{ "node2", { IFA("ens1f0", "2001:db8:1::2/64"), IFA("ens1f0", "fd00:5::2/64") } },
+	};
+	struct fx *f;
+	struct npf_addr ll;
+	(void)state;
+
+	f = cluster_view(v6, 3, 0, docker_wrong_peer);
+	/* A link-local address is not listed by Open MPI: no reason to leave the name out. */
+	parse_cidr("fe80::1/64", &ll);
+	assert_int_equal(npf_iface_add_addr(inv_if(&f->inv, "ens1f0"), &ll), 0);
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.cidr, "2001:db8:1::/64");
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "ens1f0");
+	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "ens1f0");
+	npf_recommendation_clear(&f->rec);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "ens1f0");
+	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "ens1f0");
+	npf_recommendation_clear(&f->rec);
+	/* Only one of the two asked for: only that one. */
+	f->pol.publish = NPF_PUBVAR_OMPI_MCA_oob_tcp_if_include;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
+	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "ens1f0");
+	fx_free(f);
+
+	/* Names differ: fine per node, no job-wide value (mpirun copies the launch node's). */
+	f = cluster_view(v6_names, 2, 1, NULL);
+	fx_run(f);
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "eth2");
+	npf_recommendation_clear(&f->rec);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
+	assert_null(var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE));
+	assert_true(has_note(f, "the nodes use different interface names on 2001:db8:1::/64"));
+	fx_free(f);
+
+	/* A peer's interface carries another global prefix: per node (ours is clean) the
+	 * name stands; job-wide it would reach node2's unprobed fd00:5::2. */
+	f = cluster_view(v6_ula, 2, 0, NULL);
+	fx_run(f);
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "ens1f0");
+	npf_recommendation_clear(&f->rec);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
+	assert_true(has_note(f, "it would also use fd00:5::2 on node2"));
 	fx_free(f);
 }
 
@@ -1488,6 +1566,7 @@ int main(void)
 		cmocka_unit_test(no_peers_no_candidates),
 		cmocka_unit_test(wrong_egress),
 		cmocka_unit_test(dual_stack_split_by_paths),
+		cmocka_unit_test(ompi_ipv6_by_name),
 		cmocka_unit_test(comma_in_name),
 		cmocka_unit_test(master_addr_and_mask),
 		cmocka_unit_test(roce_standard_layout),
