@@ -59,7 +59,7 @@ struct ctx {
 	struct npf_recommendation *out;
 	bool sparse;
 	int version;
-	size_t n_peers;
+	size_t n_peers; /* peers in this node's evidence (all but those outside a sparse plan) */
 	struct net *nets;
 	size_t n_nets;
 	bool nets_capped;
@@ -365,6 +365,13 @@ static size_t iface_net_count(const struct ctx *c, size_t i)
 	return n;
 }
 
+/* In a sparse plan, a peer this node did not plan to probe (nor did it plan us: the plan
+ * is symmetric, docs/protocol.md). */
+static bool outside_plan(const struct ctx *c, const struct npf_node *nd)
+{
+	return c->sparse && !nd->probed;
+}
+
 /* Fills e for our interface i on network n against every peer. */
 static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *e)
 {
@@ -388,6 +395,10 @@ static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *
 		int li = c->link_idx[i * chk->n_nodes + k];
 		bool fwd_bad, rev_bad, fwd_unk, rev_unk;
 
+		/* A peer outside a sparse plan was never contacted: the engine reports it
+		 * unavailable, but it is not part of this node's evidence, not a silent one. */
+		if (!nd->available && outside_plan(c, nd))
+			continue;
 		if (!nd->available) {
 			fwd = rev = NPF_OUT_PEER_UNAVAILABLE;
 			copy_str(detail, sizeof(detail), nd->error);
@@ -1923,7 +1934,9 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 	c.out = out;
 	c.sparse = chk->sparse || c.pol->sparse;
 	c.version = c.pol->nccl_version > 0 ? c.pol->nccl_version : NPF_NCCL_VERSION_CURRENT;
-	c.n_peers = chk->n_nodes - 1;
+	for (size_t k = 1; k < chk->n_nodes; k++)
+		if (chk->nodes[k].available || !outside_plan(&c, &chk->nodes[k]))
+			c.n_peers++;
 	c.chosen = -1;
 	out->nccl_version = c.version;
 

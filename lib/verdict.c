@@ -26,12 +26,21 @@ static void set_fail(struct npf_verdict_iface *vi, int peer, enum npf_direction 
 	snprintf(vi->fail_detail, sizeof(vi->fail_detail), "%s", detail ? detail : "");
 }
 
+/* A peer outside a sparse plan was never contacted: the engine leaves it unavailable, yet
+ * it is no part of this node's evidence rather than a daemon that did not answer. */
+static bool outside_plan(const struct npf_check *c, const struct npf_node *n)
+{
+	return c->sparse && !n->probed && !n->available;
+}
+
 static void judge_iface(const struct npf_check *c, struct npf_verdict_iface *vi)
 {
 	for (size_t p = 1; p < c->n_nodes; p++) {
 		const struct npf_node *n = &c->nodes[p];
 		const struct npf_link *l = find_link(c, vi->ifname, (int)p);
 
+		if (outside_plan(c, n))
+			continue;
 		if (!n->available) {
 			vi->unproven = true;
 			continue;
@@ -63,7 +72,7 @@ int npf_verdict_compute(const struct npf_check *c, struct npf_verdict_report *ou
 	memset(out, 0, sizeof(*out));
 	out->n_peers = c->n_nodes > 0 ? c->n_nodes - 1 : 0;
 	for (size_t p = 1; p < c->n_nodes; p++)
-		if (!c->nodes[p].available)
+		if (!c->nodes[p].available && !outside_plan(c, &c->nodes[p]))
 			out->n_unavailable++;
 	if (c->n_links) {
 		out->ifaces = calloc(c->n_links, sizeof(*out->ifaces));

@@ -23,7 +23,8 @@ struct npf_verdict_report {
 	 * recommendation exists (lib/metrics.c without rec). */
 	enum npf_verdict verdict;
 	size_t n_peers;       /* check->n_nodes - 1 */
-	size_t n_unavailable; /* peers whose daemon did not answer */
+	size_t n_unavailable; /* peers whose daemon did not answer (outside a sparse plan:
+			       * not counted, they were never asked) */
 	struct npf_verdict_iface *ifaces; /* owned, in order of first appearance in links */
 	size_t n_ifaces;
 };
@@ -31,7 +32,8 @@ struct npf_verdict_report {
 /* Reduces the check's links per interface of ours (the rows of the check matrix and
  * of the "interfaces" array of the verdict object):
  *  - works: fwd and rev ok with every peer (and at least one), where in a sparse
- *    check a link that is not-probed both ways is outside the plan;
+ *    check a link that is not-probed both ways is outside the plan, and so is a peer
+ *    neither probed nor available (the engine never contacted it);
  *  - the first failing available peer, its direction and outcome.
  * report.verdict: unknown without peers or with an unavailable one, ok when some
  * interface works, fail otherwise (see the struct).

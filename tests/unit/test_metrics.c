@@ -16,6 +16,8 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "sparse_check.h"
+
 /* The writer lives in the daemon, which is not a library: compile it in here. */
 #include "../../daemon/metrics.c"
 
@@ -240,6 +242,30 @@ static void unavailable_peer_is_unknown(void **state)
 	free(out);
 }
 
+/* A healthy sparse check: the peers outside this node's plan were never contacted, which
+ * makes them neither unavailable nor a reason for an interface not to work. */
+static void sparse_check_ok(void **state)
+{
+	struct npf_inventory inv;
+	struct npf_check chk;
+	struct npf_recommendation rec;
+	char *out = NULL;
+	(void)state;
+
+	assert_int_equal(sparse_check_build(128, 64, &chk, &inv, NULL), 0);
+	assert_int_equal(npf_recommend(&inv, &chk, NULL, &rec), 0);
+	assert_true(npf_metrics_render(&chk, &rec, NULL, &out) > 0);
+	assert_valid_exposition(out);
+	assert_line(out, "netpreflight_last_check_peers 127");
+	assert_line(out, "netpreflight_last_check_peers_unavailable 0");
+	assert_line(out, "netpreflight_last_check_verdict{verdict=\"ok\"} 1");
+	assert_line(out, "netpreflight_interface_probe_success{interface=\"ens1f0\"} 1");
+	free(out);
+	npf_recommendation_clear(&rec);
+	npf_check_clear(&chk);
+	npf_inventory_clear(&inv);
+}
+
 static void recommendation_info(void **state)
 {
 	struct fixture f;
@@ -435,6 +461,7 @@ int main(void)
 		cmocka_unit_test(build_info_only),
 		cmocka_unit_test(check_outcomes_per_interface),
 		cmocka_unit_test(unavailable_peer_is_unknown),
+		cmocka_unit_test(sparse_check_ok),
 		cmocka_unit_test(recommendation_info),
 		cmocka_unit_test(label_values_escaped),
 		cmocka_unit_test(interface_cap),

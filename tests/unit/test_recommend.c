@@ -15,6 +15,7 @@
 
 #include "ncclmatch.h"
 #include "recommend.h"
+#include "sparse_check.h"
 
 /* ---- a small cluster description -------------------------------------------------------- */
 
@@ -897,6 +898,64 @@ static void sparse_mode(void **state)
 	}
 }
 
+/* Above full_mesh_max the engine probes only its plan and reports every other peer as it
+ * left it: never contacted, so not available, not probed, links not-probed. Those peers are
+ * outside this node's evidence: a healthy 128-node check is ok. */
+static void sparse_plan_peers_not_contacted(void **state)
+{
+	struct npf_inventory inv;
+	struct npf_check chk;
+	struct npf_recommendation rec;
+	size_t n_plan = 0;
+	char want[96];
+	(void)state;
+
+	assert_int_equal(sparse_check_build(128, 64, &chk, &inv, &n_plan), 0);
+	assert_true(chk.sparse);
+	assert_true(n_plan >= 2 && n_plan <= 10);
+	assert_int_equal(npf_recommend(&inv, &chk, NULL, &rec), 0);
+	assert_int_equal(rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(rec.ifname, "ens1f0");
+	assert_string_equal(rec.cidr, "198.18.0.0/16");
+	snprintf(want, sizeof(want), "works to and from %zu peers (sparse plan", n_plan);
+	assert_non_null(strstr(rec.summary, want));
+	assert_string_equal(npf_recommendation_get(&rec, NPF_VAR_NCCL_SOCKET_IFNAME), "=ens1f0");
+	npf_recommendation_clear(&rec);
+
+	/* A planned peer whose daemon did not answer still leaves the check unknown. */
+	for (size_t k = 1; k < chk.n_nodes; k++)
+		if (chk.nodes[k].probed) {
+			chk.nodes[k].available = false;
+			chk.links[k - 1].fwd = chk.links[k - 1].rev = NPF_OUT_PEER_UNAVAILABLE;
+			assert_int_equal(npf_recommend(&inv, &chk, NULL, &rec), 0);
+			assert_int_equal(rec.verdict, NPF_VERDICT_UNKNOWN);
+			assert_string_equal(rec.fail_node, chk.nodes[k].name);
+			npf_recommendation_clear(&rec);
+			chk.nodes[k].available = true;
+			chk.links[k - 1].fwd = chk.links[k - 1].rev = NPF_OUT_OK;
+			break;
+		}
+
+	/* A failing planned peer still fails the only interface. */
+	for (size_t k = 1; k < chk.n_nodes; k++)
+		if (chk.nodes[k].probed) {
+			chk.links[k - 1].rev = NPF_OUT_TIMEOUT;
+			assert_int_equal(npf_recommend(&inv, &chk, NULL, &rec), 0);
+			assert_int_equal(rec.verdict, NPF_VERDICT_FAIL);
+			npf_recommendation_clear(&rec);
+			chk.links[k - 1].rev = NPF_OUT_OK;
+			break;
+		}
+
+	/* The same silent peers in a full mesh are unavailable daemons: unknown. */
+	chk.sparse = false;
+	assert_int_equal(npf_recommend(&inv, &chk, NULL, &rec), 0);
+	assert_int_equal(rec.verdict, NPF_VERDICT_UNKNOWN);
+	npf_recommendation_clear(&rec);
+	npf_check_clear(&chk);
+	npf_inventory_clear(&inv);
+}
+
 /* Interfaces that cannot carry the job, or that were never probed, hold no network: they
  * neither win nor turn a failure into "unknown". */
 static void down_and_unannounced(void **state)
@@ -1562,6 +1621,7 @@ int main(void)
 		cmocka_unit_test(every_outcome_mix),
 		cmocka_unit_test(unknown_when_peer_unavailable),
 		cmocka_unit_test(sparse_mode),
+		cmocka_unit_test(sparse_plan_peers_not_contacted),
 		cmocka_unit_test(down_and_unannounced),
 		cmocka_unit_test(no_peers_no_candidates),
 		cmocka_unit_test(wrong_egress),
