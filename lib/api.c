@@ -1172,3 +1172,95 @@ err:
 	json_decref(r);
 	return NULL;
 }
+
+void npf_api_env_split_clear(struct npf_api_env_split *sp)
+{
+	free(sp->head);
+	free(sp->tail);
+	memset(sp, 0, sizeof(*sp));
+}
+
+int npf_api_env_split_make(const struct npf_recommendation *rec, const char *format,
+			   struct npf_api_env_split *sp)
+{
+	json_t *reply, *a = NULL, *b = NULL, *v;
+	const char *k;
+	bool after = false, seen_cached = false;
+	size_t alen = 0, blen = 0;
+	int r = -ENOMEM;
+
+	memset(sp, 0, sizeof(*sp));
+	reply = npf_api_env_reply(rec, format, true, 0);
+	if (!reply)
+		return -ENOMEM;
+	a = json_object();
+	b = json_object();
+	if (!a || !b)
+		goto out;
+	/* jansson keeps insertion order, so the two halves are the fields before "cached"
+	 * and after "age_ms", whatever npf_api_env_reply() puts around them. */
+	json_object_foreach(reply, k, v) {
+		if (strcmp(k, "cached") == 0) {
+			seen_cached = true;
+			continue;
+		}
+		if (strcmp(k, "age_ms") == 0) {
+			after = seen_cached;
+			continue;
+		}
+		if (json_object_set(after ? b : a, k, v) < 0)
+			goto out;
+	}
+	r = -EPROTO;
+	if (!after)
+		goto out;
+	r = npf_api_json_text(a, NPF_API_MAX_REPLY, &sp->head, &alen);
+	if (r == 0)
+		r = npf_api_json_text(b, NPF_API_MAX_REPLY, &sp->tail, &blen);
+	if (r < 0)
+		goto out;
+	/* head: "{...", without its closing brace; tail: "...}" without its opening one. */
+	sp->head_len = alen - 1;
+	sp->tail_len = blen - 1;
+	memmove(sp->tail, sp->tail + 1, blen);
+out:
+	if (r < 0)
+		npf_api_env_split_clear(sp);
+	json_decref(a);
+	json_decref(b);
+	json_decref(reply);
+	return r;
+}
+
+int npf_api_env_split_frame(const struct npf_api_env_split *sp, bool cached, uint64_t age_ms,
+			    uint32_t max, char **out, size_t *out_len)
+{
+	char mid[80];
+	size_t ml, n, off;
+	bool more;
+	char *buf;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!sp->head || !sp->tail || sp->head_len < 2 || sp->tail_len < 1)
+		return -EINVAL;
+	more = sp->tail_len > 1; /* fields follow "age_ms" */
+	ml = (size_t)snprintf(mid, sizeof(mid), ",\"cached\":%s,\"age_ms\":%" PRIu64 "%s",
+			      cached ? "true" : "false", age_ms, more ? "," : "");
+	n = sp->head_len + ml + sp->tail_len;
+	if (n > max)
+		return -EMSGSIZE;
+	buf = malloc(NPF_API_HDR_LEN + n);
+	if (!buf)
+		return -ENOMEM;
+	put_hdr(buf, n);
+	off = NPF_API_HDR_LEN;
+	memcpy(buf + off, sp->head, sp->head_len);
+	off += sp->head_len;
+	memcpy(buf + off, mid, ml);
+	off += ml;
+	memcpy(buf + off, sp->tail, sp->tail_len);
+	*out = buf;
+	*out_len = NPF_API_HDR_LEN + n;
+	return 0;
+}

@@ -148,6 +148,28 @@ int npf_check_from_json(const json_t *j, struct npf_check *c);
 json_t *npf_api_env_reply(const struct npf_recommendation *rec, const char *format, bool cached,
 			  uint64_t age_ms);
 
+/* An env reply encoded once, around its two per-query fields ("cached", "age_ms"), so a
+ * cached answer is assembled by copying. */
+struct npf_api_env_split {
+	char *head; /* "{...": the fields before "cached", without the closing brace */
+	size_t head_len;
+	char *tail; /* "...}": the fields after "age_ms" and the closing brace */
+	size_t tail_len;
+};
+
+/* Encodes npf_api_env_reply(rec, format, ...) into *sp (owned by the caller,
+ * npf_api_env_split_clear()). Returns 0, -ENOMEM (also for an unknown format, as
+ * npf_api_env_reply()), -EMSGSIZE, -EPROTO; *sp is left cleared on failure. */
+int npf_api_env_split_make(const struct npf_recommendation *rec, const char *format,
+			   struct npf_api_env_split *sp);
+/* Frees and zeroes; safe on a zeroed struct. */
+void npf_api_env_split_clear(struct npf_api_env_split *sp);
+/* The framed reply, byte for byte what npf_api_frame_encode(npf_api_env_reply(rec, format,
+ * cached, age_ms)) makes. *out is owned by the caller (free()). Returns 0, -EINVAL for an
+ * empty split, -EMSGSIZE when the payload would exceed max, -ENOMEM. */
+int npf_api_env_split_frame(const struct npf_api_env_split *sp, bool cached, uint64_t age_ms,
+			    uint32_t max, char **out, size_t *out_len);
+
 /* Canonical key of a peer set: sorted unique names joined by ',', without
  * `self` (a check never probes its own node). *out is owned by the caller
  * (free()). Returns 0, -ENOMEM, or -EINVAL when no peer remains. */

@@ -645,7 +645,6 @@ static void test_verdict(void **state)
 	(void)state;
 	make_check(&c, 8);
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
-	assert_int_equal(r.verdict, NPF_VERDICT_OK);
 	assert_int_equal(r.n_ifaces, 3);
 	assert_string_equal(r.ifaces[0].ifname, "fab0");
 	assert_true(r.ifaces[0].works);
@@ -662,7 +661,7 @@ static void test_verdict(void **state)
 	/* fab0 fails only in reverse toward node3: nothing works both ways. */
 	c.links[1].rev = NPF_OUT_REFUSED;
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
-	assert_int_equal(r.verdict, NPF_VERDICT_FAIL);
+	assert_false(r.ifaces[0].works);
 	assert_int_equal(r.ifaces[0].fail_dir, NPF_DIR_REVERSE);
 	assert_int_equal(r.ifaces[0].fail_peer, 2);
 	assert_int_equal(r.ifaces[0].fail_outcome, NPF_OUT_REFUSED);
@@ -673,7 +672,6 @@ static void test_verdict(void **state)
 	c.nodes[2].available = false;
 	strcpy(c.nodes[2].error, "connection refused");
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
-	assert_int_equal(r.verdict, NPF_VERDICT_UNKNOWN);
 	assert_int_equal(r.n_unavailable, 1);
 	assert_false(r.ifaces[0].works);
 	assert_true(r.ifaces[0].unproven);
@@ -703,7 +701,7 @@ static void test_verdict(void **state)
 	c.nodes = calloc(1, sizeof(*c.nodes));
 	c.n_nodes = 1;
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
-	assert_int_equal(r.verdict, NPF_VERDICT_UNKNOWN);
+	assert_int_equal(r.n_peers, 0);
 	assert_int_equal(r.n_ifaces, 0);
 	npf_verdict_report_clear(&r);
 	npf_check_clear(&c);
@@ -749,6 +747,73 @@ static void test_check_json_verdict_is_the_decision(void **state)
 							      "verdict")),
 			    "unknown");
 	json_decref(j);
+	npf_recommendation_clear(&rec);
+	npf_inventory_clear(&inv);
+	npf_check_clear(&c);
+}
+
+/* Both halves around cached/age_ms give the bytes of the reply built as JSON, for every
+ * format and for a verdict without variables. */
+static void assert_split_matches(const struct npf_recommendation *rec, const char *format)
+{
+	struct npf_api_env_split sp;
+	bool cached[] = { true, false };
+	uint64_t ages[] = { 0, 987654321012u };
+
+	assert_int_equal(npf_api_env_split_make(rec, format, &sp), 0);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *j = npf_api_env_reply(rec, format, cached[i], ages[i]);
+		char *a, *b;
+		size_t alen, blen;
+
+		assert_non_null(j);
+		assert_int_equal(npf_api_frame_encode(j, NPF_API_MAX_REPLY, &a, &alen), 0);
+		assert_int_equal(npf_api_env_split_frame(&sp, cached[i], ages[i],
+							 NPF_API_MAX_REPLY, &b, &blen), 0);
+		assert_int_equal(alen, blen);
+		assert_memory_equal(a, b, alen);
+		free(b);
+		assert_int_equal(npf_api_env_split_frame(&sp, cached[i], ages[i],
+							 (uint32_t)alen - 5, &b, &blen),
+				 -EMSGSIZE);
+		assert_null(b);
+		free(a);
+		json_decref(j);
+	}
+	npf_api_env_split_clear(&sp);
+	assert_null(sp.head);
+}
+
+static void test_env_split(void **state)
+{
+	struct npf_check c;
+	struct npf_inventory inv;
+	struct npf_recommendation rec = { 0 };
+	struct npf_api_env_split sp = { 0 };
+	const char *formats[] = { "", "json", "shell", "taskprolog", "nccl-conf" };
+	char *out = (char *)1;
+	size_t len = 1;
+
+	(void)state;
+	make_check(&c, 8);
+	make_inventory(&inv);
+	assert_int_equal(npf_recommend(&inv, &c, NULL, &rec), 0);
+	assert_int_equal(rec.verdict, NPF_VERDICT_OK);
+	assert_true(rec.n_vars > 0);
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		assert_split_matches(&rec, formats[i]);
+	npf_recommendation_clear(&rec);
+	c.links[0].fwd = NPF_OUT_TIMEOUT;
+	c.nodes[2].available = false;
+	assert_int_equal(npf_recommend(&inv, &c, NULL, &rec), 0);
+	assert_int_not_equal(rec.verdict, NPF_VERDICT_OK);
+	assert_split_matches(&rec, "");
+	assert_split_matches(&rec, "shell");
+	assert_int_equal(npf_api_env_split_make(&rec, "bogus", &sp), -ENOMEM);
+	assert_null(sp.head);
+	assert_int_equal(npf_api_env_split_frame(&sp, true, 1, NPF_API_MAX_REPLY, &out, &len),
+			 -EINVAL);
+	assert_null(out);
 	npf_recommendation_clear(&rec);
 	npf_inventory_clear(&inv);
 	npf_check_clear(&c);
@@ -939,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_frame_encode_oversized),
 		cmocka_unit_test(test_json_text),
 		cmocka_unit_test(test_check_reply_frame),
+		cmocka_unit_test(test_env_split),
 		cmocka_unit_test(test_request_valid),
 		cmocka_unit_test(test_request_malformed),
 		cmocka_unit_test(test_request_long_name_and_many_peers),
