@@ -201,11 +201,26 @@ static void render_ifaces(struct mbuf *b, const struct npf_check *chk,
 	}
 }
 
-static void render_check(struct mbuf *b, const struct npf_check *chk,
-			 const struct npf_verdict_report *rep, enum npf_verdict verdict)
+/* The verdict is the decision's (npf_recommend): without one the family is left out, as
+ * Prometheus expects of a value that is not known, rather than a made-up "unknown", which
+ * is a verdict of its own (evidence incomplete). */
+static void render_verdict(struct mbuf *b, const struct npf_recommendation *rec)
 {
 	static const enum npf_verdict order[] = { NPF_VERDICT_OK, NPF_VERDICT_FAIL,
 						  NPF_VERDICT_UNKNOWN };
+
+	if (!rec)
+		return;
+	mfamily(b, "netpreflight_last_check_verdict", "gauge",
+		"Verdict of the last check (1 on the current one).");
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		mprintf(b, "netpreflight_last_check_verdict{verdict=\"%s\"} %d\n",
+			npf_verdict_name(order[i]), order[i] == rec->verdict ? 1 : 0);
+}
+
+static void render_check(struct mbuf *b, const struct npf_check *chk,
+			 const struct npf_verdict_report *rep, const struct npf_recommendation *rec)
+{
 	size_t n_if = rep->n_ifaces < NPF_METRICS_MAX_IFACES ? rep->n_ifaces :
 							       NPF_METRICS_MAX_IFACES;
 
@@ -226,11 +241,7 @@ static void render_check(struct mbuf *b, const struct npf_check *chk,
 	mfamily(b, "netpreflight_last_check_peers_unavailable", "gauge",
 		"Peers of the last check whose daemon did not answer.");
 	mprintf(b, "netpreflight_last_check_peers_unavailable %zu\n", rep->n_unavailable);
-	mfamily(b, "netpreflight_last_check_verdict", "gauge",
-		"Verdict of the last check (1 on the current one).");
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		mprintf(b, "netpreflight_last_check_verdict{verdict=\"%s\"} %d\n",
-			npf_verdict_name(order[i]), order[i] == verdict ? 1 : 0);
+	render_verdict(b, rec);
 	render_ifaces(b, chk, rep, n_if);
 	mfamily(b, "netpreflight_metrics_interfaces_dropped", "gauge",
 		"Interfaces of the last check left out of the per-interface metrics (cap).");
@@ -288,7 +299,7 @@ int npf_metrics_render(const struct npf_check *chk, const struct npf_recommendat
 	if (ctr)
 		render_counters(&b, ctr);
 	if (chk)
-		render_check(&b, chk, &rep, rec ? rec->verdict : rep.verdict);
+		render_check(&b, chk, &rep, rec);
 	if (rec)
 		render_rec(&b, rec);
 

@@ -23,8 +23,9 @@ struct npf_metrics_counters {
 /* Renders the metrics as Prometheus text exposition format 0.0.4 (no sample
  * timestamps: node_exporter rejects files that carry any). Every argument may be
  * NULL: without chk only build info and counters are rendered; rec (the decision
- * for chk) adds the recommendation info, the verdict it reached and NCCL's
- * default pick. On success *out is a NUL-terminated string owned by the caller
+ * for chk) adds the recommendation info and NCCL's default pick, and with chk the
+ * verdict it reached (the only verdict: without rec no verdict series is rendered).
+ * On success *out is a NUL-terminated string owned by the caller
  * (free()). Returns its length, -EINVAL when out is NULL or chk is inconsistent
  * (a link or node index out of range), or -ENOMEM. */
 int npf_metrics_render(const struct npf_check *chk, const struct npf_recommendation *rec,

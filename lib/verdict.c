@@ -67,8 +67,6 @@ static void judge_iface(const struct npf_check *c, struct npf_verdict_iface *vi)
 
 int npf_verdict_compute(const struct npf_check *c, struct npf_verdict_report *out)
 {
-	bool any_works = false;
-
 	memset(out, 0, sizeof(*out));
 	out->n_peers = c->n_nodes > 0 ? c->n_nodes - 1 : 0;
 	for (size_t p = 1; p < c->n_nodes; p++)
@@ -92,12 +90,7 @@ int npf_verdict_compute(const struct npf_check *c, struct npf_verdict_report *ou
 		snprintf(vi->ifname, sizeof(vi->ifname), "%s", name);
 		vi->fail_peer = -1;
 		judge_iface(c, vi);
-		any_works |= vi->works;
 	}
-	if (out->n_peers == 0 || out->n_unavailable > 0)
-		out->verdict = NPF_VERDICT_UNKNOWN;
-	else
-		out->verdict = any_works ? NPF_VERDICT_OK : NPF_VERDICT_FAIL;
 	return 0;
 }
 

@@ -17,11 +17,9 @@ struct npf_verdict_iface {
 	char fail_detail[96];
 };
 
+/* Evidence only: the verdict of a check is npf_recommend()'s (lib/recommend.h), which
+ * alone knows the inventory and the one-network rule. */
 struct npf_verdict_report {
-	/* Links alone, without the inventory and the one-network rule. The job's verdict
-	 * is npf_recommend()'s (lib/recommend.h); this one only stands in where no
-	 * recommendation exists (lib/metrics.c without rec). */
-	enum npf_verdict verdict;
 	size_t n_peers;       /* check->n_nodes - 1 */
 	size_t n_unavailable; /* peers whose daemon did not answer (outside a sparse plan:
 			       * not counted, they were never asked) */
@@ -35,8 +33,6 @@ struct npf_verdict_report {
  *    check a link that is not-probed both ways is outside the plan, and so is a peer
  *    neither probed nor available (the engine never contacted it);
  *  - the first failing available peer, its direction and outcome.
- * report.verdict: unknown without peers or with an unavailable one, ok when some
- * interface works, fail otherwise (see the struct).
  * On success the caller owns out (npf_verdict_report_clear). Returns 0 or -ENOMEM. */
 int npf_verdict_compute(const struct npf_check *c, struct npf_verdict_report *out);
 

@@ -193,8 +193,8 @@ static void check_outcomes_per_interface(void **state)
 	assert_line(out, "netpreflight_last_check_timeout_seconds 3.000");
 	assert_line(out, "netpreflight_last_check_peers 2");
 	assert_line(out, "netpreflight_last_check_peers_unavailable 0");
-	assert_line(out, "netpreflight_last_check_verdict{verdict=\"ok\"} 1");
-	assert_line(out, "netpreflight_last_check_verdict{verdict=\"fail\"} 0");
+	/* No decision, no verdict: the links alone are evidence, not a verdict. */
+	assert_null(strstr(out, "netpreflight_last_check_verdict"));
 	assert_line(out, "netpreflight_interface_probe_peers{interface=\"fab0\","
 			 "direction=\"forward\",outcome=\"ok\"} 2");
 	assert_line(out, "netpreflight_interface_probe_peers{interface=\"fab0\","
@@ -221,21 +221,56 @@ static void check_outcomes_per_interface(void **state)
 	free(out);
 }
 
-static void unavailable_peer_is_unknown(void **state)
+/* The verdict series is the decision's, whatever the links alone would suggest: fab0
+ * works with every peer here, and the decision (not the links) says unknown. */
+static void verdict_is_the_decisions(void **state)
 {
 	struct fixture f;
+	struct npf_recommendation rec;
 	char *out = NULL;
 	(void)state;
 
 	make_check(&f);
+	memset(&rec, 0, sizeof(rec));
+	for (int v = NPF_VERDICT_UNKNOWN; v <= NPF_VERDICT_FAIL; v++) {
+		rec.verdict = (enum npf_verdict)v;
+		assert_true(npf_metrics_render(&f.chk, &rec, NULL, &out) > 0);
+		assert_valid_exposition(out);
+		assert_line(out, v == NPF_VERDICT_OK ? "netpreflight_last_check_verdict{verdict=\"ok\"} 1" :
+						      "netpreflight_last_check_verdict{verdict=\"ok\"} 0");
+		assert_line(out, v == NPF_VERDICT_FAIL ?
+					 "netpreflight_last_check_verdict{verdict=\"fail\"} 1" :
+					 "netpreflight_last_check_verdict{verdict=\"fail\"} 0");
+		assert_line(out, v == NPF_VERDICT_UNKNOWN ?
+					 "netpreflight_last_check_verdict{verdict=\"unknown\"} 1" :
+					 "netpreflight_last_check_verdict{verdict=\"unknown\"} 0");
+		free(out);
+	}
+	/* Without a check there is nothing the verdict is about. */
+	assert_true(npf_metrics_render(NULL, &rec, NULL, &out) > 0);
+	assert_null(strstr(out, "netpreflight_last_check_verdict"));
+	free(out);
+}
+
+static void unavailable_peer_is_unknown(void **state)
+{
+	struct fixture f;
+	struct npf_recommendation rec;
+	char *out = NULL;
+	(void)state;
+
+	make_check(&f);
+	memset(&rec, 0, sizeof(rec));
+	rec.verdict = NPF_VERDICT_UNKNOWN; /* what npf_recommend decides here */
 	f.nodes[2].available = false;
 	f.links[1].fwd = f.links[1].rev = NPF_OUT_PEER_UNAVAILABLE;
 	f.links[3].fwd = f.links[3].rev = NPF_OUT_PEER_UNAVAILABLE;
-	assert_true(npf_metrics_render(&f.chk, NULL, NULL, &out) > 0);
+	assert_true(npf_metrics_render(&f.chk, &rec, NULL, &out) > 0);
 	assert_valid_exposition(out);
 	assert_line(out, "netpreflight_last_check_peers_unavailable 1");
 	assert_line(out, "netpreflight_last_check_verdict{verdict=\"unknown\"} 1");
 	assert_line(out, "netpreflight_last_check_verdict{verdict=\"ok\"} 0");
+	assert_line(out, "netpreflight_interface_probe_success{interface=\"fab0\"} 0");
 	assert_line(out, "netpreflight_interface_probe_peers{interface=\"fab0\","
 			 "direction=\"forward\",outcome=\"peer-unavailable\"} 1");
 	assert_null(strstr(out, "netpreflight_checks_total"));
@@ -281,7 +316,7 @@ static void recommendation_info(void **state)
 
 	make_check(&f);
 	memset(&rec, 0, sizeof(rec));
-	rec.verdict = NPF_VERDICT_FAIL; /* the decision's verdict wins over the first stage */
+	rec.verdict = NPF_VERDICT_FAIL; /* the decision's verdict, whatever the links say */
 	rec.have_choice = true;
 	snprintf(rec.ifname, sizeof(rec.ifname), "fab0");
 	snprintf(rec.cidr, sizeof(rec.cidr), "198.18.0.0/24");
@@ -460,6 +495,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(build_info_only),
 		cmocka_unit_test(check_outcomes_per_interface),
+		cmocka_unit_test(verdict_is_the_decisions),
 		cmocka_unit_test(unavailable_peer_is_unknown),
 		cmocka_unit_test(sparse_check_ok),
 		cmocka_unit_test(recommendation_info),
