@@ -356,11 +356,23 @@ static void raise_nofile(void)
 		return;
 	}
 	rl.rlim_cur = rl.rlim_max;
+	if (rl.rlim_cur == RLIM_INFINITY) {
+		/* The kernel refuses more than fs.nr_open even for an unlimited hard limit. */
+		FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+		unsigned long long n = 0;
+
+		if (f) {
+			if (fscanf(f, "%llu", &n) != 1)
+				n = 0;
+			fclose(f);
+		}
+		rl.rlim_cur = n ? (rlim_t)n : 1048576;
+	}
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 		log_debug("raising the open files limit to %llu: %s",
-			  (unsigned long long)rl.rlim_max, strerror(errno));
+			  (unsigned long long)rl.rlim_cur, strerror(errno));
 	else
-		log_debug("open files limit raised to %llu", (unsigned long long)rl.rlim_max);
+		log_debug("open files limit raised to %llu", (unsigned long long)rl.rlim_cur);
 }
 
 int main(int argc, char **argv)
