@@ -9,9 +9,13 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "envfmt.h"
 #include "log.h"
 #include "probe.h"
 #include "recommend.h"
+
+/* Cached env replies per format: "" and "json" (the same reply), then enum npf_envfmt + 1. */
+#define DCHK_ENV_SLOTS (NPF_ENVFMT_NCCL_CONF + 2)
 
 /* One peer set: the run in flight (if any) and the last result. */
 struct dchk {
@@ -33,13 +37,23 @@ struct dchk {
 	 * verdict reply and the state file are made around this text. */
 	char *text;
 	size_t text_len;
+	/* env replies of rec (per-node values, first node peers[0]), encoded on first use,
+	 * forgotten with rec. */
+	struct npf_api_env_split env[DCHK_ENV_SLOTS];
 	uint64_t done_mono_us, done_unix_ms;
 	char summary[sizeof(((struct npf_recommendation *)0)->summary)];
 	enum npf_verdict verdict;
 };
 
+static void drop_env(struct dchk *e)
+{
+	for (size_t i = 0; i < DCHK_ENV_SLOTS; i++)
+		npf_api_env_split_clear(&e->env[i]);
+}
+
 static void drop_result(struct dchk *e)
 {
+	drop_env(e);
 	if (e->result) {
 		npf_check_clear(e->result);
 		free(e->result);
@@ -266,6 +280,7 @@ static int decide(struct npf_daemon *d, struct dchk *e)
 	size_t len = 0;
 	int r = -EINVAL, er;
 
+	drop_env(e);
 	npf_recommendation_clear(&e->rec);
 	e->have_rec = false;
 	policy_for(d, e->peers[0], false, &pol);
@@ -299,39 +314,74 @@ static int decide(struct npf_daemon *d, struct dchk *e)
 	return 0;
 }
 
+/* The cache slot of an env format, or -1. */
+static int env_slot(const char *format)
+{
+	int f;
+
+	if (!format[0] || strcmp(format, "json") == 0)
+		return 0;
+	f = npf_envfmt_parse(format);
+	return f >= 0 && f + 1 < DCHK_ENV_SLOTS ? f + 1 : -1;
+}
+
+/* The cached decision's env reply, encoded once per format and decision. Returns 0 when
+ * it answered c. */
+static int env_cached_reply(struct ctl_client *c, struct dchk *e, const char *format,
+			    bool cached)
+{
+	int slot = env_slot(format), r = 0;
+	char *frame = NULL;
+	size_t len = 0;
+
+	if (slot < 0)
+		return -EINVAL;
+	if (!e->env[slot].head)
+		r = npf_api_env_split_make(&e->rec, format, &e->env[slot]);
+	if (r < 0)
+		return r;
+	r = npf_api_env_split_frame(&e->env[slot], cached, age_ms(e), NPF_API_MAX_REPLY, &frame,
+				    &len);
+	ctl_reply_frame(c, r, frame, len);
+	return 0;
+}
+
 /* The env reply for one client: the cached decision when it answers the same
  * question (per-node values; the same first node when MASTER_ADDR is published),
  * else a decision made now from the cached evidence. */
-static json_t *env_reply(struct npf_daemon *d, const struct dchk *e, const char *first_node,
-			 bool job_wide, const char *format, bool cached)
+static void env_reply(struct npf_daemon *d, struct ctl_client *c, struct dchk *e,
+		      const char *first_node, bool job_wide, const char *format, bool cached)
 {
 	struct npf_recommendation rec = { 0 };
 	struct npf_policy pol;
-	json_t *reply;
 	int r = -EINVAL;
 
 	if (e->have_rec && !job_wide &&
-	    (!d->cfg.publish.master_addr || strcmp(first_node, e->peers[0]) == 0))
-		return npf_api_env_reply(&e->rec, format, cached, age_ms(e));
+	    (!d->cfg.publish.master_addr || strcmp(first_node, e->peers[0]) == 0)) {
+		if (env_cached_reply(c, e, format, cached) == 0)
+			return;
+		ctl_reply(c, npf_api_env_reply(&e->rec, format, cached, age_ms(e)));
+		return;
+	}
 	policy_for(d, first_node, job_wide, &pol);
 	if (d->inv)
 		r = npf_recommend(d->inv, e->result, &pol, &rec);
 	if (r < 0) {
 		npf_recommendation_clear(&rec);
-		return npf_api_reply_error(NPF_API_E_INTERNAL, "cannot decide: %s", strerror(-r));
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_INTERNAL, "cannot decide: %s",
+						 strerror(-r)));
+		return;
 	}
-	reply = npf_api_env_reply(&rec, format, cached, age_ms(e));
+	ctl_reply(c, npf_api_env_reply(&rec, format, cached, age_ms(e)));
 	npf_recommendation_clear(&rec);
-	return reply;
 }
 
 /* What a waiting client asked for, answered from e. */
-static void waiter_reply(struct npf_daemon *d, const struct dchk *e, struct ctl_client *c,
+static void waiter_reply(struct npf_daemon *d, struct dchk *e, struct ctl_client *c,
 			 bool cached)
 {
 	if (c->want_env)
-		ctl_reply(c, env_reply(d, e, c->env_first_node, c->env_job_wide, c->env_format,
-				       cached));
+		env_reply(d, c, e, c->env_first_node, c->env_job_wide, c->env_format, cached);
 	else
 		check_reply(c, e, cached);
 }
@@ -532,7 +582,7 @@ void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_r
 		(!req->max_age_set || (req->max_age_ms && age_ms(e) <= req->max_age_ms));
 	if (fresh) {
 		free(key);
-		ctl_reply(c, env_reply(d, e, req->peers[0], req->job_wide, req->format, true));
+		env_reply(d, c, e, req->peers[0], req->job_wide, req->format, true);
 		return;
 	}
 	if (req->cached) {
