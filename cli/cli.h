@@ -55,6 +55,15 @@ void cli_print_recommendation(FILE *f, const json_t *rec, long long n_peers,
 /* fputs with every control character but '\n' written as '?'. */
 void cli_put_clean(FILE *f, const char *s);
 
+/* "checking N nodes... 1.2s of 3.0s" on stderr once a request takes more than a
+ * moment; an npf_client_request_progress() callback. timeout_ms 0 = no bound shown. */
+struct cli_progress {
+	size_t n_nodes;
+	uint32_t timeout_ms;
+	bool shown; /* a line was drawn: the caller ends it */
+};
+void cli_show_progress(uint32_t elapsed_ms, void *userdata);
+
 /* Prints "netpreflight: <msg>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

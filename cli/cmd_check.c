@@ -20,15 +20,9 @@
 #define WAIT_SLACK_MS 10000
 #define PROGRESS_AFTER_MS 500
 
-struct progress {
-	size_t n_nodes;
-	uint32_t timeout_ms;
-	bool shown;
-};
-
-static void show_progress(uint32_t elapsed_ms, void *userdata)
+void cli_show_progress(uint32_t elapsed_ms, void *userdata)
 {
-	struct progress *p = userdata;
+	struct cli_progress *p = userdata;
 
 	if (elapsed_ms < PROGRESS_AFTER_MS)
 		return;
@@ -236,7 +230,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct progress prog = { 0 };
+	struct cli_progress prog = { 0 };
 	struct npf_verdict_report rep = { 0 };
 	struct npf_check chk = { 0 };
 	struct npf_api_error aerr;
@@ -281,7 +275,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	r = npf_client_request_progress(g->socket_path, req, &reply,
 					(int)(timeout_ms ? timeout_ms : DEFAULT_WAIT_MS) +
 						WAIT_SLACK_MS,
-					isatty(STDERR_FILENO) ? show_progress : NULL, &prog);
+					isatty(STDERR_FILENO) ? cli_show_progress : NULL, &prog);
 	if (prog.shown)
 		fprintf(stderr, "\r\033[K");
 	if (r < 0) {

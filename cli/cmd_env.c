@@ -15,7 +15,6 @@
 
 #define DEFAULT_WAIT_MS 60000 /* daemon default timeout unknown here: its maximum */
 #define WAIT_SLACK_MS 10000
-#define PROGRESS_AFTER_MS 500
 
 void cli_put_clean(FILE *f, const char *s)
 {
@@ -71,23 +70,6 @@ void cli_print_recommendation(FILE *f, const json_t *rec, long long n_peers,
 		cli_put_clean(f, json_string_value(v));
 		fputc('\n', f);
 	}
-}
-
-struct progress {
-	size_t n_nodes;
-	bool shown;
-};
-
-static void show_progress(uint32_t elapsed_ms, void *userdata)
-{
-	struct progress *p = userdata;
-
-	if (elapsed_ms < PROGRESS_AFTER_MS)
-		return;
-	fprintf(stderr, "\rchecking %zu node%s... %.1fs ", p->n_nodes, p->n_nodes == 1 ? "" : "s",
-		elapsed_ms / 1000.0);
-	fflush(stderr);
-	p->shown = true;
 }
 
 /* The rendered text without its '#' comment lines: stdout carries only what a shell,
@@ -151,7 +133,7 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct npf_api_request req = { .type = NPF_API_REQ_ENV };
-	struct progress prog = { 0 };
+	struct cli_progress prog = { 0 };
 	struct npf_api_error aerr;
 	const char *nodes = NULL, *format = g->json ? "json" : "shell", *verdict, *summary;
 	json_t *rq = NULL, *reply = NULL, *rec;
@@ -222,7 +204,7 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 	r = npf_client_request_progress(g->socket_path, rq, &reply,
 					(int)(req.timeout_ms ? req.timeout_ms : DEFAULT_WAIT_MS) +
 						WAIT_SLACK_MS,
-					!req.cached && isatty(STDERR_FILENO) ? show_progress : NULL,
+					!req.cached && isatty(STDERR_FILENO) ? cli_show_progress : NULL,
 					&prog);
 	if (prog.shown)
 		fprintf(stderr, "\r\033[K");
