@@ -21,8 +21,8 @@ set -uo pipefail
 
 SELF=$(readlink -f -- "${BASH_SOURCE[0]}")
 LAB_DIR=${SELF%/*}
-SRC=${NPF_SOURCE_DIR:-$(cd -- "$LAB_DIR/../.." && pwd)}
-BUILD=${NPF_BUILD_DIR:-$SRC/build}
+# shellcheck source=../netns/lib.sh
+. "$LAB_DIR/../netns/lib.sh"
 CLI=$BUILD/cli/netpreflight
 LAB=$LAB_DIR/lab
 MPI=$LAB_DIR/mpi-allreduce
@@ -39,7 +39,6 @@ inside() {
 	# shellcheck disable=SC2064
 	trap "rm -rf -- '$T'" EXIT
 
-	pass() { printf 'ok   %s\n' "$*"; }
 	fail() { printf 'FAIL %s\n' "$*"; fails=$((fails + 1)); }
 
 	mapfile -t nodes < <("$LAB" nodes)
@@ -164,10 +163,6 @@ inside() {
 }
 
 # ----------------------------------------------------------------------------------------
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
 
 if [ "${1:-}" = --inside ]; then
 	[ -n "${LAB_ID:-}" ] && [ $# -eq 2 ] || { echo "run-scenario: --inside is internal" >&2; exit 2; }
@@ -189,17 +184,13 @@ if [ $# -ne 1 ] || [[ $1 == -* ]]; then
 fi
 scen=$1
 
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-for b in ip nft jq mpirun mpicc timeout; do
-	command -v "$b" >/dev/null || skip "$b missing (scripts/setup-deps)"
-done
+need_root
+need_cmds ip nft jq mpirun mpicc timeout
 for f in "$CLI" "$BUILD/daemon/netpreflightd"; do
 	[ -x "$f" ] || skip "$f not built"
 done
 "$LAB" check "$scen" >/dev/null || exit 1
-probe=npfscenprobe$$
-ip netns add "$probe" 2>/dev/null || skip "cannot create network namespaces"
-ip netns del "$probe"
+need_netns
 
 # A free lab id of ours (s1..s8) unless one is given; `lab up` refuses a taken one anyway.
 if [ -z "$id" ]; then

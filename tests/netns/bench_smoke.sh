@@ -4,13 +4,9 @@
 # JSON and a rendered document. No timing is asserted (the machine may be busy).
 set -u
 
-SRC=${NPF_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${NPF_BUILD_DIR:-$SRC/build}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 OUT=
-FAILS=0
-
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root"
 [ -x "$BUILD/bench/qload" ] || skip "no $BUILD/bench/qload"
@@ -25,8 +21,7 @@ cleanup() {
 	NPF_BUILD_DIR=$BUILD "$SRC/tests/lab/lab" down --id b8 >/dev/null 2>&1
 	[ -n "$OUT" ] && rm -rf -- "$OUT"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+on_exit cleanup
 OUT=$(mktemp -d)
 
 # qload's own argument checks: bad values are refused, not run.

@@ -13,43 +13,35 @@
 # Runs as root; exit 77 (skipped) without root, network namespaces, nft or jq.
 set -uo pipefail
 
-SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
-BUILD=${NPF_BUILD_DIR:-$SRC/build}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 DAEMON=${NPF_DAEMON:-$BUILD/daemon/netpreflightd}
 CLI=${NPF_CLI:-$BUILD/cli/netpreflight}
 TIMEOUT_S=3
-TIMEOUT_MS=$((TIMEOUT_S * 1000))
+# A check ends by its own deadline; this only catches a hang (3x, for ASan on a loaded box).
+HANG_S=$((TIMEOUT_S * 3 + 5))
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-for c in ip nft jq; do
-	command -v "$c" >/dev/null || skip "'$c' not installed (scripts/setup-deps)"
-done
+need_root
+need_cmds ip nft jq setpriv script
+[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing (scripts/setup-deps)"
 [ -x "$DAEMON" ] || skip "$DAEMON not built"
 [ -x "$CLI" ] || skip "$CLI not built"
+need_netns
 
 P=npfdm$(($$ % 100000))
 SW=$P-sw
 NODES=(node1 node2 node3)
 ns() { echo "$P-$1"; }
-ip netns add "$SW" 2>/dev/null || skip "cannot create network namespaces here"
+ip netns add "$SW" || die "netns $SW"
 
 T=$(mktemp -d /tmp/npfdm.XXXXXX)
 declare -A PIDS=()
-FAILS=0
 
 cleanup() {
 	local n pid
 	[ -n "${NOTIFY_PID:-}" ] && kill "$NOTIFY_PID" 2>/dev/null
-	for n in "${!PIDS[@]}"; do
-		pid=${PIDS[$n]}
-		kill -TERM "$pid" 2>/dev/null
-	done
-	for n in "${!PIDS[@]}"; do
-		pid=${PIDS[$n]}
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null
-	done
+	for n in "${!PIDS[@]}"; do kill -TERM "${PIDS[$n]}" 2>/dev/null; done
+	for n in "${!PIDS[@]}"; do stop_pid "${PIDS[$n]}" 10; done
 	for n in "${NODES[@]}"; do
 		ip netns del "$(ns "$n")" 2>/dev/null
 		rm -rf "/etc/netns/$(ns "$n")"
@@ -62,12 +54,8 @@ cleanup() {
 	fi
 	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
-pass() { printf 'ok   %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
-die() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); exit 1; }
 X() { local n=$1; shift; ip netns exec "$(ns "$n")" "$@"; }
 S() { ip netns exec "$SW" "$@"; }
 
@@ -115,12 +103,9 @@ for n in "${NODES[@]}"; do
 done
 
 # The docker0 bridge only turns RUNNING once its port forwards.
+bridge_up() { [[ $(X "$1" ip -o link show docker0) == *"state UP"* ]]; }
 for n in "${NODES[@]}"; do
-	for _ in $(seq 50); do
-		X "$n" ip -o link show docker0 | grep -q 'state UP' && break
-		sleep 0.1
-	done
-	X "$n" ip -o link show docker0 | grep -q 'state UP' || die "$n: docker0 not RUNNING"
+	wait_until 10 bridge_up "$n" || die "$n: docker0 not RUNNING"
 done
 
 start_daemon() {
@@ -131,22 +116,19 @@ start_daemon() {
 		--state-dir "$T/$n" "$@" >>"$T/$n.log" 2>&1 &
 	PIDS[$n]=$!
 }
+daemon_answers() {
+	kill -0 "${PIDS[$1]}" 2>/dev/null || return 2
+	[ -S "$T/$1.sock" ] && "$CLI" --socket "$T/$1.sock" status >/dev/null 2>&1
+}
 wait_daemon() {
-	local n=$1
-	for _ in $(seq 100); do
-		[ -S "$T/$n.sock" ] && "$CLI" --socket "$T/$n.sock" status >/dev/null 2>&1 && return 0
-		kill -0 "${PIDS[$n]}" 2>/dev/null || break
-		sleep 0.1
-	done
-	die "$n: daemon did not come up ($(tail -n 5 "$T/$n.log"))"
+	wait_until 30 daemon_answers "$1" || die "$1: daemon did not come up ($(tail -n 5 "$T/$1.log"))"
 }
 # stop_daemon NODE: SIGTERM must end the daemon cleanly (status 0; under ASan/UBSan a
 # leak or error report makes it non-zero) and remove its socket.
 stop_daemon() {
 	local n=$1 pid=${PIDS[$1]} rc
 	kill -TERM "$pid"
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && die "$n: daemon ignored SIGTERM"
+	wait_gone 20 "$pid" || die "$n: daemon ignored SIGTERM"
 	wait "$pid"
 	rc=$?
 	unset "PIDS[$n]"
@@ -163,7 +145,7 @@ start_daemon node1 --config "$T/node1.conf"
 # node2 runs as under systemd Type=notify with WatchdogSec=1s: a datagram listener records
 # what it announces.
 NOTIFY_PID=""
-if [ -x /usr/bin/python3 ]; then
+{
 	/usr/bin/python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -174,51 +156,39 @@ with open(sys.argv[2], "a") as f:
         f.flush()
 ' "$T/notify.sock" "$T/notify.log" &
 	NOTIFY_PID=$!
-	for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.05; done
+	wait_until 10 test -S "$T/notify.sock" || die "notify listener did not start"
 	NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=1000000 start_daemon node2
-else
-	start_daemon node2
-fi
+}
 # node3 never announces or probes part0 (command-line override of [probe] interfaces_exclude).
 start_daemon node3 --interfaces-exclude 'part*'
 for n in "${NODES[@]}"; do wait_daemon "$n"; done
 pass "three daemons answer on their sockets"
-if [ -n "$NOTIFY_PID" ]; then
-	sleep 1.2
-	grep -q '^READY=1' "$T/notify.log" && pass "sd_notify: READY=1" || fail "sd_notify: no READY=1"
-	grep -q '^STATUS=node2: ' "$T/notify.log" && pass "sd_notify: STATUS=$(grep -m1 '^STATUS=' "$T/notify.log" | cut -c8-)" ||
-		fail "sd_notify: no STATUS"
-	grep -q '^WATCHDOG=1' "$T/notify.log" && pass "sd_notify: WATCHDOG=1 from sd-event" ||
-		fail "sd_notify: no WATCHDOG=1"
-	kill "$NOTIFY_PID" 2>/dev/null
-fi
+notified() { grep -q "$1" "$T/notify.log" 2>/dev/null; }
+wait_until 20 notified '^READY=1' && pass "sd_notify: READY=1" || fail "sd_notify: no READY=1"
+wait_until 20 notified '^STATUS=node2: ' && pass "sd_notify: STATUS=$(grep -m1 '^STATUS=' "$T/notify.log" | cut -c8-)" ||
+	fail "sd_notify: no STATUS"
+wait_until 20 notified '^WATCHDOG=1' && pass "sd_notify: WATCHDOG=1 from sd-event" ||
+	fail "sd_notify: no WATCHDOG=1"
+kill "$NOTIFY_PID" 2>/dev/null
 
 # --- helpers -----------------------------------------------------------------
 # check NODE TAG [--json]: runs the CLI from NODE's socket, output in $T/TAG.out, exit
-# status in RC; asserts the wall time stays under the check timeout.
+# status in RC. Speed is a benchmark figure (bench/); only a hang fails here.
 RC=0
 check() {
-	local n=$1 tag=$2 t0 t1 ms
+	local n=$1 tag=$2
 	shift 2
-	t0=$(date +%s%N)
-	"$CLI" --socket "$T/$n.sock" check --nodes 'node[1-3]' --timeout "$TIMEOUT_S" "$@" \
+	timeout "$HANG_S" "$CLI" --socket "$T/$n.sock" check --nodes 'node[1-3]' --timeout "$TIMEOUT_S" "$@" \
 		>"$T/$tag.out" 2>"$T/$tag.err"
 	RC=$?
-	t1=$(date +%s%N)
-	ms=$(((t1 - t0) / 1000000))
-	# The daemon's own bound is the timeout; the CLI adds connect and rendering.
-	if [ "$ms" -lt $((TIMEOUT_MS + 500)) ]; then
-		pass "$tag: wall time ${ms} ms within the ${TIMEOUT_MS} ms timeout"
-	else
-		fail "$tag: wall time ${ms} ms exceeds the ${TIMEOUT_MS} ms timeout"
-	fi
+	[ "$RC" -ne 124 ] || fail "$tag: check hung (killed after ${HANG_S} s)"
 	if [ "${1:-}" = --json ]; then
 		local d
-		d=$(jq -r '.duration_ms' "$T/$tag.out" 2>/dev/null)
-		if [ -n "$d" ] && [ "$d" != null ] && [ "$d" -le "$TIMEOUT_MS" ]; then
-			pass "$tag: duration_ms $d <= timeout"
+		d=$(jq -r '.duration_ms | numbers' "$T/$tag.out" 2>/dev/null)
+		if [ -n "$d" ]; then
+			pass "$tag: reports duration_ms ($d)"
 		else
-			fail "$tag: duration_ms '$d' (stderr: $(cat "$T/$tag.err"))"
+			fail "$tag: no duration_ms (stderr: $(cat "$T/$tag.err"))"
 		fi
 	fi
 }
@@ -304,7 +274,9 @@ expect_grep human2 '^not chosen: docker0: 172\.17\.0\.0/16: wrong-peer \(forward
 starts=$(grep -c 'check node2,node3 started' "$T/node1.log")
 "$CLI" --socket "$T/node1.sock" check --nodes 'node[1-3]' --json >"$T/join1.out" 2>&1 &
 j1=$!
-sleep 0.2
+# The second request goes in once the first one's run has started (condition, not a nap).
+started_more() { [ "$(grep -c 'check node2,node3 started' "$T/node1.log")" -gt "$starts" ]; }
+wait_until 20 started_more || fail "join: the first check never started"
 "$CLI" --socket "$T/node1.sock" check --nodes 'node3,node2' --json >"$T/join2.out" 2>&1
 wait "$j1"
 s1=$(jq -r .started_unix_ms "$T/join1.out")
@@ -338,7 +310,7 @@ def res(ok, what):
     fails += 0 if ok else 1
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(8)
+    s.settimeout(30)
     s.connect(path)
     return s
 def send(s, b):
@@ -388,18 +360,25 @@ if mode == "strict":
     s.sendall(b"\x00\x00")
     t0 = time.time()
     r = recv(s)
-    res(r is None and 4 <= time.time() - t0 < 8, "half a header is dropped at the request deadline")
+    # Not before the 5 s request deadline; the socket timeout (30 s) only catches a hang.
+    res(r is None and time.time() - t0 >= 4, "half a header is dropped at the request deadline")
 elif mode == "cap":
     held = [conn() for _ in range(64)]
-    time.sleep(0.3)
+    # The daemon accepts in order, so the 65th is answered after the 64 were taken.
     s = conn()
     res(code(recv(s)) == "busy", "65th concurrent client -> busy")
     for h in held:
         h.close()
-    time.sleep(0.3)
-    s = conn()
-    send(s, b'{"version":1,"request":"status"}')
-    r = recv(s)
+    # Until the daemon has seen the closes it may still say busy: retry, bounded.
+    r, end = None, time.time() + 30
+    while time.time() < end:
+        s = conn()
+        send(s, b'{"version":1,"request":"status"}')
+        r = recv(s)
+        s.close()
+        if r and r["ok"]:
+            break
+        time.sleep(0.1)
     res(r and r["ok"], "answers again once the idle clients left")
 elif mode == "nobody":
     s = conn()
@@ -416,49 +395,40 @@ elif mode == "group":
         "gid %d (check_group) may start a check" % os.getgid())
 sys.exit(1 if fails else 0)
 PYEOF
-# A python3 that an unprivileged uid can run (pyenv shims under /root are not).
-PY=""
-for c in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
-	[ -n "$c" ] && [ -x "$c" ] && { PY=$c; break; }
-done
-if [ -n "$PY" ]; then
-	"$PY" "$T/api.py" "$T/node1.sock" strict || FAILS=$((FAILS + 1))
-	"$PY" "$T/api.py" "$T/node1.sock" cap || FAILS=$((FAILS + 1))
-	if command -v setpriv >/dev/null && [ "$PY" = /usr/bin/python3 ]; then
-		chmod 0755 "$T"
-		chmod 0644 "$T/api.py"
-		setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" "$T/api.py" "$T/node1.sock" nobody ||
-			FAILS=$((FAILS + 1))
-	else
-		echo "note: setpriv or /usr/bin/python3 missing, SO_PEERCRED policy check skipped"
-	fi
-	if "$CLI" --socket "$T/node1.sock" status >/dev/null; then
-		pass "node1 still serves after the abuse"
-	else
-		fail "node1 stopped answering"
-	fi
+# /usr/bin/python3: an unprivileged uid can run it (pyenv shims under /root are not).
+PY=/usr/bin/python3
+"$PY" "$T/api.py" "$T/node1.sock" strict || FAILS=$((FAILS + 1))
+"$PY" "$T/api.py" "$T/node1.sock" cap || FAILS=$((FAILS + 1))
+chmod 0755 "$T"
+chmod 0644 "$T/api.py"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" "$T/api.py" "$T/node1.sock" nobody ||
+	FAILS=$((FAILS + 1))
+if "$CLI" --socket "$T/node1.sock" status >/dev/null; then
+	pass "node1 still serves after the abuse"
 else
-	echo "note: python3 missing, raw local API checks skipped"
+	fail "node1 stopped answering"
 fi
 
 # --- SIGHUP: a good file is applied, a bad one is refused and the old config kept ----
 default_timeout() { status_json node1 | jq -r .daemon.default_timeout_ms; }
 printf '[probe]\ntimeout = 2500ms\n' >"$T/node1.conf"
 kill -HUP "${PIDS[node1]}"
-for _ in $(seq 30); do [ "$(default_timeout)" = 2500 ] && break; sleep 0.1; done
-[ "$(default_timeout)" = 2500 ] && pass "SIGHUP: new timeout applied" || fail "SIGHUP: timeout is $(default_timeout)"
+timeout_is() { [ "$(default_timeout)" = "$1" ]; }
+logged() { grep -q "$1" "$T/node1.log"; }
+wait_until 20 timeout_is 2500 && pass "SIGHUP: new timeout applied" || fail "SIGHUP: timeout is $(default_timeout)"
 printf '[probe]\ntimeout = soon\n' >"$T/node1.conf"
 kill -HUP "${PIDS[node1]}"
-for _ in $(seq 30); do grep -q 'reload failed' "$T/node1.log" && break; sleep 0.1; done
-grep -q 'reload failed' "$T/node1.log" && pass "SIGHUP: bad file refused" || fail "SIGHUP: bad file not reported"
+wait_until 20 logged 'reload failed' && pass "SIGHUP: bad file refused" || fail "SIGHUP: bad file not reported"
 [ "$(default_timeout)" = 2500 ] && pass "SIGHUP: previous config kept" || fail "SIGHUP: config lost"
 # check_group lets a non-root group start probes (SO_PEERCRED gid / getgrouplist).
 printf '[daemon]\ncheck_group = nogroup\n[probe]\ntimeout = 3s\n' >"$T/node1.conf"
 kill -HUP "${PIDS[node1]}"
-for _ in $(seq 30); do [ "$(default_timeout)" = 3000 ] && break; sleep 0.1; done
-if [ "$PY" = /usr/bin/python3 ] && command -v setpriv >/dev/null && getent group nogroup >/dev/null; then
+wait_until 20 timeout_is 3000 || fail "SIGHUP: check_group config not applied"
+if getent group nogroup >/dev/null; then
 	setpriv --reuid=65534 --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups \
 		"$PY" "$T/api.py" "$T/node1.sock" group || FAILS=$((FAILS + 1))
+else
+	fail "no group 'nogroup' for the check_group case"
 fi
 printf '[probe]\ntimeout = 3s\n' >"$T/node1.conf"
 kill -HUP "${PIDS[node1]}"
@@ -514,10 +484,8 @@ for i in 1 2; do
 done
 S ip link set n2part mtu 1500
 # The daemon rebuilds after a 200 ms debounce; the MTU change must drop the cached check.
-for _ in $(seq 30); do
-	[ "$(status_json node1 | jq -r .inventory.generation)" != "$gen_before" ] && break
-	sleep 0.1
-done
+gen_moved() { [ "$(status_json node1 | jq -r .inventory.generation)" != "$gen_before" ]; }
+wait_until 20 gen_moved || fail "mtu: inventory generation never moved"
 status_json node1 >"$T/st2.out"
 expect_jq st2 '.inventory.generation != '"$gen_before" true
 expect_jq st2 '[.checks[] | select(.peers == "node2,node3")] | length' 0
@@ -554,5 +522,4 @@ expect_grep gone 'daemon not running at'
 stop_daemon node1
 stop_daemon node2
 
-echo "$FAILS failure(s)"
-[ "$FAILS" -eq 0 ]
+finish

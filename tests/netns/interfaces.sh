@@ -8,39 +8,26 @@
 # then the human table, and the same JSON as an unprivileged user.
 set -u
 
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 PFX=npfnl
 NS=${PFX}-if$$
-BUILD=${NPF_BUILD_DIR:-$(dirname "$0")/../../build}
 CLI=$BUILD/cli/netpreflight
 TMP=
-FAILS=0
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-command -v jq >/dev/null || skip "jq missing (scripts/setup-deps installs it)"
+need_root
+need_cmds jq ip
 [ -x "$CLI" ] || skip "no $CLI (CLI not built)"
 
 cleanup() {
 	ip netns del "$NS" 2>/dev/null
 	[ -n "$TMP" ] && rm -rf "$TMP"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+on_exit cleanup
 
 ip netns add "$NS" 2>/dev/null || skip "cannot create network namespaces"
 TMP=$(mktemp -d)
 n() { ip -n "$NS" "$@"; }
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-
-# wait_until SECONDS CMD...: poll CMD every 0.1 s.
-wait_until() {
-	local end=$((SECONDS + $1))
-	shift
-	while ! "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.1
-	done
-}
 
 set -e
 n link set lo up

@@ -32,25 +32,18 @@
 # otherwise. Everything it creates is removed on exit (lab down), also on failure.
 set -uo pipefail
 
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-SRC=${NPF_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${NPF_BUILD_DIR:-$SRC/build}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+need_root
 CLI=$BUILD/cli/netpreflight
 DAEMON=$BUILD/daemon/netpreflightd
 SELECT=$BUILD/tests/tools/nccl_select
 LAB=$SRC/tests/lab/lab
-for b in mpirun mpicc jq ip setpriv timeout; do
-	command -v "$b" >/dev/null || skip "$b missing (scripts/setup-deps)"
-done
+need_cmds mpirun mpicc jq ip setpriv timeout
 for f in "$CLI" "$DAEMON" "$SELECT" "$LAB"; do
 	[ -x "$f" ] || skip "$f not built"
 done
-ip netns add "npfenvprobe$$" 2>/dev/null || skip "cannot create network namespaces"
-ip netns del "npfenvprobe$$"
+need_netns
 
 ID=e$(($$ % 100000))
 # Checks where every probe of a path times out use the whole budget, and on a loaded
@@ -60,30 +53,17 @@ SLOW_S=6
 ID2=${ID}n
 T=$(mktemp -d /tmp/npfenv-mpi.XXXXXX)
 chmod 0755 "$T"
-FAILS=0
 export LAB_DAEMON="$DAEMON" LAB_CLI="$CLI" NPF_BUILD_DIR="$BUILD"
 # Whatever the caller's environment holds must not decide the outcome.
 while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(OMPI_[A-Za-z0-9_]*\)=.*/\1/p')
 
 cleanup() {
-	local rc=$?
 	"$LAB" down --id "$ID" >/dev/null 2>&1
 	"$LAB" down --id "$ID2" >/dev/null 2>&1
 	rm -rf "$T"
-	exit $rc
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
-pass() { printf 'ok   %s\n' "$*"; }
-fail() {
-	printf 'FAIL %s\n' "$*"
-	FAILS=$((FAILS + 1))
-}
-die() {
-	fail "$*"
-	exit 1
-}
 sock() { echo "/run/npflab/$1/$2.sock"; }
 # Stops a lab's daemons and fails on a sanitizer report in their logs (ASan/UBSan builds).
 daemons_clean() { # id

@@ -9,19 +9,22 @@ set -u
 PFX=npfpr
 SW=${PFX}-sw
 NODES=(node1 node2 node3)
-BUILD=${NPF_BUILD_DIR:-$(dirname "$0")/../../build}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 TOOL=$BUILD/tests/tools/probe_node
 TMP=
 PIDS=()
-FAILS=0
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root"
+need_root
+need_cmds ip nft
 [ -x "$TOOL" ] || skip "no $TOOL (npf_probe not built)"
-command -v nft >/dev/null || skip "nft missing"
 
 ns() { echo "${PFX}-$1"; }
-nsx() { local n=$1; shift; ip netns exec "$(ns "$n")" "$@"; }
+nodex() {
+	local n=$1
+	shift
+	ip netns exec "$(ns "$n")" "$@"
+}
 
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -33,8 +36,7 @@ cleanup() {
 	ip netns del "$SW" 2>/dev/null
 	[ -n "$TMP" ] && rm -rf "$TMP"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+on_exit cleanup
 
 ip netns add "$SW" 2>/dev/null || skip "cannot create network namespaces"
 TMP=$(mktemp -d)
@@ -48,7 +50,7 @@ i=0
 for n in "${NODES[@]}"; do
 	i=$((i + 1))
 	ip netns add "$(ns "$n")"
-	nsx "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	nodex "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 	ip -n "$(ns "$n")" link set lo up
 	# fabric NIC
 	ip link add "pr${i}f" netns "$SW" type veth peer name eth0 netns "$(ns "$n")"
@@ -86,27 +88,25 @@ start_server() { # node
 }
 
 # Wait until a node's control port answers (listeners bind within the first refresh).
+port_open() { nodex "$1" bash -c "exec 3<>/dev/tcp/$2/7718" 2>/dev/null; }
 wait_port() { # node addr
-	for _ in $(seq 50); do
-		nsx "$1" bash -c "exec 3<>/dev/tcp/$2/7718" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "port 7718 on $1 ($2) never opened"; cat "$TMP/$1.log"; return 1
+	wait_until 30 port_open "$1" "$2" && return 0
+	echo "port 7718 on $1 ($2) never opened"
+	cat "$TMP/$1.log"
+	return 1
 }
 
-# run_check NAME TIMEOUT_MS: node1 checks node[1-3]; output in $TMP/NAME.out
+# run_check NAME TIMEOUT_MS: node1 checks node[1-3]; output in $TMP/NAME.out. The check
+# ends by its own deadline; `timeout` at 3x plus start-up only catches a hang.
 run_check() {
-	local t0 t1
-	t0=$(date +%s%N)
-	nsx node1 "$TOOL" --node node1 --check node1,node2,node3 --timeout "$2" --linger 0 \
-		>"$TMP/$1.out" 2>"$TMP/$1.err"
-	t1=$(date +%s%N)
-	WALL_MS=$(((t1 - t0) / 1000000))
-	echo "== $1 (wall ${WALL_MS} ms)"
+	local rc
+	timeout $((3 * $2 / 1000 + 10)) ip netns exec "$(ns node1)" "$TOOL" --node node1 \
+		--check node1,node2,node3 --timeout "$2" --linger 0 >"$TMP/$1.out" 2>"$TMP/$1.err"
+	rc=$?
+	[ "$rc" -ne 124 ] || fail "$1: check hung"
+	echo "== $1"
 	grep -E '^(check|node|link)' "$TMP/$1.out"
 }
-
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
 # expect_link NAME IF PEER FIELD REGEX
 expect_link() {
@@ -116,13 +116,11 @@ expect_link() {
 	echo "$line" | grep -qE " $4=($5) " || fail "$1: link $2 $3 $4 not ($5): $line"
 }
 
-expect_within() { # NAME TIMEOUT_MS
-	local d
-	d=$(sed -n 's/^check duration_ms=\([0-9]*\).*/\1/p' "$TMP/$1.out")
-	[ -n "$d" ] || { fail "$1: no result"; cat "$TMP/$1.err"; return; }
-	[ "$d" -lt "$2" ] || fail "$1: duration ${d} ms >= timeout $2 ms"
-	# Process start-up and exit on top of the check itself.
-	[ "$WALL_MS" -lt $(($2 + 1500)) ] || fail "$1: wall time ${WALL_MS} ms"
+# completed NAME: the check produced its result line (speed is a bench/ figure).
+completed() {
+	grep -q '^check duration_ms=[0-9]' "$TMP/$1.out" && return
+	fail "$1: no result"
+	cat "$TMP/$1.err"
 }
 
 start_server node2
@@ -135,7 +133,7 @@ done
 
 # 1. Baseline.
 run_check base 3000
-expect_within base 3000
+completed base
 for p in node2 node3; do
 	expect_link base eth0 $p fwd ok
 	expect_link base eth0 $p rev ok
@@ -152,7 +150,7 @@ grep -q 'docker0 node2 fwd=wrong-peer.*fwd_detail="172.17.0.1 is local to node1"
 	"$TMP/base.out" || fail "base: docker0 detail"
 
 # 2. Firewall on node3: the control port is admitted, everything else rejected.
-nsx node3 nft -f - <<'NFT'
+nodex node3 nft -f - <<'NFT'
 table inet npfpr {
 	chain input {
 		type filter hook input priority 0; policy accept;
@@ -163,13 +161,13 @@ table inet npfpr {
 }
 NFT
 run_check reject 3000
-expect_within reject 3000
+completed reject
 expect_link reject eth0 node3 fwd refused
 expect_link reject eth0 node2 fwd ok
-nsx node3 nft delete table inet npfpr
+nodex node3 nft delete table inet npfpr
 
 # 3. Same with drop: a timeout within the bound, not the SYN retry schedule.
-nsx node3 nft -f - <<'NFT'
+nodex node3 nft -f - <<'NFT'
 table inet npfpr {
 	chain input {
 		type filter hook input priority 0; policy accept;
@@ -180,10 +178,10 @@ table inet npfpr {
 }
 NFT
 run_check drop 2000
-expect_within drop 2000
+completed drop
 expect_link drop eth0 node3 fwd timeout
 expect_link drop eth0 node2 fwd ok
-nsx node3 nft delete table inet npfpr
+nodex node3 nft delete table inet npfpr
 
 # 4. MTU black hole: node1 and node3 at 9000, their switch ports at 1500.
 # veths hand GSO super-packets across a smaller-MTU peer untouched, which real
@@ -192,7 +190,7 @@ for n in node1 node3; do
 	ip -n "$(ns $n)" link set eth0 mtu 9000 gso_max_segs 1
 done
 run_check mtu 3000
-expect_within mtu 3000
+completed mtu
 expect_link mtu eth0 node3 fwd bulk-stall
 expect_link mtu eth0 node3 rev bulk-stall
 expect_link mtu eth0 node2 fwd ok
@@ -204,7 +202,7 @@ done
 kill "$PID_node3"
 wait "$PID_node3" 2>/dev/null
 run_check stopped 3000
-expect_within stopped 3000
+completed stopped
 expect_link stopped eth0 node3 fwd peer-unavailable
 expect_link stopped eth0 node2 fwd ok
 grep -q '^node 2 node3 available=0 .*error="no daemon answering on node3' "$TMP/stopped.out" ||

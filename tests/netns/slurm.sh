@@ -14,28 +14,23 @@
 # Every daemon this test starts is stopped by PID at the end, also on failure.
 set -euo pipefail
 
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-src=${NPF_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${NPF_BUILD_DIR:-$src/build}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+need_root
+src=$SRC
+build=$BUILD
 daemon=$build/daemon/netpreflightd
 cli=$build/cli/netpreflight
 plugin=$build/slurm/spank_netpreflight.so
 prolog=$build/slurm/netpreflight-prolog
 taskprolog=$build/slurm/netpreflight-taskprolog
 lab=$src/tests/lab/lab
-for b in slurmctld slurmd slurmstepd srun sbatch scontrol sinfo munged nsenter jq; do
-	command -v "$b" >/dev/null || skip "$b missing (scripts/setup-deps)"
-done
+need_cmds slurmctld slurmd slurmstepd srun sbatch scontrol sinfo munged nsenter jq
 [ -x /usr/bin/python3 ] || skip "python3 missing (scripts/setup-deps)"
 for f in "$daemon" "$cli" "$prolog" "$taskprolog" "$lab"; do
 	[ -x "$f" ] || skip "$f not built"
 done
 [ -f "$plugin" ] || skip "SPANK plugin not built (libslurm-dev missing?)"
-"$cli" env --help >/dev/null 2>&1 || skip "netpreflight env not available yet"
 
 ID=sl$(($$ % 100000))
 T=$(mktemp -d /tmp/npfsl-slurm.XXXXXX)
@@ -50,14 +45,7 @@ stop_pids() {
 	for p in "${pids[@]}"; do
 		kill "$p" 2>/dev/null || true
 	done
-	for p in "${pids[@]}"; do
-		for _ in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	for p in "${pids[@]}"; do stop_pid "$p" 10; done
 	pids=()
 }
 cleanup() {
@@ -73,20 +61,11 @@ cleanup() {
 	fi
 	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 bad() {
 	echo "FAIL: $*"
 	fail=1
-}
-wait_until() { # timeout_s command...
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.2
-	done
 }
 
 # --- the cluster -------------------------------------------------------------------

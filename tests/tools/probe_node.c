@@ -26,6 +26,7 @@ struct tool {
 	size_t n_peers;
 	uint32_t timeout_ms;
 	uint64_t linger_ms;
+	bool serve;
 	int exit_code;
 	sd_event_source *quit, *start;
 };
@@ -121,6 +122,10 @@ static void check_done(struct npf_check *res, int err, void *ud)
 		npf_check_clear(res);
 		free(res);
 	}
+	/* --serve: keep answering the other nodes' probes until SIGTERM, so a test can stop
+	 * every node once all have their results instead of guessing a linger time. */
+	if (t->serve)
+		return;
 	if (sd_event_add_time_relative(t->ev, &t->quit, CLOCK_MONOTONIC, t->linger_ms * 1000, 1000,
 				       quit_timer, t) < 0)
 		sd_event_exit(t->ev, t->exit_code);
@@ -142,6 +147,14 @@ static int start_check(sd_event_source *s, uint64_t usec, void *ud)
 	return 0;
 }
 
+/* SIGUSR1 with --go: the test starts every node's check once all of them listen. */
+static int go_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *ud)
+{
+	(void)si;
+	sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	return start_check(s, 0, ud);
+}
+
 static size_t split(char *s, const char **out, size_t max)
 {
 	size_t n = 0;
@@ -159,6 +172,7 @@ int main(int argc, char **argv)
 		{ "bulk", required_argument, NULL, 'b' },  { "linger", required_argument, NULL, 'l' },
 		{ "delay", required_argument, NULL, 'd' }, { "exclude", required_argument, NULL, 'x' },
 		{ "k", required_argument, NULL, 'k' },     { "mesh", required_argument, NULL, 'm' },
+		{ "go", no_argument, NULL, 'g' },          { "serve", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool t = { .timeout_ms = 3000 };
@@ -166,7 +180,7 @@ int main(int argc, char **argv)
 	const char *excl[MAX_LIST];
 	size_t n_excl = 0;
 	uint64_t delay_ms = 0;
-	bool do_check = false;
+	bool do_check = false, go = false;
 	sd_event_source *s = NULL;
 	sigset_t ss;
 	int c, r;
@@ -184,10 +198,12 @@ int main(int argc, char **argv)
 		case 'x': if (n_excl < MAX_LIST) excl[n_excl++] = optarg; break;
 		case 'k': p.sparse_k = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'm': p.full_mesh_max = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'g': go = true; break;
+		case 's': t.serve = true; break;
 		default:
 			fprintf(stderr, "usage: probe_node --node NAME [--port N] [--bulk N] "
 					"[--exclude GLOB] [--check A,B --timeout MS --linger MS "
-					"--delay MS]\n");
+					"--delay MS | --go] [--serve]\n");
 			return 2;
 		}
 	}
@@ -196,6 +212,7 @@ int main(int argc, char **argv)
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
 	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (sd_event_default(&t.ev) < 0)
@@ -218,7 +235,9 @@ int main(int argc, char **argv)
 	(void)sd_event_add_time_relative(t.ev, &s, CLOCK_MONOTONIC, 1000000, 1000, refresh_timer,
 					 &t);
 	(void)sd_event_source_set_enabled(s, SD_EVENT_ON);
-	if (do_check)
+	if (do_check && go)
+		(void)sd_event_add_signal(t.ev, &t.start, SIGUSR1, go_signal, &t);
+	else if (do_check)
 		(void)sd_event_add_time_relative(t.ev, &t.start, CLOCK_MONOTONIC, delay_ms * 1000,
 						 1000, start_check, &t);
 	fprintf(stderr, "probe_node: %s listening on port %u\n", p.node_name, p.port);

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for tests/netns/*.sh, tests/systemd/*.sh and the lab scripts.
+# Source it; it sets nothing but functions and a few variables it documents here:
+#   FAILS    failures counted by fail()/must()/mustnot()
+#   SRC      the source tree (NPF_SOURCE_DIR or two levels above this file)
+#   BUILD    the build tree (NPF_BUILD_DIR or $SRC/build)
+# Exit status convention (CTest SKIP_RETURN_CODE): 77 = skipped, 0 = passed, else failed.
+# shellcheck shell=bash
+
+# No forks while sourcing: `lab exec` sources this on every call.
+NPF_TESTLIB=${BASH_SOURCE[0]}
+[[ $NPF_TESTLIB == /* ]] || NPF_TESTLIB=$PWD/$NPF_TESTLIB
+NPF_TESTLIB_DIR=${NPF_TESTLIB%/*}
+SRC=${NPF_SOURCE_DIR:-${NPF_TESTLIB_DIR%/tests/netns}}
+BUILD=${NPF_BUILD_DIR:-$SRC/build}
+FAILS=${FAILS:-0}
+
+# skip WHY: the test cannot run here. CTest reports it as skipped; CI fails on any skip.
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"; }
+# need_cmds CMD...: skip unless every command is installed.
+need_cmds() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "'$c' not installed (scripts/setup-deps)"
+	done
+}
+# need_netns: skip unless this kernel lets us create network namespaces.
+need_netns() {
+	local probe=npftest-probe$$
+	ip netns add "$probe" 2>/dev/null || skip "cannot create network namespaces here"
+	ip netns del "$probe"
+}
+
+pass() { printf 'ok   %s\n' "$*"; }
+fail() {
+	printf 'FAIL %s\n' "$*"
+	FAILS=$((FAILS + 1))
+}
+die() {
+	fail "$@"
+	exit 1
+}
+# must WHAT CMD...: CMD must succeed; mustnot WHAT CMD...: CMD must fail.
+must() {
+	local w=$1
+	shift
+	if "$@" >/dev/null 2>&1; then pass "$w"; else fail "$w"; fi
+}
+mustnot() {
+	local w=$1
+	shift
+	if "$@" >/dev/null 2>&1; then fail "$w"; else pass "$w"; fi
+}
+# finish: the last line of a test: a summary and the exit status.
+finish() {
+	echo "$FAILS failure(s)"
+	[ "$FAILS" -eq 0 ]
+}
+
+# ---- cleanup ------------------------------------------------------------------------------
+# on_exit CMD...: run CMD when the script exits, whatever the reason (last registered runs
+# first). INT and TERM exit through the same path, so Ctrl-C and a CTest timeout clean up too.
+# The traps are set by the first on_exit, so a script with traps of its own (the lab) can
+# source this file for the rest.
+NPF_ON_EXIT=()
+on_exit() {
+	if ((${#NPF_ON_EXIT[@]} == 0)); then
+		trap npf_run_on_exit EXIT
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+	fi
+	NPF_ON_EXIT+=("$*")
+}
+npf_run_on_exit() {
+	local rc=$? i
+	trap - EXIT
+	set +e
+	for ((i = ${#NPF_ON_EXIT[@]} - 1; i >= 0; i--)); do
+		# Each handler sees the script's exit status in $? (cleanup functions print logs
+		# on failure).
+		(exit "$rc")
+		eval "${NPF_ON_EXIT[i]}"
+	done
+	exit "$rc"
+}
+
+# ---- bounded, condition-based waits ----------------------------------------------------------
+# wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds (0) or SECONDS pass (1).
+# The deadline only catches a hang: pick it generously (a loaded 2-core machine under ASan).
+wait_until() {
+	local end=$((${EPOCHREALTIME/./} + ${1%.*} * 1000000))
+	shift
+	until "$@"; do
+		((${EPOCHREALTIME/./} < end)) || return 1
+		sleep 0.1
+	done
+}
+# not CMD...: succeeds when CMD fails (for wait_until on a condition's negation).
+not() { ! "$@"; }
+# wait_gone SECONDS PID: the process ended (a zombie counts as ended).
+npf_pid_gone() {
+	local st
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	st=${st##*) }
+	[ "${st:0:1}" = Z ]
+}
+wait_gone() { wait_until "$1" npf_pid_gone "$2"; }
+# stop_pid PID [SECONDS]: TERM, wait up to SECONDS (default 5), then KILL.
+stop_pid() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	wait_gone "${2:-5}" "$1" || kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null || true
+}
+
+# ---- namespaces -------------------------------------------------------------------------------
+# nsx NS CMD...: run CMD inside network namespace NS.
+nsx() {
+	local n=$1
+	shift
+	ip netns exec "$n" "$@"
+}
+# ns_ping NS ADDR [ping options...]: reachability, not latency. Right after a link or
+# address change the kernel may still hold a FAILED neighbour entry and fail the first
+# packets at once; so one-packet pings are retried until a reply or a 5 s deadline.
+ns_ping() {
+	local n=$1 addr=$2
+	shift 2
+	wait_until 5 nsx "$n" ping -c 1 -W 1 -q "$@" "$addr"
+}
+# ns_tcp NS ADDR PORT: a TCP connect from NS succeeds within 5 s (retried likewise).
+ns_tcp() { wait_until 5 nsx "$1" nc -z -w 1 "$2" "$3"; }
