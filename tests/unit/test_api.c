@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -1019,5 +1021,5 @@ int main(void)
 		cmocka_unit_test(test_name_valid),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include "candidates.h"
 #include "wire.h"
 
@@ -183,5 +185,5 @@ int main(void)
 		cmocka_unit_test(test_subnet),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <libgen.h>
@@ -42,7 +44,7 @@ static int run(const char *args, char **out)
 	int st;
 
 	if (access(cli, X_OK) != 0)
-		skip(); /* the CLI is not built in this configuration */
+		npf_skip("the CLI is not built in this configuration (%s)", cli);
 	snprintf(cmd, sizeof(cmd),
 		 "env -u NCCL_IB_ADDR_FAMILY -u NCCL_IB_ADDR_RANGE -u NCCL_IB_ROCE_VERSION_NUM "
 		 "-u NCCL_IB_GID_INDEX %s %s 2>/dev/null",
@@ -166,5 +168,5 @@ int main(void)
 		cmocka_unit_test(json_contract),
 		cmocka_unit_test(exit_codes),
 	};
-	return cmocka_run_group_tests(tests, find_cli, NULL);
+	return npf_run_tests(tests, find_cli, NULL);
 }

@@ -14,6 +14,8 @@
 /* cmocka.h needs the four headers above it first. */
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include "config.h"
 
 #define EXAMPLE NPF_FIXTURES "/../../systemd/netpreflight.conf.example"
@@ -810,5 +812,5 @@ int main(void)
 	    cmocka_unit_test(docs_cover_every_key),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

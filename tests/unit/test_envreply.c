@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -183,5 +185,5 @@ int main(void)
 		cmocka_unit_test(too_many_and_too_long),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

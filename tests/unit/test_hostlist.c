@@ -12,6 +12,8 @@
 /* cmocka.h needs setjmp.h, stdarg.h, stddef.h and stdint.h first. */
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include "hostlist.h"
 #include "model.h"
 
@@ -240,5 +242,5 @@ int main(void)
 	    cmocka_unit_test(many_tokens),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 /* model.h pulls <net/if.h>, which must precede <linux/if.h>. */
 #include "classify.h"
 #include "iface_json.h"
@@ -187,5 +189,5 @@ int main(void)
 		cmocka_unit_test(empty_inventory),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

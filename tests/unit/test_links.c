@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include "links.h"
 #include "wire.h"
 
@@ -215,5 +217,5 @@ int main(void)
 		cmocka_unit_test(test_edges),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

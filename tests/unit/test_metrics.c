@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -507,5 +509,5 @@ int main(void)
 	};
 
 	log_init("test_metrics", NPF_LOG_STDERR, 0);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

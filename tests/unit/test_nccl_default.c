@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -222,5 +224,5 @@ int main(void)
 		cmocka_unit_test(nothing_found),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

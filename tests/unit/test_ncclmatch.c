@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -218,5 +220,5 @@ int main(void)
 		cmocka_unit_test(hca_table),        cmocka_unit_test(select_helper),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

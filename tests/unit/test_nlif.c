@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 /* model.h pulls <net/if.h>, which must precede <linux/if.h>. */
 #include "classify.h"
 #include "model.h"
@@ -1035,5 +1037,5 @@ int main(void)
 		cmocka_unit_test(replay_truncated_capture),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include "plan.h"
 
 static char **names(size_t n)
@@ -170,5 +172,5 @@ int main(void)
 		cmocka_unit_test(test_deterministic),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

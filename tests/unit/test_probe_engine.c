@@ -5,6 +5,7 @@
  * Skipped when the namespace cannot be created (not root). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -23,10 +24,16 @@
 
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include "probe.h"
 #include "wire.h"
 
 #define PORT 7718
+/* Every check ends by its own deadline and every reply comes at loop speed: these bounds
+ * only catch a hang, with room for ASan on a loaded 2-core machine. Durations are
+ * benchmark figures (bench/), never asserted here. */
+#define HANG_MS 30000
 
 struct node {
 	const char *name;
@@ -193,7 +200,7 @@ static int teardown(void **state)
 #define NEED_ENV(state)                         \
 	do {                                    \
 		if (!*(state))                  \
-			skip();                 \
+			npf_skip("no private network namespace (needs root)"); \
 	} while (0)
 
 static void on_check(struct npf_check *chk, int err, void *ud)
@@ -211,6 +218,8 @@ static void run_until(struct env *e, const bool *flag, uint64_t max_ms)
 
 	while (!*flag && now_ms() < end)
 		assert_true(sd_event_run(e->ev, 10000) >= 0);
+	if (!*flag)
+		fail_msg("hang: not done after %" PRIu64 " ms", max_ms);
 }
 
 static void free_result(struct result *r)
@@ -237,16 +246,13 @@ static void test_check_ok(void **state)
 	const char *peers[] = { "alpha", "198.18.0.2", "198.18.0.2" };
 	struct result r = { 0 };
 	const struct npf_link *l;
-	uint64_t t0;
 
 	NEED_ENV(state);
-	t0 = now_ms();
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 3, 2000, on_check, &r), 0);
 	assert_false(r.done); /* never synchronous */
-	run_until(e, &r.done, 3000);
+	run_until(e, &r.done, HANG_MS);
 	assert_true(r.done);
 	assert_int_equal(r.err, 0);
-	assert_true(now_ms() - t0 < 2000);
 	assert_int_equal(r.chk->n_nodes, 2); /* self + the deduplicated peer */
 	assert_string_equal(r.chk->nodes[0].name, "alpha");
 	assert_true(r.chk->nodes[1].available);
@@ -258,7 +264,6 @@ static void test_check_ok(void **state)
 	assert_int_equal(l->fwd, NPF_OUT_OK);
 	assert_int_equal(l->rev, NPF_OUT_OK);
 	assert_true(l->fwd_rtt_us > 0);
-	assert_true(r.chk->duration_ms < 2000);
 	free_result(&r);
 }
 
@@ -280,7 +285,7 @@ static void test_wrong_peer(void **state)
 	assert_int_equal(npf_iface_add_addr(&e->b.inv.ifaces[0], &a), 0);
 	(void)npf_probe_ctx_refresh(e->b.ctx);
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 2000, on_check, &r), 0);
-	run_until(e, &r.done, 3000);
+	run_until(e, &r.done, HANG_MS);
 	assert_int_equal(r.err, 0);
 	assert_int_equal(r.chk->nodes[1].n_cands, 2);
 	for (size_t i = 0; i < r.chk->n_paths; i++) {
@@ -307,7 +312,7 @@ static void test_wrong_peer(void **state)
 	/* Our own address as a peer name: it resolves to this node. */
 	peers[0] = "198.18.0.1";
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1000, on_check, &r), 0);
-	run_until(e, &r.done, 2000);
+	run_until(e, &r.done, HANG_MS);
 	assert_false(r.chk->nodes[1].available);
 	assert_non_null(strstr(r.chk->nodes[1].error, "resolves to this node"));
 	free_result(&r);
@@ -320,12 +325,11 @@ static void test_unavailable(void **state)
 	struct result r = { 0 };
 	int silent, conn = -1;
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) };
-	uint64_t t0;
 
 	NEED_ENV(state);
 	/* Nothing on 198.18.0.3 yet: refused. Unresolvable name. No route. */
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 3, 1500, on_check, &r), 0);
-	run_until(e, &r.done, 3000);
+	run_until(e, &r.done, HANG_MS);
 	assert_int_equal(r.err, 0);
 	for (size_t i = 1; i < 4; i++) {
 		assert_false(r.chk->nodes[i].available);
@@ -339,16 +343,14 @@ static void test_unavailable(void **state)
 	}
 	free_result(&r);
 
-	/* A listener that accepts and never speaks: bounded by the check timeout. */
+	/* A listener that accepts and never speaks: the check still ends (by its deadline)
+	 * and says why the peer is unavailable. */
 	silent = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	inet_pton(AF_INET, "198.18.0.3", &sin.sin_addr);
 	assert_int_equal(bind(silent, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	assert_int_equal(listen(silent, 4), 0);
-	t0 = now_ms();
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 800, on_check, &r), 0);
-	run_until(e, &r.done, 2000);
-	assert_true(now_ms() - t0 < 800);
-	assert_true(r.chk->duration_ms < 800);
+	run_until(e, &r.done, HANG_MS);
 	assert_false(r.chk->nodes[1].available);
 	assert_non_null(strstr(r.chk->nodes[1].error, "no HELLO reply"));
 	free_result(&r);
@@ -380,7 +382,7 @@ static void test_bad_args_and_cancel(void **state)
 	/* No peers at all: completes from the loop with just ourselves. */
 	assert_int_equal(npf_probe_check_start(e->a.ctx, NULL, 0, 1000, on_check, &r), 0);
 	assert_false(r.done);
-	run_until(e, &r.done, 1000);
+	run_until(e, &r.done, HANG_MS);
 	assert_int_equal(r.chk->n_nodes, 1);
 	assert_int_equal(r.chk->n_links, 0);
 	free_result(&r);
@@ -410,6 +412,19 @@ static int client_connect(const char *addr, uint16_t port)
 	return fd;
 }
 
+/* Runs the loop until it has nothing left to dispatch right now (bounded in count). */
+static void run_idle(struct env *e)
+{
+	for (int i = 0; i < 10000; i++) {
+		int r = sd_event_run(e->ev, 0);
+
+		assert_true(r >= 0);
+		if (r == 0)
+			return;
+	}
+	fail_msg("the loop never went idle");
+}
+
 /* Runs the loop until fd has data or EOF; returns what recv got (0 = EOF). */
 static ssize_t pump_recv(struct env *e, int fd, uint8_t *buf, size_t len, uint64_t max_ms)
 {
@@ -432,7 +447,7 @@ static ssize_t pump_recv(struct env *e, int fd, uint8_t *buf, size_t len, uint64
 static void send_all(struct env *e, int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
-	uint64_t end = now_ms() + 2000;
+	uint64_t end = now_ms() + HANG_MS;
 
 	while (len && now_ms() < end) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -466,7 +481,7 @@ static int recv_frame(struct env *e, int fd, json_t **out)
 	size_t got = 0;
 
 	while (got < sizeof(hdr)) {
-		ssize_t n = pump_recv(e, fd, hdr + got, sizeof(hdr) - got, 2000);
+		ssize_t n = pump_recv(e, fd, hdr + got, sizeof(hdr) - got, HANG_MS);
 
 		if (n <= 0)
 			return -1;
@@ -476,7 +491,7 @@ static int recv_frame(struct env *e, int fd, json_t **out)
 	pl = malloc(h.length);
 	assert_non_null(pl);
 	for (got = 0; got < h.length;) {
-		ssize_t n = pump_recv(e, fd, pl + got, h.length - got, 2000);
+		ssize_t n = pump_recv(e, fd, pl + got, h.length - got, HANG_MS);
 
 		assert_true(n > 0);
 		got += (size_t)n;
@@ -495,7 +510,7 @@ static void expect_error(struct env *e, int fd, const char *code)
 	assert_string_equal(json_string_value(json_object_get(j, "code")), code);
 	json_decref(j);
 	/* ...and the daemon hangs up after it. */
-	assert_int_equal(pump_recv(e, fd, b, sizeof(b), 2000), 0);
+	assert_int_equal(pump_recv(e, fd, b, sizeof(b), HANG_MS), 0);
 }
 
 #define HELLO "{\"node\":\"evil\",\"instance\":\"00000000000000ee\",\"candidates\":false}"
@@ -564,7 +579,7 @@ static void test_hostile_control(void **state)
 	{
 		uint8_t b[16];
 
-		assert_int_equal(pump_recv(e, fd, b, sizeof(b), 2000), 0);
+		assert_int_equal(pump_recv(e, fd, b, sizeof(b), HANG_MS), 0);
 	}
 	close(fd);
 }
@@ -648,7 +663,7 @@ static void test_data_port(void **state)
 	send_all(e, dfd, buf, 65536);
 	while (got < 65536) {
 		uint8_t r[4096];
-		ssize_t n = pump_recv(e, dfd, r, sizeof(r), 2000);
+		ssize_t n = pump_recv(e, dfd, r, sizeof(r), HANG_MS);
 
 		assert_true(n > 0);
 		for (ssize_t i = 0; i < n; i++)
@@ -656,7 +671,7 @@ static void test_data_port(void **state)
 		got += (size_t)n;
 	}
 	/* then the data port closes */
-	assert_int_equal(pump_recv(e, dfd, buf, 16, 2000), 0);
+	assert_int_equal(pump_recv(e, dfd, buf, 16, HANG_MS), 0);
 	close(dfd);
 	free(buf);
 
@@ -664,9 +679,10 @@ static void test_data_port(void **state)
 	dfd = client_connect("198.18.0.2", port);
 	{
 		uint8_t b[8];
-		ssize_t n = pump_recv(e, dfd, b, sizeof(b), 500);
+		ssize_t n = pump_recv(e, dfd, b, sizeof(b), HANG_MS);
 
-		assert_true(n <= 0);
+		/* refused or closed: an error or EOF, never data and never silence */
+		assert_true(n <= 0 && n != -ETIMEDOUT);
 	}
 	close(dfd);
 
@@ -701,7 +717,7 @@ static void test_many_candidates(void **state)
 	}
 	(void)npf_probe_ctx_refresh(e->b.ctx);
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1000, on_check, &r), 0);
-	run_until(e, &r.done, 2000);
+	run_until(e, &r.done, HANG_MS);
 	assert_int_equal(r.err, 0);
 	assert_int_equal(r.chk->nodes[1].n_cands, 40);
 	for (size_t i = 0; i < r.chk->n_paths; i++) {
@@ -739,7 +755,12 @@ static void test_conn_cap(void **state)
 	json_decref(j);
 	c2 = client_connect("198.18.0.3", PORT);
 	send_frame(e, c2, 1, NPF_MSG_HELLO, HELLO);
-	assert_int_equal(pump_recv(e, c2, b, sizeof(b), 300), -ETIMEDOUT);
+	/* Condition, not a stopwatch: once the loop has handled everything pending (the new
+	 * connection is in the kernel's backlog, its HELLO sent over loopback), an accepting
+	 * server would have replied already; a capped one has not. */
+	run_idle(e);
+	assert_int_equal(recv(c2, b, sizeof(b), MSG_DONTWAIT), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
 	close(c1);
 	assert_int_equal(recv_frame(e, c2, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
@@ -761,5 +782,5 @@ int main(void)
 		cmocka_unit_test(test_many_candidates),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return npf_run_tests(tests, setup, teardown);
 }

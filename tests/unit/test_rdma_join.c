@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <net/if_arp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,5 +141,5 @@ int main(void)
 		cmocka_unit_test(roce_without_ifaces_and_fallbacks),
 		cmocka_unit_test(ipoib_match),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

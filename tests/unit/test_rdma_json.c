@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,5 +129,5 @@ int main(void)
 		cmocka_unit_test(ib_port_nulls),
 		cmocka_unit_test(empty_inventory),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -544,5 +546,5 @@ int main(void)
 		cmocka_unit_test(fifo_does_not_hang),
 		cmocka_unit_test(gid_table_is_capped),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -278,5 +280,5 @@ int main(void)
 		cmocka_unit_test(ib_port_through_verbs),
 		cmocka_unit_test(real_verbs_degrades),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include <stdbool.h>
 #include <string.h>
 
@@ -79,5 +81,5 @@ int main(void)
 		cmocka_unit_test(full_mesh_unchanged),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }

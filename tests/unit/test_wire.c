@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "npf_test.h"
+
 #include "wire.h"
 
 static json_t *parse(const char *s)
@@ -418,5 +420,5 @@ int main(void)
 		cmocka_unit_test(test_names),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }
