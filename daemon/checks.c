@@ -549,6 +549,8 @@ void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api
 		ctl_reply(c, npf_api_reply_error(NPF_API_E_NOT_READY, "no inventory yet"));
 		return;
 	}
+	/* Before any lookup: applying a pending change may drop cached results. */
+	snap_settle(d);
 	key = request_key(d, c, req);
 	if (!key)
 		return;
@@ -571,6 +573,8 @@ void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_r
 		ctl_reply(c, npf_api_reply_error(NPF_API_E_NOT_READY, "no inventory yet"));
 		return;
 	}
+	/* Before any lookup: applying a pending change may drop cached results. */
+	snap_settle(d);
 	key = request_key(d, c, req);
 	if (!key)
 		return;

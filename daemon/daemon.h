@@ -110,6 +110,9 @@ int dmn_mkdir_p(const char *path, mode_t mode);
 /* Builds the first inventory and subscribes to link/address events. Returns 0 or -errno. */
 int snap_start(struct npf_daemon *d);
 void snap_stop(struct npf_daemon *d);
+/* Applies netlink changes that are pending (read or debounced) now, so a check that
+ * starts next sees every interface the kernel has reported. */
+void snap_settle(struct npf_daemon *d);
 /* The probe engine's view of the current snapshot (userdata is the daemon). */
 const struct npf_inventory *snap_inventory(void *userdata);
 /* Inventory summary for status replies. New reference or NULL. */

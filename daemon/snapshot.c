@@ -160,17 +160,14 @@ static void mark_dirty(struct npf_daemon *d)
 	sd_event_source_set_enabled(d->debounce_src, SD_EVENT_ONESHOT);
 }
 
-static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+/* Reads what the monitor socket holds; true when anything changed. The content does not
+ * matter: any link/address message means "re-dump". Bounded so a flood cannot starve the
+ * loop; the rest stays queued. */
+static bool drain_monitor(struct npf_daemon *d)
 {
-	struct npf_daemon *d = userdata;
 	char buf[32768]; /* MNL_SOCKET_DUMP_SIZE; MNL_SOCKET_BUFFER_SIZE is a runtime value */
 	bool dirty = false;
 
-	(void)s;
-	(void)fd;
-	(void)revents;
-	/* The content does not matter: any link/address message means "re-dump".
-	 * Bounded so a flood cannot starve the loop; the rest stays queued. */
 	for (int i = 0; i < 64; i++) {
 		ssize_t n = mnl_socket_recvfrom(d->nl, buf, sizeof(buf));
 
@@ -187,9 +184,37 @@ static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userda
 			log_warn("netlink monitor");
 		break;
 	}
-	if (dirty)
+	return dirty;
+}
+
+static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct npf_daemon *d = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	if (drain_monitor(d))
 		mark_dirty(d);
 	return 0;
+}
+
+void snap_settle(struct npf_daemon *d)
+{
+	int enabled = SD_EVENT_OFF;
+
+	if (!d->nl || !d->debounce_src)
+		return;
+	/* A check is about to take its candidates from d->inv: an interface that came up (or
+	 * got its address) just before the request must be in it, not wait for the debounce.
+	 * Events still unread count too. */
+	if (drain_monitor(d))
+		mark_dirty(d);
+	sd_event_source_get_enabled(d->debounce_src, &enabled);
+	if (enabled == SD_EVENT_OFF)
+		return;
+	sd_event_source_set_enabled(d->debounce_src, SD_EVENT_OFF);
+	rebuild(d, "netlink event, before a check");
 }
 
 static int open_monitor(struct npf_daemon *d)
