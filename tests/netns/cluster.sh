@@ -103,9 +103,10 @@ for n in "${NODES[@]}"; do
 done
 
 # The docker0 bridge only turns RUNNING once its port forwards.
-bridge_up() { [[ $(X "$1" ip -o link show docker0) == *"state UP"* ]]; }
+# Carrier comes through linkwatch, up to a second later: the daemons start on the cluster
+# as built.
 for n in "${NODES[@]}"; do
-	wait_until 10 bridge_up "$n" || die "$n: docker0 not RUNNING"
+	wait_until 20 links_running "$(ns "$n")" fab0 part0 docker0 || die "$n: interfaces not RUNNING"
 done
 
 start_daemon() {
@@ -499,6 +500,23 @@ for i in 1 2; do
 	X "node$i" ip link set part0 mtu 1500 gso_max_segs 65535
 	S ip link set "n${i}part" mtu 1500
 done
+
+# --- 4b. a bridge that comes up just before a check (docker starting its bridge at boot) ---
+# The daemon learns of it by a netlink event it debounces; a check asked for right after
+# the kernel reported the bridge RUNNING must still probe it (it used to say "not announced
+# as a candidate ... newer than the check").
+X node1 ip link add br-late type bridge stp_state 0
+X node1 ip addr add 198.20.0.1/24 dev br-late
+X node1 ip link add vethlate type veth peer name ctrlate
+X node1 ip link set vethlate master br-late up
+X node1 ip link set ctrlate up
+X node1 ip link set br-late up
+wait_until 20 links_running "$(ns node1)" br-late || fail "late: br-late never RUNNING"
+check node1 late --json
+expect_jq late '[.nodes[0].candidates[].ifname] | index("br-late") != null' true
+expect_jq late '[.links[] | select(.ifname == "br-late")] | length' 2
+X node1 ip link del br-late
+X node1 ip link del vethlate
 
 # --- 5. a peer whose daemon is stopped ------------------------------------------
 stop_daemon node3

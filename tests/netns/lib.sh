@@ -123,6 +123,22 @@ nsx() {
 	shift
 	ip netns exec "$n" "$@"
 }
+# links_running NS IFNAME...: every one of them is operationally up (IFF_RUNNING). Carrier
+# reaches an interface through the kernel's linkwatch up to a second after `link set up`:
+# wait on this before starting daemons that should see the interfaces as built.
+links_running() {
+	local ns=$1 out name
+	shift
+	local -A up=()
+	out=$(ip -n "$ns" -o link show up 2>/dev/null) || return 1
+	while read -r _ name rest; do
+		name=${name%:}
+		[[ $rest == *"state UP"* ]] && up[${name%@*}]=1
+	done <<<"$out"
+	for name in "$@"; do
+		[ -n "${up[$name]:-}" ] || return 1
+	done
+}
 # ns_ping NS ADDR [ping options...]: reachability, not latency. Right after a link or
 # address change the kernel may still hold a FAILED neighbour entry and fail the first
 # packets at once; so one-packet pings are retried until a reply or a 5 s deadline.
