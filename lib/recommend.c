@@ -5,6 +5,7 @@
 #include "candidates.h"
 #include "gid.h"
 #include "ncclmatch.h"
+#include "pairstate.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -312,8 +313,7 @@ static int build_indexes(struct ctx *c)
 
 static bool outcome_bad(enum npf_outcome o)
 {
-	return (unsigned int)o >= NPF_OUT__COUNT ||
-	       (o != NPF_OUT_OK && o != NPF_OUT_PEER_UNAVAILABLE && o != NPF_OUT_NOT_PROBED);
+	return npf_outcome_failed(o);
 }
 
 /* An interface holding addresses on several networks gets one npf_link per peer; the
@@ -393,20 +393,18 @@ static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *
 		enum npf_outcome fwd = NPF_OUT_NOT_PROBED, rev = NPF_OUT_NOT_PROBED;
 		char detail[96] = "";
 		int li = c->link_idx[i * chk->n_nodes + k];
-		bool fwd_bad, rev_bad, fwd_unk, rev_unk;
+		bool have = false;
+		struct npf_pair ps;
 
-		/* A peer outside a sparse plan was never contacted: the engine reports it
-		 * unavailable, but it is not part of this node's evidence, not a silent one. */
-		if (!nd->available && outside_plan(c, nd))
-			continue;
 		if (!nd->available) {
-			fwd = rev = NPF_OUT_PEER_UNAVAILABLE;
 			copy_str(detail, sizeof(detail), nd->error);
-		} else if (!(multi && split_from_paths(c, ifc, n, (int)k, &fwd, &rev, detail,
-						       sizeof(detail))) &&
-			   li >= 0) {
+		} else if (multi && split_from_paths(c, ifc, n, (int)k, &fwd, &rev, detail,
+						     sizeof(detail))) {
+			have = true;
+		} else if (li >= 0) {
 			const struct npf_link *lk = &chk->links[li];
 
+			have = true;
 			fwd = lk->fwd;
 			rev = lk->rev;
 			copy_str(detail, sizeof(detail),
@@ -414,36 +412,32 @@ static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *
 					 lk->fwd_detail :
 					 lk->rev_detail);
 		}
-		fwd_bad = outcome_bad(fwd);
-		rev_bad = outcome_bad(rev);
-		if (fwd_bad || rev_bad) {
+		/* The one pair rule shared with lib/verdict. */
+		ps = npf_pair_reduce(c->sparse, nd, have, fwd, rev);
+		switch (ps.state) {
+		case NPF_PAIR_OUTSIDE:
+			break;
+		case NPF_PAIR_OK:
+			e->n_ok++;
+			break;
+		case NPF_PAIR_FAIL:
 			c->peer_fail[k]++;
 			if (e->n_fail++ == 0) {
 				e->peer = (int)k;
-				e->dir = fwd_bad ? NPF_DIR_FORWARD : NPF_DIR_REVERSE;
-				e->outcome = fwd_bad ? fwd : rev;
-				if ((unsigned int)e->outcome >= NPF_OUT__COUNT)
-					e->outcome = NPF_OUT_UNREACHABLE;
+				e->dir = ps.dir;
+				e->outcome = ps.outcome;
 				copy_str(e->detail, sizeof(e->detail), detail);
 			}
-			continue;
-		}
-		/* A sparse plan leaves pairs out on purpose; a full mesh does not. */
-		fwd_unk = fwd == NPF_OUT_PEER_UNAVAILABLE ||
-			  (fwd == NPF_OUT_NOT_PROBED && !c->sparse);
-		rev_unk = rev == NPF_OUT_PEER_UNAVAILABLE ||
-			  (rev == NPF_OUT_NOT_PROBED && !c->sparse);
-		if (fwd_unk || rev_unk) {
+			break;
+		case NPF_PAIR_UNKNOWN:
 			if (e->n_unknown++ == 0) {
 				first_unknown = (int)k;
-				unk_dir = fwd_unk ? NPF_DIR_FORWARD : NPF_DIR_REVERSE;
-				unk_out = fwd_unk ? fwd : rev;
+				unk_dir = ps.dir;
+				unk_out = ps.outcome;
 				copy_str(unk_detail, sizeof(unk_detail), detail);
 			}
-			continue;
+			break;
 		}
-		if (fwd == NPF_OUT_OK || rev == NPF_OUT_OK)
-			e->n_ok++;
 	}
 	if (e->n_fail) {
 		e->state = EST_FAIL;
