@@ -30,12 +30,15 @@ static void add_var(struct npf_recommendation *r, const char *name, const char *
 
 static void add_note(struct npf_recommendation *r, const char *text)
 {
-	char **n = realloc(r->notes, (r->n_notes + 1) * sizeof(*n));
+	struct npf_note *n = realloc(r->notes, (r->n_notes + 1) * sizeof(*n));
 
 	assert_non_null(n);
 	r->notes = n;
-	n[r->n_notes] = strdup(text);
-	assert_non_null(n[r->n_notes]);
+	memset(&n[r->n_notes], 0, sizeof(*n));
+	n[r->n_notes].code = NPF_NOTE_CAVEAT;
+	n[r->n_notes].var = NPF_VAR_NONE;
+	n[r->n_notes].text = strdup(text);
+	assert_non_null(n[r->n_notes].text);
 	r->n_notes++;
 }
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* The pair-state reducer, and the property it exists for: lib/verdict and lib/recommend
  * agree on every outcome mix, sparse or not (they both call npf_pair_reduce). */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <stdbool.h>
 #include <string.h>

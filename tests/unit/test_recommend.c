@@ -275,7 +275,7 @@ static void assert_var(const struct fx *f, enum npf_var v, const char *want)
 
 	if (!got) {
 		for (size_t i = 0; i < f->rec.n_notes; i++)
-			print_message("note: %s\n", f->rec.notes[i]);
+			print_message("note: %s\n", f->rec.notes[i].text);
 		fail_msg("%s is not published (want '%s'; verdict %s: %s)", npf_var_name(v), want,
 			 npf_verdict_name(f->rec.verdict), f->rec.summary);
 	}
@@ -304,7 +304,7 @@ static bool rejected(const struct fx *f, const char *ifname)
 static bool has_note(const struct fx *f, const char *needle)
 {
 	for (size_t i = 0; i < f->rec.n_notes; i++)
-		if (strstr(f->rec.notes[i], needle))
+		if (strstr(f->rec.notes[i].text, needle))
 			return true;
 	return false;
 }

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/* The networks of the job and their total order, from facts every node shares. */
+#include "decide.h"
+#include "gid.h"
+#include "ncclmatch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* ---- the network order ---------------------------------------------------------------- */
+
+static int add_net(struct ctx *c, const struct npf_addr *a)
+{
+	struct npf_addr key;
+	struct net *n;
+
+	/* A /0 would contain every address and make "0.0.0.0/0" a network of the job. */
+	if (!addr_usable(a) || a->prefixlen == 0)
+		return 0;
+	addr_mask(a, a->prefixlen, &key);
+	for (size_t i = 0; i < c->n_nets; i++)
+		if (c->nets[i].prefix.family == key.family &&
+		    c->nets[i].prefix.prefixlen == key.prefixlen &&
+		    memcmp(c->nets[i].prefix.addr, key.addr, sizeof(key.addr)) == 0)
+			return 0;
+	if (c->n_nets >= REC_NETS_MAX) {
+		c->nets_capped = true;
+		return 0;
+	}
+	n = realloc(c->nets, (c->n_nets + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->nets = n;
+	memset(&n[c->n_nets], 0, sizeof(*n));
+	n[c->n_nets].prefix = key;
+	n[c->n_nets].prefer = PREFER_NONE;
+	n[c->n_nets].ifc = -1;
+	c->n_nets++;
+	return 0;
+}
+
+static void rank_member(struct ctx *c, struct net *n, const char *ifname, uint32_t roles,
+			bool rdma, int64_t speed)
+{
+	unsigned int idx;
+
+	if (pat_match(c->pol->avoid, ifname, NULL))
+		n->avoid = true;
+	if (pat_match(c->pol->prefer, ifname, &idx) && idx < n->prefer)
+		n->prefer = idx;
+	if (roles & (NPF_ROLE_CONTAINER_BRIDGE | NPF_ROLE_OVERLAY | NPF_ROLE_VPN))
+		n->role = true;
+	if (n->n_members++ == 0) {
+		n->rdma = rdma;
+		n->speed = speed > 0 ? speed : 0;
+	} else {
+		n->rdma = n->rdma && rdma;
+		if (speed <= 0 || speed < n->speed)
+			n->speed = speed > 0 ? speed : 0;
+	}
+}
+
+static bool cand_rdma(const struct npf_candidate *cd)
+{
+	return (cd->rdma_dev[0] && cd->rdma_active) || cd->kind == NPF_KIND_IPOIB;
+}
+
+bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc)
+{
+	if (ifc->kind == NPF_KIND_IPOIB)
+		return true;
+	for (size_t d = 0; d < inv->n_rdma; d++)
+		for (size_t p = 0; p < inv->rdma[d].n_ports; p++)
+			if (inv->rdma[d].ports[p].state == NPF_PORT_ACTIVE &&
+			    strncmp(inv->rdma[d].ports[p].netdev, ifc->name, IFNAMSIZ) == 0)
+				return true;
+	return false;
+}
+
+/* The facts every node of the job shares: what each node announced in HELLO. Our own
+ * inventory only stands in when our own announcement is missing from the check. */
+int dec_build_nets(struct ctx *c)
+{
+	const struct npf_check *chk = c->chk;
+	bool self_announced = chk->nodes[0].n_cands > 0;
+	int r;
+
+	for (size_t k = 0; k < chk->n_nodes; k++)
+		for (size_t j = 0; j < chk->nodes[k].n_cands; j++)
+			if ((r = add_net(c, &chk->nodes[k].cands[j].addr)) < 0)
+				return r;
+	if (!self_announced)
+		for (size_t i = 0; i < c->inv->n_ifaces; i++)
+			for (size_t a = 0; a < c->inv->ifaces[i].n_addrs; a++)
+				if (!iface_is_loopback(&c->inv->ifaces[i]) &&
+				    (r = add_net(c, &c->inv->ifaces[i].addrs[a])) < 0)
+					return r;
+	for (size_t n = 0; n < c->n_nets; n++) {
+		struct net *net = &c->nets[n];
+
+		for (size_t k = 0; k < chk->n_nodes; k++)
+			for (size_t j = 0; j < chk->nodes[k].n_cands; j++) {
+				const struct npf_candidate *cd = &chk->nodes[k].cands[j];
+
+				if (addr_valid(&cd->addr) && in_net(&cd->addr, net))
+					rank_member(c, net, cd->ifname, cd->roles, cand_rdma(cd),
+						    cd->speed_mbps);
+			}
+		if (self_announced)
+			continue;
+		for (size_t i = 0; i < c->inv->n_ifaces; i++) {
+			const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+			for (size_t a = 0; a < ifc->n_addrs; a++)
+				if (addr_usable(&ifc->addrs[a]) && in_net(&ifc->addrs[a], net)) {
+					rank_member(c, net, ifc->name, ifc->roles,
+						    dec_iface_rdma(c->inv, ifc), ifc->speed_mbps);
+					break;
+				}
+		}
+	}
+	return 0;
+}
+
+/* The total order of networks (docs/decision.md): operator policy, then role, RDMA,
+ * speed, family, and the prefix itself. Nothing local (names, ifindex) takes part, so
+ * every node holding the same announcements sorts identically. */
+int dec_net_cmp(const void *pa, const void *pb)
+{
+	const struct net *a = pa, *b = pb;
+	int r;
+
+	if (a->avoid != b->avoid)
+		return a->avoid ? 1 : -1;
+	if (a->prefer != b->prefer)
+		return a->prefer < b->prefer ? -1 : 1;
+	if (a->role != b->role)
+		return a->role ? 1 : -1;
+	if (a->rdma != b->rdma)
+		return a->rdma ? -1 : 1;
+	if (a->speed != b->speed)
+		return a->speed > b->speed ? -1 : 1;
+	if (a->prefix.family != b->prefix.family)
+		return a->prefix.family == AF_INET ? -1 : 1;
+	r = memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
+	if (r)
+		return r;
+	return (int)a->prefix.prefixlen - (int)b->prefix.prefixlen;
+}
+
+/* Which ranking key put a before b, for humans. */
+const char *dec_net_cmp_reason(const struct net *a, const struct net *b)
+{
+	if (a->avoid != b->avoid)
+		return "avoid= policy";
+	if (a->prefer != b->prefer)
+		return "prefer= policy";
+	if (a->role != b->role)
+		return "container bridge/overlay/VPN ranks last";
+	if (a->rdma != b->rdma)
+		return "RDMA-backed";
+	if (a->speed != b->speed)
+		return "link speed";
+	if (a->prefix.family != b->prefix.family)
+		return "IPv4 before IPv6";
+	return "lower network prefix";
+}
+
+/* Among our interfaces on one network (two NICs in one subnet): a local choice. */
+int dec_local_cmp(const struct ctx *c, size_t i, size_t j)
+{
+	const struct npf_iface *a = &c->inv->ifaces[i], *b = &c->inv->ifaces[j];
+	unsigned int pa = PREFER_NONE, pb = PREFER_NONE;
+	bool aa = pat_match(c->pol->avoid, a->name, NULL);
+	bool ab = pat_match(c->pol->avoid, b->name, NULL);
+	bool ra = dec_iface_rdma(c->inv, a), rb = dec_iface_rdma(c->inv, b);
+
+	if (aa != ab)
+		return aa ? 1 : -1;
+	pat_match(c->pol->prefer, a->name, &pa);
+	pat_match(c->pol->prefer, b->name, &pb);
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	if (ra != rb)
+		return ra ? -1 : 1;
+	if (a->speed_mbps != b->speed_mbps)
+		return a->speed_mbps > b->speed_mbps ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* Only what we announced was probed; an address we did not announce (excluded by
+ * interfaces_exclude, or newer than the check) is not a candidate at all. */
