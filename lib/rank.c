@@ -39,7 +39,7 @@ static int add_net(struct ctx *c, const struct npf_addr *a)
 	return 0;
 }
 
-static void rank_member(struct ctx *c, struct net *n, const char *ifname, uint32_t roles,
+static void rank_member(const struct ctx *c, struct net *n, const char *ifname, uint32_t roles,
 			bool rdma, int64_t speed)
 {
 	unsigned int idx;
@@ -122,70 +122,134 @@ int dec_build_nets(struct ctx *c)
 	return 0;
 }
 
-/* The total order of networks (docs/decision.md): operator policy, then role, RDMA,
- * speed, family, and the prefix itself. Nothing local (names, ifindex) takes part, so
- * every node holding the same announcements sorts identically. */
+/* ---- the ranking table ------------------------------------------------------------------ */
+
+/* The total order of networks (docs/decision.md, "Ranking"): one row per key, first
+ * difference wins. The same rows explain a ranking (their reason) and break ties among
+ * our own interfaces on one network (rows marked local). Nothing node-local (names,
+ * ifindex) takes part in the network order, so every node holding the same
+ * announcements sorts identically. quality: the row says one network is better than
+ * another (policy, RDMA, speed, role); the others only make the order total. */
+
+static int by_avoid(const struct net *a, const struct net *b)
+{
+	return a->avoid == b->avoid ? 0 : a->avoid ? 1 : -1;
+}
+
+static int by_prefer(const struct net *a, const struct net *b)
+{
+	return a->prefer == b->prefer ? 0 : a->prefer < b->prefer ? -1 : 1;
+}
+
+static int by_role(const struct net *a, const struct net *b)
+{
+	return a->role == b->role ? 0 : a->role ? 1 : -1;
+}
+
+static int by_rdma(const struct net *a, const struct net *b)
+{
+	return a->rdma == b->rdma ? 0 : a->rdma ? -1 : 1;
+}
+
+static int by_speed(const struct net *a, const struct net *b)
+{
+	return a->speed == b->speed ? 0 : a->speed > b->speed ? -1 : 1;
+}
+
+static int by_family(const struct net *a, const struct net *b)
+{
+	if (a->prefix.family == b->prefix.family)
+		return 0;
+	return a->prefix.family == AF_INET ? -1 : 1;
+}
+
+static int by_prefix(const struct net *a, const struct net *b)
+{
+	int r = memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
+
+	if (r)
+		return r < 0 ? -1 : 1;
+	return (a->prefix.prefixlen > b->prefix.prefixlen) - (a->prefix.prefixlen < b->prefix.prefixlen);
+}
+
+static const struct rank_row {
+	const char *key;
+	int (*compare)(const struct net *a, const struct net *b);
+	const char *reason; /* why the first ranks higher */
+	bool quality;
+	bool local; /* also breaks ties among our interfaces on one network */
+} rank_rows[] = {
+	{ "avoid", by_avoid, "avoid= policy", true, true },
+	{ "prefer", by_prefer, "prefer= policy", true, true },
+	{ "role", by_role, "container bridge/overlay/VPN ranks last", true, false },
+	{ "rdma", by_rdma, "RDMA-backed", true, true },
+	{ "speed", by_speed, "link speed", true, true },
+	{ "family", by_family, "IPv4 before IPv6", false, false },
+	{ "prefix", by_prefix, "lower network prefix", false, false },
+};
+
+#define N_RANK_ROWS (sizeof(rank_rows) / sizeof(rank_rows[0]))
+
+/* The first row that tells a and b apart, or NULL. */
+static const struct rank_row *deciding_row(const struct net *a, const struct net *b, bool local)
+{
+	for (size_t i = 0; i < N_RANK_ROWS; i++)
+		if ((!local || rank_rows[i].local) && rank_rows[i].compare(a, b))
+			return &rank_rows[i];
+	return NULL;
+}
+
 int dec_net_cmp(const void *pa, const void *pb)
 {
 	const struct net *a = pa, *b = pb;
-	int r;
+	const struct rank_row *r = deciding_row(a, b, false);
 
-	if (a->avoid != b->avoid)
-		return a->avoid ? 1 : -1;
-	if (a->prefer != b->prefer)
-		return a->prefer < b->prefer ? -1 : 1;
-	if (a->role != b->role)
-		return a->role ? 1 : -1;
-	if (a->rdma != b->rdma)
-		return a->rdma ? -1 : 1;
-	if (a->speed != b->speed)
-		return a->speed > b->speed ? -1 : 1;
-	if (a->prefix.family != b->prefix.family)
-		return a->prefix.family == AF_INET ? -1 : 1;
-	r = memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
-	if (r)
-		return r;
-	return (int)a->prefix.prefixlen - (int)b->prefix.prefixlen;
+	return r ? r->compare(a, b) : 0;
 }
 
-/* Which ranking key put a before b, for humans. */
+int dec_net_quality_cmp(const struct net *a, const struct net *b)
+{
+	for (size_t i = 0; i < N_RANK_ROWS && rank_rows[i].quality; i++) {
+		int r = rank_rows[i].compare(a, b);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 const char *dec_net_cmp_reason(const struct net *a, const struct net *b)
 {
-	if (a->avoid != b->avoid)
-		return "avoid= policy";
-	if (a->prefer != b->prefer)
-		return "prefer= policy";
-	if (a->role != b->role)
-		return "container bridge/overlay/VPN ranks last";
-	if (a->rdma != b->rdma)
-		return "RDMA-backed";
-	if (a->speed != b->speed)
-		return "link speed";
-	if (a->prefix.family != b->prefix.family)
-		return "IPv4 before IPv6";
-	return "lower network prefix";
+	const struct rank_row *r = deciding_row(a, b, false);
+
+	return r ? r->reason : "lower network prefix";
 }
 
-/* Among our interfaces on one network (two NICs in one subnet): a local choice. */
+/* Our interface i's ranking facts as a one-member network. */
+static void iface_facts(const struct ctx *c, size_t i, struct net *n)
+{
+	const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+	memset(n, 0, sizeof(*n));
+	n->prefer = PREFER_NONE;
+	n->ifc = -1;
+	rank_member(c, n, ifc->name, 0, dec_iface_rdma(c->inv, ifc),
+		    ifc->speed_mbps);
+}
+
+/* Among our interfaces on one network (two NICs in one subnet): the local rows of the
+ * table, then the name. */
 int dec_local_cmp(const struct ctx *c, size_t i, size_t j)
 {
-	const struct npf_iface *a = &c->inv->ifaces[i], *b = &c->inv->ifaces[j];
-	unsigned int pa = PREFER_NONE, pb = PREFER_NONE;
-	bool aa = pat_match(c->pol->avoid, a->name, NULL);
-	bool ab = pat_match(c->pol->avoid, b->name, NULL);
-	bool ra = dec_iface_rdma(c->inv, a), rb = dec_iface_rdma(c->inv, b);
+	struct net a, b;
+	const struct rank_row *r;
 
-	if (aa != ab)
-		return aa ? 1 : -1;
-	pat_match(c->pol->prefer, a->name, &pa);
-	pat_match(c->pol->prefer, b->name, &pb);
-	if (pa != pb)
-		return pa < pb ? -1 : 1;
-	if (ra != rb)
-		return ra ? -1 : 1;
-	if (a->speed_mbps != b->speed_mbps)
-		return a->speed_mbps > b->speed_mbps ? -1 : 1;
-	return strcmp(a->name, b->name);
+	iface_facts(c, i, &a);
+	iface_facts(c, j, &b);
+	r = deciding_row(&a, &b, true);
+	if (r)
+		return r->compare(&a, &b);
+	return strcmp(c->inv->ifaces[i].name, c->inv->ifaces[j].name);
 }
 
 /* Only what we announced was probed; an address we did not announce (excluded by
