@@ -61,6 +61,9 @@ static const struct npf_config_key keys[] = {
 	  NPF_CK_EMPTY_OK, "interface globs preferred among working ones" },
 	{ "publish", "avoid", "avoid", NPF_CT_PATTERNS, FIELD(publish.avoid), "", 0, 0,
 	  NPF_CK_EMPTY_OK, "interface globs used only when nothing else works" },
+	{ "publish", "rdma_fabric", "rdma-fabric", NPF_CT_PATTERNS, FIELD(publish.rdma_fabric), "",
+	  0, 0, NPF_CK_EMPTY_OK, "RDMA port globs (dev or dev:port) of the job's fabric, for IB "
+	  "ports without an IPoIB address" },
 	{ "publish", "nccl_version", "nccl-version", NPF_CT_VERSION, FIELD(publish.nccl_version),
 	  "current", 0, 0, 0, "NCCL version whose selection rules to assume, or current" },
 	{ "publish", "variables", "variables", NPF_CT_VARLIST, FIELD(publish.variables),

@@ -98,6 +98,7 @@ struct npf_config {
 	struct {
 		struct npf_pattern_list prefer;
 		struct npf_pattern_list avoid;
+		struct npf_pattern_list rdma_fabric; /* RDMA ports without IP of the job's fabric */
 		int nccl_version;   /* NPF_NCCL_VERSION() or NPF_NCCL_VERSION_CURRENT */
 		uint32_t variables; /* enum npf_pubvar bits */
 		bool master_addr;

@@ -201,6 +201,8 @@ bool dec_outside_plan(const struct ctx *c, const struct npf_node *nd);
 void dec_evaluate_all(struct ctx *c);
 void dec_eval_text(const struct ctx *c, const struct eval *e, char *buf, size_t len);
 int dec_iface_best_net(const struct ctx *c, size_t i);
+/* Whether our address a on ifc was announced (and so probed). */
+bool dec_announced(const struct ctx *c, const struct npf_iface *ifc, const struct npf_addr *a);
 
 /* rank.c: the networks of the job and their order */
 int dec_build_nets(struct ctx *c);
@@ -216,11 +218,13 @@ bool dec_var_wanted(const struct ctx *c, enum npf_var v);
 void dec_set_var(struct ctx *c, char **vals, enum npf_var v, const char *value);
 void dec_drop_var(char **vals, enum npf_var v);
 int dec_build_choices(struct ctx *c);
+/* Network n is the chosen one or a rail of it: RDMA-backed and equal to it on every
+ * quality row of the ranking (one subnet per rail). */
+bool dec_is_rail(const struct ctx *c, size_t n);
 bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count);
 bool dec_ompi_lists(const struct npf_addr *a);
 const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
 				      const struct net *net);
-void dec_ompi_job_wide(struct ctx *c, char **vals, bool same_name);
 int dec_build_env(struct ctx *c);
 
 /* jobwide.c: values that hold on every node of the job */

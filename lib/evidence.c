@@ -197,7 +197,7 @@ static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *
 	}
 }
 
-static bool announced(const struct ctx *c, const struct npf_iface *ifc, const struct npf_addr *a)
+bool dec_announced(const struct ctx *c, const struct npf_iface *ifc, const struct npf_addr *a)
 {
 	const struct npf_node *self = &c->chk->nodes[0];
 
@@ -230,7 +230,7 @@ void dec_evaluate_all(struct ctx *c)
 			for (size_t a = 0; a < ifc->n_addrs; a++)
 				if (addr_usable(&ifc->addrs[a]) &&
 				    in_net(&ifc->addrs[a], &c->nets[n]) &&
-				    announced(c, ifc, &ifc->addrs[a])) {
+				    dec_announced(c, ifc, &ifc->addrs[a])) {
 					e->state = EST_UNKNOWN;
 					e->addr = ifc->addrs[a];
 					break;

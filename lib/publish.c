@@ -3,7 +3,9 @@
  * variable. */
 #include "decide.h"
 #include "gid.h"
+#include "consumer.h"
 #include "ncclmatch.h"
+#include "rdma_join.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -260,16 +262,81 @@ static void gid_policy_legacy(struct ctx *c, struct port_ref *refs, size_t n, ch
 	dec_set_var(c, vals, NPF_VAR_NCCL_IB_GID_INDEX, buf);
 }
 
-/* The first working network our interface ifc holds, with our address on it; -1. */
-static int iface_working_net(const struct ctx *c, size_t i, struct npf_addr *addr)
+
+static void set_pre(struct ctx *c, char **pre, enum npf_var v, const char *value)
 {
-	for (size_t n = 0; n < c->n_nets; n++)
-		if (ev_at(c, i, n)->state == EST_WORKS) {
-			*addr = ev_at(c, i, n)->addr;
-			return (int)n;
-		}
-	return -1;
+	if (c->err)
+		return;
+	free(pre[v]);
+	pre[v] = strdup(value);
+	if (!pre[v])
+		c->err = -ENOMEM;
 }
+
+static void clear_gid_vars(char **pre)
+{
+	dec_drop_var(pre, NPF_VAR_NCCL_IB_GID_INDEX);
+	dec_drop_var(pre, NPF_VAR_UCX_IB_GID_INDEX);
+	dec_drop_var(pre, NPF_VAR_NCCL_IB_ADDR_FAMILY);
+	dec_drop_var(pre, NPF_VAR_NCCL_IB_ADDR_RANGE);
+}
+
+/* GID for every NCCL. When every published RoCE port's GID of the probed address has the
+ * same index, NCCL_IB_GID_INDEX = that index is right for old NCCL (one index, default 0)
+ * and new (ncclIbGetGidIndex honours an explicit index before auto-detection), and
+ * UCX_IB_GID_INDEX (uct_ib_device_select_gid: an explicit index is used as is) steers UCX
+ * the same way. Otherwise the per-version rules stay, and a note says which NCCL versions
+ * the environment holds for. */
+static void gid_decide(struct ctx *c, struct port_ref *refs, size_t n, char **pre)
+{
+	int k = -1;
+	bool same = true, any = false;
+	char buf[16];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!refs[i].hca->published || refs[i].port->link_layer != NPF_LL_ETHERNET)
+			continue;
+		if (any && refs[i].hca->gid_index != k)
+			same = false;
+		k = refs[i].hca->gid_index;
+		any = true;
+	}
+	if (!any)
+		return;
+	if (same && k >= 0 && dec_var_wanted(c, NPF_VAR_NCCL_IB_GID_INDEX)) {
+		for (size_t i = 0; i < n; i++)
+			if (refs[i].hca->published && refs[i].port->link_layer == NPF_LL_ETHERNET)
+				refs[i].hca->auto_gid = k;
+		snprintf(buf, sizeof(buf), "%d", k);
+		set_pre(c, pre, NPF_VAR_NCCL_IB_GID_INDEX, buf);
+		set_pre(c, pre, NPF_VAR_UCX_IB_GID_INDEX, buf);
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
+			 "NCCL_IB_GID_INDEX=%d: every published RoCE port carries the probed "
+			 "address at GID index %d, so it holds for every NCCL version "
+			 "(and UCX_IB_GID_INDEX for UCX)",
+			 k, k);
+		return;
+	}
+	if (c->version >= NPF_NCCL_VERSION(2, 21, 5)) {
+		gid_policy_dynamic(c, refs, n, pre);
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
+			 "the RoCE GID settings hold for NCCL >= 2.21.5 only: the published "
+			 "ports need different GID indices, and older NCCL uses one index "
+			 "(default 0) on every port; UCX_IB_GID_INDEX left out for the same "
+			 "reason");
+	} else {
+		gid_policy_legacy(c, refs, n, pre);
+		snprintf(buf, sizeof(buf), "%s",
+			 pre[NPF_VAR_NCCL_IB_GID_INDEX] ? pre[NPF_VAR_NCCL_IB_GID_INDEX] : "");
+		if (buf[0])
+			set_pre(c, pre, NPF_VAR_UCX_IB_GID_INDEX, buf);
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
+			 "the RoCE ports need different GID indices: NCCL_IB_HCA keeps those of "
+			 "the one index NCCL < 2.21.5 uses, which holds for every NCCL version");
+	}
+}
+
+static void ib_disable(struct ctx *c, char **pre);
 
 /* The "=dev:port,..." value of the published ports; false when it does not fit. */
 bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count)
@@ -289,14 +356,201 @@ bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, si
 	return true;
 }
 
-static int build_hcas(struct ctx *c, char **vals)
+/* ---- RDMA: which ports the job's traffic may use ------------------------------------------ */
+
+bool dec_is_rail(const struct ctx *c, size_t n)
+{
+	const struct net *ch = &c->nets[c->chosen], *o = &c->nets[n];
+
+	/* Another network equal to the chosen one on every quality row: a rail of the
+	 * same fabric (one subnet per rail), not a management or storage network. */
+	return (int)n == c->chosen || (o->rdma && ch->rdma && dec_net_quality_cmp(o, ch) == 0);
+}
+
+/* Where netdev ifc stands on the job's networks: works on the chosen network or a rail
+ * (returns the network, *addr the probed address), else -1 with *held the best-ranked
+ * network it holds (-1 none). */
+static int port_netdev_net(const struct ctx *c, size_t i, struct npf_addr *addr, int *held)
+{
+	*held = -1;
+	for (size_t n = 0; n < c->n_nets; n++) {
+		const struct eval *e = ev_at(c, i, n);
+
+		if (e->state == EST_ABSENT)
+			continue;
+		if (*held < 0)
+			*held = (int)n;
+		if (e->state == EST_WORKS && dec_is_rail(c, n)) {
+			*addr = e->addr;
+			return (int)n;
+		}
+	}
+	return -1;
+}
+
+static bool port_avoided(const struct ctx *c, const struct npf_rdma_dev *d,
+			 const struct npf_rdma_port *p, const char *netdev)
+{
+	char tok[NPF_NAME_MAX + 16];
+	const char *chosen_if = c->inv->ifaces[c->nets[c->chosen].ifc].name;
+
+	snprintf(tok, sizeof(tok), "%s:%d", d->name, p->port);
+	if (pat_match(c->pol->avoid, d->name, NULL) || pat_match(c->pol->avoid, tok, NULL))
+		return true;
+	/* An avoided netdev that still carries the job's sockets was chosen anyway:
+	 * avoid= has already had its say there. */
+	return netdev[0] && strcmp(netdev, chosen_if) != 0 && pat_match(c->pol->avoid, netdev, NULL);
+}
+
+static unsigned int port_prefer(const struct ctx *c, const struct npf_hca *h)
+{
+	char tok[NPF_NAME_MAX + 16];
+	unsigned int best = PREFER_NONE, i;
+
+	snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
+	if (pat_match(c->pol->prefer, h->dev, &i) && i < best)
+		best = i;
+	if (pat_match(c->pol->prefer, tok, &i) && i < best)
+		best = i;
+	if (h->netdev[0] && pat_match(c->pol->prefer, h->netdev, &i) && i < best)
+		best = i;
+	return best;
+}
+
+/* The netdevs a port can be reached through: RoCE, every GID's ndev (a VLAN carries its
+ * own GIDs); IB, every IPoIB netdev of its GID (P_Key children included). Calls fn for
+ * each inventory index until it returns true. */
+static int port_each_netdev(const struct ctx *c, const struct npf_rdma_port *p,
+			    bool (*fn)(const struct ctx *c, size_t i, void *arg), void *arg)
+{
+	const struct npf_inventory *inv = c->inv;
+	const struct npf_iface *ifc;
+
+	if (p->netdev[0] && (ifc = npf_inventory_find_name(inv, p->netdev)) &&
+	    fn(c, (size_t)(ifc - inv->ifaces), arg))
+		return (int)(ifc - inv->ifaces);
+	for (size_t i = 0; i < inv->n_ifaces; i++) {
+		bool mine = false;
+
+		if (strcmp(inv->ifaces[i].name, p->netdev) == 0)
+			continue;
+		if (p->link_layer == NPF_LL_INFINIBAND)
+			mine = rdma_join_is_ipoib_of(&inv->ifaces[i], p);
+		else
+			for (size_t g = 0; g < p->n_gids && !mine; g++)
+				mine = strncmp(p->gids[g].ndev, inv->ifaces[i].name, IFNAMSIZ) == 0;
+		if (mine && fn(c, i, arg))
+			return (int)i;
+	}
+	return -1;
+}
+
+struct netdev_probe {
+	struct npf_addr addr;
+	int net;      /* the working network found, -1 */
+	int held;     /* the best network some netdev holds, -1 */
+	int held_ifc; /* ... and that netdev */
+	bool any;     /* some netdev exists */
+};
+
+static bool probe_netdev(const struct ctx *c, size_t i, void *arg)
+{
+	struct netdev_probe *np = arg;
+	int held;
+
+	np->any = true;
+	np->net = port_netdev_net(c, i, &np->addr, &held);
+	if (held >= 0 && (np->held < 0 || held < np->held)) {
+		np->held = held;
+		np->held_ifc = (int)i;
+	}
+	return np->net >= 0;
+}
+
+static bool rdma_fabric_set(const struct ctx *c)
+{
+	return c->pol->rdma_fabric && c->pol->rdma_fabric->n > 0;
+}
+
+/* Decides one ACTIVE port of a known link layer: published (with its netdev and GID) or
+ * left out with why. Returns true when kept without a probe of its own (IB, no IP). */
+static bool judge_port(struct ctx *c, struct port_ref *ref)
+{
+	const struct npf_rdma_port *port = ref->port;
+	struct npf_hca *h = ref->hca;
+	struct netdev_probe np = { .net = -1, .held = -1, .held_ifc = -1 };
+	char ip[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 5], tok[NPF_NAME_MAX + 16];
+	int i = port_each_netdev(c, port, probe_netdev, &np);
+
+	if (i >= 0)
+		copy_str(h->netdev, sizeof(h->netdev), c->inv->ifaces[i].name);
+	if (port_avoided(c, ref->dev, port, h->netdev)) {
+		snprintf(h->why, sizeof(h->why), "avoid= policy");
+		return false;
+	}
+	if (i >= 0) {
+		ref->net = np.net;
+		ref->addr = np.addr;
+		if (port->link_layer == NPF_LL_ETHERNET) {
+			h->gid_index = gid_of_addr(port, &ref->addr);
+			if (h->gid_index < 0) {
+				snprintf(h->why, sizeof(h->why), "no RoCE v2 GID holds %s",
+					 npf_addr_str(&ref->addr, ip, sizeof(ip)));
+				return false;
+			}
+		} else {
+			h->auto_gid = gid_nccl_auto_index(port, NULL);
+		}
+		h->published = true;
+		return false;
+	}
+	if (np.held >= 0) {
+		const struct eval *e = ev_at(c, (size_t)np.held_ifc, (size_t)np.held);
+		char ev[160];
+
+		copy_str(h->netdev, sizeof(h->netdev), c->inv->ifaces[np.held_ifc].name);
+		cidr_str(&c->nets[np.held].prefix, cidr, sizeof(cidr));
+		if (dec_is_rail(c, (size_t)np.held)) {
+			dec_eval_text(c, e, ev, sizeof(ev));
+			bfmt(h->why, sizeof(h->why), "its netdev %s did not pass the probes on %s: %s",
+			     h->netdev, cidr, ev);
+		} else {
+			bfmt(h->why, sizeof(h->why),
+			     "its netdev %s is on %s, not on the chosen network %s", h->netdev, cidr,
+			     c->out->cidr);
+		}
+		return false;
+	}
+	if (port->link_layer == NPF_LL_INFINIBAND) {
+		/* IB RDMA needs no IP: with no IPoIB address there is nothing to probe, and
+		 * nothing that says the port is elsewhere. The operator's rdma_fabric=
+		 * says which ports are the job's; without it they are kept, untested. */
+		snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
+		if (rdma_fabric_set(c) && !pat_match(c->pol->rdma_fabric, h->dev, NULL) &&
+		    !pat_match(c->pol->rdma_fabric, tok, NULL)) {
+			snprintf(h->why, sizeof(h->why),
+				 "no IPoIB address to probe and not in rdma_fabric=");
+			return false;
+		}
+		h->auto_gid = gid_nccl_auto_index(port, NULL);
+		h->published = true;
+		return true;
+	}
+	snprintf(h->why, sizeof(h->why), "no netdev to probe it through%s%s",
+		 port->netdev[0] && !np.any ? ": missing " : "", np.any ? "" : port->netdev);
+	return false;
+}
+
+/* RDMA facts for the variables: which ports, which GID settings, IB on or off. Writes
+ * NCCL_IB_HCA, NCCL_IB_DISABLE and the GID variables into pre. */
+static int build_hcas(struct ctx *c, char **pre)
 {
 	const struct npf_inventory *inv = c->inv;
 	struct npf_recommendation *out = c->out;
 	struct port_ref *refs;
-	size_t total = 0, n = 0, count;
-	char value[REC_VALUE_MAX];
-	bool unpublished_active = false;
+	size_t total = 0, n = 0, count, active = 0;
+	char value[REC_VALUE_MAX], tok[NPF_NAME_MAX + 16];
+	unsigned int best_pref = PREFER_NONE;
 
 	for (size_t d = 0; d < inv->n_rdma; d++)
 		total += inv->rdma[d].n_ports;
@@ -313,8 +567,6 @@ static int build_hcas(struct ctx *c, char **vals)
 			const struct npf_rdma_port *port = &inv->rdma[d].ports[p];
 			struct npf_hca *h = &out->hcas[n];
 			struct port_ref *ref = &refs[n++];
-			const struct npf_iface *ifc;
-			char ip[INET6_ADDRSTRLEN];
 
 			copy_str(h->dev, sizeof(h->dev), inv->rdma[d].name);
 			h->port = port->port;
@@ -325,7 +577,8 @@ static int build_hcas(struct ctx *c, char **vals)
 			ref->port = port;
 			ref->hca = h;
 			ref->net = -1;
-			/* NCCL itself keeps only ACTIVE ports of a known link layer. */
+			/* NCCL itself keeps only ACTIVE ports of a known link layer
+			 * (ncclIbInitDevices). */
 			if (port->state != NPF_PORT_ACTIVE) {
 				snprintf(h->why, sizeof(h->why), "port state %s",
 					 npf_port_state_name(port->state));
@@ -336,51 +589,43 @@ static int build_hcas(struct ctx *c, char **vals)
 				snprintf(h->why, sizeof(h->why), "unknown link layer");
 				continue;
 			}
-			unpublished_active = true;
-			ifc = port->netdev[0] ? npf_inventory_find_name(inv, port->netdev) : NULL;
-			if (!ifc) {
-				snprintf(h->why, sizeof(h->why),
-					 "no netdev to probe it through%s%s",
-					 port->netdev[0] ? ": missing " : "", port->netdev);
-				continue;
+			active++;
+			if (judge_port(c, ref)) {
+				snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
+				dec_note(c, NPF_NOTE_UNTESTED, NPF_VAR_NCCL_IB_HCA, NULL, tok,
+					 "NCCL_IB_HCA keeps %s untested: an InfiniBand port without "
+					 "an IPoIB address (%s)",
+					 tok,
+					 rdma_fabric_set(c) ? "in rdma_fabric=" :
+							      "set [publish] rdma_fabric to name "
+							      "the job's fabric");
 			}
-			ref->net = iface_working_net(c, (size_t)(ifc - inv->ifaces), &ref->addr);
-			if (ref->net < 0) {
-				snprintf(h->why, sizeof(h->why),
-					 "its netdev %s did not pass the probes", ifc->name);
-				continue;
-			}
-			if (port->link_layer == NPF_LL_ETHERNET) {
-				h->gid_index = gid_of_addr(port, &ref->addr);
-				if (h->gid_index < 0) {
-					snprintf(h->why, sizeof(h->why), "no RoCE v2 GID holds %s",
-						 npf_addr_str(&ref->addr, ip, sizeof(ip)));
-					continue;
-				}
-			} else {
-				h->auto_gid = gid_nccl_auto_index(port, NULL);
-			}
-			h->published = true;
 		}
 	out->n_hcas = n;
-	if (c->version >= NPF_NCCL_VERSION(2, 21, 5))
-		gid_policy_dynamic(c, refs, n, vals);
-	else
-		gid_policy_legacy(c, refs, n, vals);
+	/* prefer= among the ports: the strongest matching pattern keeps only its ports. */
+	for (size_t i = 0; i < n; i++)
+		if (out->hcas[i].published && port_prefer(c, &out->hcas[i]) < best_pref)
+			best_pref = port_prefer(c, &out->hcas[i]);
+	for (size_t i = 0; best_pref != PREFER_NONE && i < n; i++)
+		if (out->hcas[i].published && port_prefer(c, &out->hcas[i]) != best_pref) {
+			out->hcas[i].published = false;
+			snprintf(out->hcas[i].why, sizeof(out->hcas[i].why),
+				 "prefer= policy keeps other ports");
+		}
+	gid_decide(c, refs, n, pre);
 	free(refs);
 	if (c->err)
 		return c->err;
-
 	if (!dec_hca_value(out, value, sizeof(value), &count) || count > NCCLMATCH_IB_MAX) {
-		dec_add_note(c, "NCCL_IB_HCA left out: %zu ports exceed what NCCL reads (%d)", count,
+		dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_NCCL_IB_HCA, NULL, NULL,
+			 "NCCL_IB_HCA left out: %zu ports exceed what NCCL reads (%d)", count,
 			 NCCLMATCH_IB_MAX);
 		return c->err;
 	}
 	if (count == 0) {
-		if (unpublished_active)
-			dec_add_note(c, "no RDMA port passed the probes; NCCL still uses every ACTIVE "
-				    "port unless NCCL_IB_HCA or NCCL_IB_DISABLE=1 says otherwise");
-		dec_drop_var(vals, NPF_VAR_NCCL_IB_GID_INDEX);
+		clear_gid_vars(pre);
+		if (active)
+			ib_disable(c, pre);
 		return c->err;
 	}
 	/* Prove the value under NCCL's own grammar: exactly the published ports. */
@@ -388,54 +633,60 @@ static int build_hcas(struct ctx *c, char **vals)
 		struct ncclmatch_list l;
 
 		if (ncclmatch_parse(value, NCCLMATCH_IB, &l) < 0) {
-			dec_add_note(c, "NCCL_IB_HCA left out: '%s' does not parse as NCCL reads it",
+			dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_NCCL_IB_HCA, NULL, NULL,
+				 "NCCL_IB_HCA left out: '%s' does not parse as NCCL reads it",
 				 value);
 			return c->err;
 		}
 		for (size_t i = 0; i < out->n_hcas; i++)
 			if (ncclmatch_hca(&l, out->hcas[i].dev, out->hcas[i].port) !=
 			    out->hcas[i].published) {
-				dec_add_note(c, "NCCL_IB_HCA left out: '%s' would %s %s:%d", value,
+				dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_NCCL_IB_HCA, NULL, NULL,
+					 "NCCL_IB_HCA left out: '%s' would %s %s:%d", value,
 					 out->hcas[i].published ? "miss" : "also select",
 					 out->hcas[i].dev, out->hcas[i].port);
 				return c->err;
 			}
 	}
-	dec_set_var(c, vals, NPF_VAR_NCCL_IB_HCA, value);
+	for (size_t i = 0; i < out->n_hcas; i++)
+		if (!out->hcas[i].published && out->hcas[i].why[0] &&
+		    strncmp(out->hcas[i].why, "port state", 10) != 0 &&
+		    strncmp(out->hcas[i].why, "unknown link", 12) != 0)
+			dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA, NULL, out->hcas[i].netdev,
+				 "NCCL_IB_HCA narrowed: %s:%d left out: %s", out->hcas[i].dev,
+				 out->hcas[i].port, out->hcas[i].why);
+	set_pre(c, pre, NPF_VAR_NCCL_IB_HCA, value);
 	return c->err;
 }
 
-/* Per-node NCCL_SOCKET_IFNAME: "=name", checked against our names and against the
- * model of NCCL's bootstrap pick. */
-static void socket_ifname(struct ctx *c, char **vals, int family)
+/* No ACTIVE port qualifies: without a word NCCL's IB transport would open every ACTIVE
+ * port (ncclIbInitDevices), the failed ones included. */
+static void ib_disable(struct ctx *c, char **pre)
 {
-	const struct npf_inventory *inv = c->inv;
-	const struct npf_iface *ifc = &inv->ifaces[c->nets[c->chosen].ifc];
-	char value[IFNAMSIZ + 2];
-	struct ncclmatch_list l;
-	struct nccl_pick pick;
-	char ip[INET6_ADDRSTRLEN];
+	char why[NPF_REC_REASON_MAX * 2] = "";
 
-	snprintf(value, sizeof(value), "=%s", ifc->name);
-	if (ncclmatch_parse(value, NCCLMATCH_SOCKET, &l) < 0) {
-		dec_add_note(c, "NCCL_SOCKET_IFNAME left out: '%s' does not parse as NCCL reads it",
-			 value);
+	for (size_t i = 0; i < c->out->n_hcas; i++) {
+		const struct npf_hca *h = &c->out->hcas[i];
+		char one[NPF_REC_REASON_MAX + NPF_NAME_MAX + 16];
+
+		if (!h->why[0] || strncmp(h->why, "port state", 10) == 0)
+			continue;
+		snprintf(one, sizeof(one), "%s:%d: %s", h->dev, h->port, h->why);
+		if (!list_append(why, sizeof(why), one))
+			break;
+	}
+	if (!dec_var_wanted(c, NPF_VAR_NCCL_IB_DISABLE)) {
+		dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_NCCL_IB_DISABLE, NULL, NULL,
+			 "no RDMA port passed the probes; NCCL still uses every ACTIVE port "
+			 "unless NCCL_IB_HCA or NCCL_IB_DISABLE=1 says otherwise (%s)",
+			 why);
 		return;
 	}
-	for (size_t i = 0; i < inv->n_ifaces; i++)
-		if (ncclmatch_ifname(&l, inv->ifaces[i].name) != (&inv->ifaces[i] == ifc)) {
-			dec_add_note(c, "NCCL_SOCKET_IFNAME left out: '%s' would %s %s under NCCL's "
-				    "grammar",
-				 value, &inv->ifaces[i] == ifc ? "miss" : "also select",
-				 inv->ifaces[i].name);
-			return;
-		}
-	dec_set_var(c, vals, NPF_VAR_NCCL_SOCKET_IFNAME, value);
-	if (nccl_socket_pick(inv, c->version, family, value, &pick) < 0)
-		dec_add_note(c, "NCCL would find no usable address on %s (not running?)", ifc->name);
-	else if (!in_net(&pick.addr, &c->nets[c->chosen]))
-		dec_add_note(c, "NCCL binds the first address of %s, %s, which is not on the chosen "
-			    "network", ifc->name, npf_addr_str(&pick.addr, ip, sizeof(ip)));
+	set_pre(c, pre, NPF_VAR_NCCL_IB_DISABLE, "1");
+	dec_note(c, NPF_NOTE_RDMA_DISABLED, NPF_VAR_NCCL_IB_DISABLE, NULL, NULL,
+		 "NCCL_IB_DISABLE=1: no RDMA port passed the probes on the chosen network, and "
+		 "NCCL would otherwise use every ACTIVE port (%s)",
+		 why);
 }
 
 /* ---- Open MPI's interface selection ------------------------------------------------------- */
@@ -463,100 +714,288 @@ const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
 	return NULL;
 }
 
-/* The same for a peer, from what it announced on ifname (the announcement leaves out
- * loopback and link-local addresses, so a peer's 169.254 address goes unseen). */
-static const struct npf_addr *dec_ompi_stray_peer(const struct npf_node *nd, const char *ifname,
-					      const struct net *net)
-{
-	for (size_t j = 0; j < nd->n_cands; j++) {
-		const struct npf_candidate *cd = &nd->cands[j];
+/* ---- the per-node rules of the variable registry (lib/pubvar.h) --------------------------- */
 
-		if (strncmp(cd->ifname, ifname, IFNAMSIZ) == 0 && dec_ompi_stray(&cd->addr, 1, net))
-			return &cd->addr;
+/* The state the rules share while one environment is built. */
+struct pub {
+	char *vals[NPF_VAR__COUNT]; /* the environment being built */
+	char *pre[NPF_VAR__COUNT];  /* RDMA facts computed before the rules run */
+	bool dropped[NPF_VAR__COUNT]; /* left out by its rule, with a note */
+	int family;                 /* NCCL_SOCKET_FAMILY the rules assume: 0 or AF_INET6 */
+	const struct npf_iface *ifc; /* our interface on the chosen network */
+	bool ompi_done;             /* the Open MPI value was decided (one note for three) */
+	const char *ompi_value;     /* NULL: left out */
+};
+
+typedef void (*rule_fn)(struct ctx *c, struct pub *p, enum npf_var v);
+
+static void drop(struct ctx *c, struct pub *p, enum npf_var v, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Leaves v out with a structured note naming it and our interface. */
+static void drop(struct ctx *c, struct pub *p, enum npf_var v, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	dec_drop_var(p->vals, v);
+	p->dropped[v] = true;
+	dec_note(c, NPF_NOTE_OMITTED, v, NULL, p->ifc->name, "%s", text);
+}
+
+/* True when a is one of our announced addresses on the chosen network, i.e. an address
+ * the probes tested. */
+static bool addr_passed(const struct ctx *c, const struct npf_iface *ifc, const struct npf_addr *a)
+{
+	const struct net *net = &c->nets[c->chosen];
+
+	return ifc == &c->inv->ifaces[net->ifc] && in_net(a, net) && addr_usable(a) &&
+	       dec_announced(c, ifc, a);
+}
+
+/* NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME: the chosen interface's name,
+ * published only when the consumer's address model (the row's model column,
+ * lib/consumer.h) lands on an address that passed the probes. */
+static void rule_ifname(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	const struct npf_var_info *vi = npf_var_info(v);
+	const struct npf_inventory *inv = c->inv;
+	const struct npf_iface *ifc = p->ifc;
+	char value[IFNAMSIZ + 2], ip[INET6_ADDRSTRLEN], got_if[IFNAMSIZ] = "";
+	struct npf_cmodel_query q = { .value = value, .nccl_version = c->version };
+	struct npf_addr a;
+	int r;
+
+	if (!dec_var_wanted(c, v))
+		return;
+	if (vi->model == NPF_CM_NCCL_SOCKET) {
+		struct ncclmatch_list l;
+
+		snprintf(value, sizeof(value), "=%s", ifc->name);
+		q.family = p->family;
+		if (ncclmatch_parse(value, NCCLMATCH_SOCKET, &l) < 0) {
+			drop(c, p, v, "%s left out: '%s' does not parse as NCCL reads it", vi->name,
+			     value);
+			return;
+		}
+		for (size_t i = 0; i < inv->n_ifaces; i++)
+			if (ncclmatch_ifname(&l, inv->ifaces[i].name) != (&inv->ifaces[i] == ifc)) {
+				drop(c, p, v, "%s left out: '%s' would %s %s under NCCL's grammar",
+				     vi->name, value, &inv->ifaces[i] == ifc ? "miss" : "also select",
+				     inv->ifaces[i].name);
+				return;
+			}
+	} else {
+		snprintf(value, sizeof(value), "%s", ifc->name);
+		/* PyTorch splits GLOO_SOCKET_IFNAME on ',' (one device per token). */
+		if (vi->model == NPF_CM_GLOO && strchr(value, ',')) {
+			drop(c, p, v, "%s left out: Gloo splits the name %s on ','", vi->name,
+			     value);
+			return;
+		}
 	}
-	return NULL;
+	r = npf_cmodel_addr(vi->model, inv, &q, got_if, &a);
+	if (r < 0) {
+		if (vi->model == NPF_CM_TENSORPIPE)
+			drop(c, p, v,
+			     "%s left out: TensorPipe (%s) finds no UP, RUNNING address on %s and "
+			     "would listen on 127.0.0.1",
+			     vi->name, npf_cmodel_function(vi->model), ifc->name);
+		else
+			drop(c, p, v, "%s left out: %s (%s) would find no usable address on %s",
+			     vi->name, npf_consumer_name(vi->consumer),
+			     npf_cmodel_function(vi->model), ifc->name);
+		return;
+	}
+	if (!addr_passed(c, npf_inventory_find_name(inv, got_if), &a)) {
+		npf_addr_str(&a, ip, sizeof(ip));
+		drop(c, p, v,
+		     "%s left out: %s (%s) would bind %s, the first %saddress of %s, which is "
+		     "not an address that passed on %s",
+		     vi->name, npf_consumer_name(vi->consumer), npf_cmodel_function(vi->model), ip,
+		     q.family == AF_INET6 ? "IPv6 " : "", got_if, c->out->cidr);
+		dec_note(c, NPF_NOTE_CONSUMER_ADDRESS, v, NULL, got_if,
+			 "%s would use %s on %s", npf_consumer_name(vi->consumer), ip, got_if);
+		return;
+	}
+	dec_set_var(c, p->vals, v, value);
 }
 
-static bool ompi_wanted(const struct ctx *c)
+/* NCCL advertises IPv4 first (ncclFindInterfaces): an IPv6 choice needs the family
+ * forced. Published with NCCL_SOCKET_IFNAME or not at all (the registry's "with"). */
+static void rule_socket_family(struct ctx *c, struct pub *p, enum npf_var v)
 {
-	return dec_var_wanted(c, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE) ||
-	       dec_var_wanted(c, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE);
+	if (p->family == AF_INET6)
+		dec_set_var(c, p->vals, v, "AF_INET6");
 }
 
-/* OMPI_MCA_{btl,oob}_tcp_if_include. mpirun copies the launch node's OMPI_MCA_* to every
- * node, so a CIDR, which holds everywhere, is the value of choice. But Open MPI 4.1 parses
- * only IPv4 CIDRs: an IPv6 one is rejected ("invalid if_inexclude") and the setting ignored,
- * so the job falls back to every interface and hangs on docker0 and friends. On an IPv6
- * network the interface name is the only form left, and a name selects every address of
- * the interface: one more address there (IPv4, or IPv6 on another prefix) is unverified
+/* The RDMA variables come from the facts build_hcas() computed. */
+static void rule_rdma(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	if (p->pre[v])
+		dec_set_var(c, p->vals, v, p->pre[v]);
+}
+
+/* UCX_NET_DEVICES: the published RDMA ports (dev:port, exact names), else the chosen
+ * netdev, whose address UCX's tcp transport takes by ucs_netif_get_addr. */
+static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	const struct npf_var_info *vi = npf_var_info(v);
+	struct npf_cmodel_query q = { .value = p->ifc->name };
+	char value[REC_VALUE_MAX], ip[INET6_ADDRSTRLEN], got_if[IFNAMSIZ] = "";
+	struct npf_addr a;
+	size_t count;
+
+	if (!dec_var_wanted(c, v))
+		return;
+	if ((p->vals[NPF_VAR_NCCL_IB_HCA] ||
+	     (!dec_var_wanted(c, NPF_VAR_NCCL_IB_HCA) && p->pre[NPF_VAR_NCCL_IB_HCA])) &&
+	    dec_hca_value(c->out, value, sizeof(value), &count) && count) {
+		dec_set_var(c, p->vals, v, value + 1);
+		return;
+	}
+	if (npf_cmodel_addr(vi->model, c->inv, &q, got_if, &a) < 0) {
+		drop(c, p, v, "%s left out: UCX (%s) finds no UP, RUNNING, non-link-local address on %s",
+		     vi->name, npf_cmodel_function(vi->model), p->ifc->name);
+		return;
+	}
+	if (!addr_passed(c, p->ifc, &a)) {
+		drop(c, p, v,
+		     "%s left out: UCX (%s) would bind %s on %s, which is not an address that "
+		     "passed on %s",
+		     vi->name, npf_cmodel_function(vi->model), npf_addr_str(&a, ip, sizeof(ip)),
+		     p->ifc->name, c->out->cidr);
+		return;
+	}
+	dec_set_var(c, p->vals, v, p->ifc->name);
+}
+
+/* OMPI_MCA_{btl,oob}_tcp_if_include and PRTE_MCA_prte_if_include (Open MPI 5's runtime
+ * reads only the PRTE name: schizo/ompi translates OMPI_MCA_oob_* only with
+ * --personality ompi, which mpirun does not pass). split_and_resolve (btl_tcp_component.c,
+ * oob_tcp_component.c, prte_oob_split_and_resolve) takes names or IPv4 CIDRs: a CIDR holds
+ * on every node and mpirun copies the launch node's value everywhere, so it is the value
+ * of choice. Open MPI 4.1 and PRRTE reject IPv6 CIDRs ("invalid if_inexclude") and fall
+ * back to every interface, so on an IPv6 network the name is the only form left, and a
+ * name selects every address of the interface: one more address there is unverified
  * traffic, so the value is left out rather than published half-proven. */
-static void ompi_if_include(struct ctx *c, char **vals, const struct npf_iface *ifc)
+static void ompi_decide(struct ctx *c, struct pub *p)
 {
 	const struct net *net = &c->nets[c->chosen];
+	const struct npf_iface *ifc = p->ifc;
 	const struct npf_addr *stray;
-	const char *value = c->out->cidr;
 	char ip[INET6_ADDRSTRLEN];
 
-	if (!ompi_wanted(c))
+	p->ompi_done = true;
+	p->ompi_value = c->out->cidr;
+	if (net->prefix.family != AF_INET6) {
+		/* Open MPI 5's btl/tcp keeps one address per interface, the first one
+		 * (mca_btl_tcp_create): a secondary subnet is selected but not used. */
+		for (size_t i = 0; i < ifc->n_addrs; i++)
+			if (ifc->addrs[i].family == AF_INET) {
+				if (!in_net(&ifc->addrs[i], net))
+					dec_note(c, NPF_NOTE_CONSUMER_ADDRESS,
+						 NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+						 "Open MPI 5's btl/tcp (mca_btl_tcp_create) advertises "
+						 "only the first address of %s, %s, which is not on "
+						 "%s; Open MPI 4.1 advertises every address",
+						 ifc->name,
+						 npf_addr_str(&ifc->addrs[i], ip, sizeof(ip)),
+						 c->out->cidr);
+				break;
+			}
 		return;
-	if (net->prefix.family == AF_INET6) {
-		if (strchr(ifc->name, ',')) {
-			dec_add_note(c, "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include left "
-				    "out: Open MPI takes only IPv4 CIDRs, and it splits the name %s "
-				    "on ','",
-				 ifc->name);
-			return;
-		}
-		stray = dec_ompi_stray(ifc->addrs, ifc->n_addrs, net);
-		if (stray) {
-			dec_add_note(c, "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include left "
-				    "out: Open MPI takes only IPv4 CIDRs, and by name (%s) it would "
-				    "also use %s, which is not on %s",
-				 ifc->name, npf_addr_str(stray, ip, sizeof(ip)), c->out->cidr);
-			return;
-		}
-		value = ifc->name;
 	}
-	dec_set_var(c, vals, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, value);
-	dec_set_var(c, vals, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, value);
+	p->ompi_value = NULL;
+	if (strchr(ifc->name, ',')) {
+		dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+			 "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, "
+			 "PRTE_MCA_prte_if_include left out: Open MPI takes only IPv4 CIDRs, and it "
+			 "splits the name %s on ','",
+			 ifc->name);
+		return;
+	}
+	stray = dec_ompi_stray(ifc->addrs, ifc->n_addrs, net);
+	if (stray) {
+		dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+			 "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, "
+			 "PRTE_MCA_prte_if_include left out: Open MPI takes only IPv4 CIDRs, and by "
+			 "name (%s) it would also use %s, which is not on %s",
+			 ifc->name, npf_addr_str(stray, ip, sizeof(ip)), c->out->cidr);
+		return;
+	}
+	p->ompi_value = ifc->name;
 }
 
-/* Job-wide, an interface name must be the same on every node and name nothing unverified
- * on any of them. */
-void dec_ompi_job_wide(struct ctx *c, char **vals, bool same_name)
+static void rule_ompi(struct ctx *c, struct pub *p, enum npf_var v)
 {
-	const struct net *net = &c->nets[c->chosen];
-	const struct npf_recommendation *out = c->out;
-	char ip[INET6_ADDRSTRLEN];
-
-	if (net->prefix.family != AF_INET6 ||
-	    (!vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE] &&
-	     !vals[NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE]))
+	if (!dec_var_wanted(c, v))
 		return;
-	if (!same_name) {
-		dec_add_note(c, "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include: no job-wide "
-			    "value: Open MPI takes only IPv4 CIDRs and the nodes use different "
-			    "interface names on %s (mpirun gives every node the launch node's value)",
-			 out->cidr);
-		goto drop;
-	}
-	for (size_t k = 1; k < c->chk->n_nodes; k++) {
-		const struct npf_addr *stray =
-			dec_ompi_stray_peer(&c->chk->nodes[k], out->nodes[k].ifname, net);
+	if (!p->ompi_done)
+		ompi_decide(c, p);
+	if (p->ompi_value)
+		dec_set_var(c, p->vals, v, p->ompi_value);
+	else
+		p->dropped[v] = true;
+}
 
-		if (stray) {
-			dec_add_note(c, "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include: no "
-				    "job-wide value: Open MPI takes only IPv4 CIDRs, and by name (%s) "
-				    "it would also use %s on %s, which is not on %s",
-				 out->nodes[k].ifname, npf_addr_str(stray, ip, sizeof(ip)),
-				 node_name(c, (int)k), out->cidr);
-			goto drop;
+/* MASTER_ADDR: an IP literal of the job's first node on the chosen network (PyTorch's
+ * rendezvous.py:_env_rendezvous_handler resolves it; a literal needs no DNS). */
+static void rule_master_addr(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	const struct npf_recommendation *out = c->out;
+	const char *first = c->pol->first_node;
+	char ip[INET6_ADDRSTRLEN];
+	int k = -1;
+
+	if (!dec_var_wanted(c, v))
+		return;
+	for (size_t i = 0; first && first[0] && i < c->chk->n_nodes; i++)
+		if (strncmp(c->chk->nodes[i].name, first, NPF_NAME_MAX) == 0) {
+			k = (int)i;
+			break;
 		}
+	if (!first || !first[0])
+		drop(c, p, v, "MASTER_ADDR left out: the job's first node is not known");
+	else if (k < 0)
+		drop(c, p, v, "MASTER_ADDR left out: %s is not part of this check", first);
+	else if (!out->nodes[k].ifname[0])
+		drop(c, p, v, "MASTER_ADDR left out: %s announced no address on %s", first,
+		     out->cidr);
+	else
+		dec_set_var(c, p->vals, v, npf_addr_str(&out->nodes[k].addr, ip, sizeof(ip)));
+}
+
+/* NETPREFLIGHT_NODE: which node these values are for. The TaskProlog and SPANK plugin
+ * replace our variables when an imported environment's marker names another node. */
+static void rule_node(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	if (c->chk->nodes[0].name[0])
+		dec_set_var(c, p->vals, v, c->chk->nodes[0].name);
+	else
+		drop(c, p, v, "NETPREFLIGHT_NODE left out: this node has no name in the check");
+}
+
+static const rule_fn rules[NPF_VAR__COUNT] = {
+#define NPF_VAR_RULE(id, nm, gt, bt, cons, wi, rule, jwr, mdl, un) [NPF_VAR_##id] = rule,
+	NPF_VAR_TABLE(NPF_VAR_RULE)
+#undef NPF_VAR_RULE
+};
+
+/* Variables that travel together: when one was left out, so is its partner. */
+static void travel_together(struct ctx *c, struct pub *p)
+{
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		int w = npf_var_info((enum npf_var)v)->with;
+
+		if (w < 0 || !p->vals[v] || p->vals[w] || !p->dropped[w])
+			continue;
+		drop(c, p, (enum npf_var)v, "%s left out with %s: they are published together or not at all",
+		     npf_var_name((enum npf_var)v), npf_var_name((enum npf_var)w));
 	}
-	return;
-drop:
-	dec_drop_var(vals, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE);
-	dec_drop_var(vals, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE);
 }
 
 /* ---- putting it together ------------------------------------------------------------------ */
@@ -565,59 +1004,40 @@ int dec_build_env(struct ctx *c)
 {
 	struct npf_recommendation *out = c->out;
 	const struct net *net = &c->nets[c->chosen];
-	const struct npf_iface *ifc = &c->inv->ifaces[net->ifc];
-	char *vals[NPF_VAR__COUNT] = { 0 };
-	char ip[INET6_ADDRSTRLEN], value[REC_VALUE_MAX];
-	int family = net->prefix.family == AF_INET6 ? AF_INET6 : 0;
+	bool had[NPF_VAR__COUNT];
+	struct pub p;
 	int r;
 
-	/* NCCL advertises IPv4 first; an IPv6 choice needs the family forced. */
-	if (family == AF_INET6)
-		dec_set_var(c, vals, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
-	if (dec_var_wanted(c, NPF_VAR_NCCL_SOCKET_IFNAME))
-		socket_ifname(c, vals, vals[NPF_VAR_NCCL_SOCKET_FAMILY] ? family : 0);
-	if ((r = build_hcas(c, vals)) < 0)
+	memset(&p, 0, sizeof(p));
+	p.ifc = &c->inv->ifaces[net->ifc];
+	p.family = net->prefix.family == AF_INET6 && dec_var_wanted(c, NPF_VAR_NCCL_SOCKET_FAMILY) ?
+			   AF_INET6 :
+			   0;
+	copy_str(out->node, sizeof(out->node), c->chk->nodes[0].name);
+	if ((r = build_hcas(c, p.pre)) < 0)
 		goto out;
-	dec_set_var(c, vals, NPF_VAR_GLOO_SOCKET_IFNAME, ifc->name);
-	dec_set_var(c, vals, NPF_VAR_TP_SOCKET_IFNAME, ifc->name);
-	if (vals[NPF_VAR_NCCL_IB_HCA] || (!dec_var_wanted(c, NPF_VAR_NCCL_IB_HCA) && out->n_hcas)) {
-		size_t count;
-
-		if (dec_hca_value(out, value, sizeof(value), &count) && count)
-			dec_set_var(c, vals, NPF_VAR_UCX_NET_DEVICES, value + 1);
-	}
-	if (!vals[NPF_VAR_UCX_NET_DEVICES])
-		dec_set_var(c, vals, NPF_VAR_UCX_NET_DEVICES, ifc->name);
-	ompi_if_include(c, vals, ifc);
-	if (dec_var_wanted(c, NPF_VAR_MASTER_ADDR)) {
-		const char *first = c->pol->first_node;
-		int k = -1;
-
-		for (size_t i = 0; first && first[0] && i < c->chk->n_nodes; i++)
-			if (strncmp(c->chk->nodes[i].name, first, NPF_NAME_MAX) == 0) {
-				k = (int)i;
-				break;
-			}
-		if (!first || !first[0])
-			dec_add_note(c, "MASTER_ADDR left out: the job's first node is not known");
-		else if (k < 0)
-			dec_add_note(c, "MASTER_ADDR left out: %s is not part of this check", first);
-		else if (!out->nodes[k].ifname[0])
-			dec_add_note(c, "MASTER_ADDR left out: %s announced no address on %s", first,
-				 out->cidr);
-		else
-			dec_set_var(c, vals, NPF_VAR_MASTER_ADDR,
-				npf_addr_str(&out->nodes[k].addr, ip, sizeof(ip)));
-	}
+	/* One row of the registry at a time, in output order. */
+	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++)
+		rules[v](c, &p, (enum npf_var)v);
+	travel_together(c, &p);
 	if (c->err) {
 		r = c->err;
 		goto out;
 	}
-	if (c->pol->job_wide && (r = dec_job_wide(c, vals)) < 0)
+	for (int v = 0; v < NPF_VAR__COUNT; v++)
+		had[v] = p.vals[v] != NULL;
+	if (c->pol->job_wide && (r = dec_job_wide(c, p.vals)) < 0)
 		goto out;
+	/* Job-wide may leave out one of a pair too. */
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		int w = npf_var_info((enum npf_var)v)->with;
+
+		if (w >= 0 && p.vals[v] && !p.vals[w] && had[w])
+			dec_drop_var(p.vals, (enum npf_var)v);
+	}
 	r = 0;
 	for (int v = 0; v < NPF_VAR__COUNT; v++)
-		if (vals[v])
+		if (p.vals[v])
 			out->n_vars++;
 	out->vars = calloc(out->n_vars ? out->n_vars : 1, sizeof(*out->vars));
 	if (!out->vars) {
@@ -626,14 +1046,16 @@ int dec_build_env(struct ctx *c)
 	}
 	out->n_vars = 0;
 	for (int v = 0; v < NPF_VAR__COUNT; v++)
-		if (vals[v]) {
-			copy_str(out->vars[out->n_vars].name, NPF_REC_NAME_MAX, npf_var_name((enum npf_var)v));
-			out->vars[out->n_vars++].value = vals[v];
-			vals[v] = NULL;
+		if (p.vals[v]) {
+			copy_str(out->vars[out->n_vars].name, NPF_REC_NAME_MAX,
+				 npf_var_name((enum npf_var)v));
+			out->vars[out->n_vars++].value = p.vals[v];
+			p.vals[v] = NULL;
 		}
 out:
-	for (int v = 0; v < NPF_VAR__COUNT; v++)
-		free(vals[v]);
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		free(p.vals[v]);
+		free(p.pre[v]);
+	}
 	return r;
 }
-

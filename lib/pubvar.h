@@ -67,17 +67,17 @@ enum npf_cmodel {
 	  NCCL, NCCL_SOCKET_IFNAME, rule_socket_family, SAME, NONE,                            \
 	  "any family: IPv4 first in getifaddrs order")                                        \
 	X(NCCL_IB_HCA, "NCCL_IB_HCA", VARIABLES, NPF_PUBVAR_NCCL_IB_HCA, NCCL, NONE,           \
-	  rule_ib_hca, NCCL_HCAS, NONE, "every ACTIVE IB/RoCE port")                           \
+	  rule_rdma, NCCL_HCAS, NONE, "every ACTIVE IB/RoCE port")                           \
 	X(NCCL_IB_DISABLE, "NCCL_IB_DISABLE", VARIABLES, NPF_PUBVAR_NCCL_IB_DISABLE, NCCL,     \
-	  NONE, rule_ib_disable, SAME, NONE, "IB transport on when any port is ACTIVE")        \
+	  NONE, rule_rdma, SAME, NONE, "IB transport on when any port is ACTIVE")        \
 	X(NCCL_IB_GID_INDEX, "NCCL_IB_GID_INDEX", VARIABLES, NPF_PUBVAR_NCCL_IB_GID_INDEX,     \
-	  NCCL, NONE, rule_gid_index, PER_NODE_GID, NONE,                                      \
+	  NCCL, NONE, rule_rdma, PER_NODE_GID, NONE,                                      \
 	  ">= 2.21.5: auto per port; older: index 0")                                          \
 	X(NCCL_IB_ADDR_FAMILY, "NCCL_IB_ADDR_FAMILY", VARIABLES,                               \
-	  NPF_PUBVAR_NCCL_IB_ADDR_FAMILY, NCCL, NONE, rule_ib_addr_family, SAME, NONE,         \
+	  NPF_PUBVAR_NCCL_IB_ADDR_FAMILY, NCCL, NONE, rule_rdma, SAME, NONE,         \
 	  "AF_INET")                                                                           \
 	X(NCCL_IB_ADDR_RANGE, "NCCL_IB_ADDR_RANGE", VARIABLES, NPF_PUBVAR_NCCL_IB_ADDR_RANGE,  \
-	  NCCL, NONE, rule_ib_addr_range, SAME, NONE, "any range")                             \
+	  NCCL, NONE, rule_rdma, SAME, NONE, "any range")                             \
 	X(GLOO_SOCKET_IFNAME, "GLOO_SOCKET_IFNAME", VARIABLES, NPF_PUBVAR_GLOO_SOCKET_IFNAME,  \
 	  GLOO, NONE, rule_ifname, ONE_NAME, GLOO,                                             \
 	  "the hostname's address, often 127.0.1.1")                                           \
@@ -87,7 +87,7 @@ enum npf_cmodel {
 	X(UCX_NET_DEVICES, "UCX_NET_DEVICES", VARIABLES, NPF_PUBVAR_UCX_NET_DEVICES, UCX,      \
 	  NONE, rule_ucx_devices, EXACT_UNION, UCX_TCP, "all")                                 \
 	X(UCX_IB_GID_INDEX, "UCX_IB_GID_INDEX", VARIABLES, NPF_PUBVAR_UCX_IB_GID_INDEX, UCX,   \
-	  NONE, rule_gid_index, PER_NODE_GID, NONE, "auto: RoCE v2 IPv4 first")               \
+	  NONE, rule_rdma, PER_NODE_GID, NONE, "auto: RoCE v2 IPv4 first")               \
 	X(OMPI_MCA_BTL_TCP_IF_INCLUDE, "OMPI_MCA_btl_tcp_if_include", VARIABLES,               \
 	  NPF_PUBVAR_OMPI_MCA_btl_tcp_if_include, OMPI, NONE, rule_ompi, OMPI, OMPI,           \
 	  "every interface but 127.0.0.1/8 and sppp")                                          \

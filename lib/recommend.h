@@ -18,8 +18,13 @@
 /* Operator policy ([publish] in lib/config.h). Pointers are borrowed for the duration of
  * npf_recommend(); a zeroed struct means: no patterns, current NCCL, every variable. */
 struct npf_policy {
-	const struct npf_pattern_list *prefer; /* globs, strongest first; NULL = none */
-	const struct npf_pattern_list *avoid;  /* an avoided network loses to all; NULL = none */
+	const struct npf_pattern_list *prefer; /* globs, strongest first (networks, and among RDMA
+						* ports); NULL = none */
+	const struct npf_pattern_list *avoid;  /* an avoided network loses to all; also RDMA ports
+						* (dev, dev:port) and their netdevs; NULL = none */
+	const struct npf_pattern_list *rdma_fabric; /* IB ports without an IPoIB address that
+						     * belong to the job's fabric (dev, dev:port
+						     * globs); NULL/empty: all kept, untested */
 	int nccl_version;   /* NPF_NCCL_VERSION(2, 21, 5) = 22105; <= 0 = current */
 	uint32_t publish;   /* enum npf_pubvar bits (lib/config.h); 0 = all that apply */
 	bool master_addr;   /* also publish MASTER_ADDR */

@@ -1220,9 +1220,12 @@ static void master_addr_and_mask(void **state)
 	f = cluster_view(basic, 3, 0, NULL);
 	f->pol.publish = NPF_PUBVAR_NCCL_SOCKET_IFNAME | NPF_PUBVAR_OMPI_MCA_btl_tcp_if_include;
 	fx_run(f);
-	assert_int_equal(f->rec.n_vars, 2);
+	/* ... and the node marker, which every environment carries. */
+	assert_int_equal(f->rec.n_vars, 3);
 	assert_string_equal(f->rec.vars[0].name, "NCCL_SOCKET_IFNAME");
 	assert_string_equal(f->rec.vars[1].name, "OMPI_MCA_btl_tcp_if_include");
+	assert_string_equal(f->rec.vars[2].name, "NETPREFLIGHT_NODE");
+	assert_string_equal(f->rec.vars[2].value, "node1");
 	fx_free(f);
 }
 
@@ -1318,14 +1321,18 @@ static void roce_standard_layout(void **state)
 	struct fx *f;
 	(void)state;
 
-	/* Current NCCL: its own pick (3) is right; nothing to steer. */
+	/* Current NCCL: its own pick (3) is right, but the job may bring an older NCCL:
+	 * one index for every port holds for every version (GID for every NCCL), and UCX
+	 * gets the same steering. */
 	f = cluster_view(roce2, 2, 0, NULL);
 	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
 	fx_run(f);
 	assert_string_equal(f->rec.ifname, "ens1f0np0");
 	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
 	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "mlx5_0:1");
-	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
+	assert_var(f, NPF_VAR_UCX_IB_GID_INDEX, "3");
+	assert_true(has_note(f, "holds for every NCCL version"));
 	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY));
 	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_RANGE));
 	assert_int_equal(f->rec.hcas[0].gid_index, 3);
@@ -1405,13 +1412,14 @@ static void roce_ipv6_only(void **state)
 	struct fx *f = cluster_view(v6, 2, 0, NULL);
 	(void)state;
 
-	/* NCCL's default family is AF_INET: with no IPv4 GID it stays on 0 (fe80). */
+	/* NCCL's default family is AF_INET: with no IPv4 GID it stays on 0 (fe80). One
+	 * port, one index: NCCL_IB_GID_INDEX pins it for every NCCL version. */
 	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", g6, 4);
 	fx_run(f);
 	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
-	assert_var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY, "AF_INET6");
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
 	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_RANGE));
-	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY));
 	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
 	assert_int_equal(f->rec.hcas[0].auto_gid, 3);
 	fx_free(f);
@@ -1423,6 +1431,17 @@ static void roce_ipv6_only(void **state)
 	fx_run(f);
 	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
 	assert_non_null(strstr(hca_why(f, "mlx5_0", 1), "would use index 0"));
+	fx_free(f);
+
+	/* Without NCCL_IB_GID_INDEX, the per-version rule: the family steers NCCL >= 2.21.5. */
+	f = cluster_view(v6, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", g6, 4);
+	f->pol.publish = NPF_PUBVAR__ALL & ~NPF_PUBVAR_NCCL_IB_GID_INDEX;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY, "AF_INET6");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_int_equal(f->rec.hcas[0].auto_gid, 3);
+	assert_true(has_note(f, "NCCL >= 2.21.5 only"));
 	fx_free(f);
 }
 
@@ -1439,6 +1458,8 @@ static void roce_range_steers(void **state)
 	(void)state;
 
 	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", two4, 6);
+	/* (With NCCL_IB_GID_INDEX allowed, index 5 is pinned for every version.) */
+	f->pol.publish = NPF_PUBVAR__ALL & ~NPF_PUBVAR_NCCL_IB_GID_INDEX;
 	fx_run(f);
 	assert_var(f, NPF_VAR_NCCL_IB_ADDR_RANGE, "198.18.2.0/24");
 	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY));
@@ -1481,15 +1502,17 @@ static void hca_selection(void **state)
 	add_port(f, "mlx5_10", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens9f0np0", g10, 4);
 	add_port(f, "mlx5_2", 1, NPF_LL_INFINIBAND, NPF_PORT_ACTIVE, NULL, NULL, 0);
 	fx_run(f);
-	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1");
+	/* mlx5_2 is InfiniBand without an IPoIB address: IB RDMA needs no IP, so it is
+	 * kept, marked untested (it used to be dropped). */
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1,mlx5_2:1");
+	assert_true(has_note(f, "keeps mlx5_2:1 untested"));
 	assert_non_null(strstr(hca_why(f, "mlx5_10", 1), "did not pass"));
-	assert_non_null(strstr(hca_why(f, "mlx5_2", 1), "no netdev"));
 	assert_non_null(strstr(hca_why(f, "mlx5_1", 2), "DOWN"));
 	assert_int_equal(ncclmatch_parse(var(f, NPF_VAR_NCCL_IB_HCA), NCCLMATCH_IB, &l), 0);
 	assert_true(ncclmatch_hca(&l, "mlx5_1", 1));
 	assert_false(ncclmatch_hca(&l, "mlx5_1", 2));
 	assert_false(ncclmatch_hca(&l, "mlx5_10", 1));
-	assert_false(ncclmatch_hca(&l, "mlx5_2", 1));
+	assert_true(ncclmatch_hca(&l, "mlx5_2", 1));
 	fx_free(f);
 }
 
@@ -1528,10 +1551,10 @@ static void job_wide_hca(void **state)
 	f->pol.job_wide = true;
 	f->pol.nccl_version = NPF_NCCL_VERSION(2, 19, 3);
 	fx_run(f);
-	/* Narrowed here to mlx5_0, but node2's mlx5_1 works: the union would select
-	 * mlx5_1 on this node too, so no job-wide value. */
-	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
-	assert_true(has_note(f, "NCCL_IB_HCA: no job-wide value"));
+	/* Narrowed here to mlx5_0 while node2's mlx5_1 works: every node must use the
+	 * same rails, so mlx5_0 alone, with a note (was: no job-wide value at all). */
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_true(has_note(f, "every node must use the same rails"));
 	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
 	assert_true(has_note(f, "NCCL_IB_GID_INDEX: no job-wide value"));
 	fx_free(f);
