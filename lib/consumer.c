@@ -15,7 +15,7 @@
 static const struct npf_addr *first_addr(const struct npf_iface *ifc, int family,
 					 bool (*skip)(const struct npf_addr *a))
 {
-	static const int fams[] = { AF_INET, AF_INET6 };
+	static const int fams[] = {AF_INET, AF_INET6};
 
 	for (size_t f = 0; f < 2; f++) {
 		if (family && family != fams[f])
@@ -110,20 +110,19 @@ static const struct {
 	int (*addr)(const struct npf_inventory *inv, const struct npf_cmodel_query *q,
 		    char ifname[IFNAMSIZ], struct npf_addr *out);
 } models[NPF_CM__COUNT] = {
-	[NPF_CM_NONE] = { "none", "", NULL },
-	[NPF_CM_NCCL_SOCKET] = { "nccl-socket", "ncclFindInterfaces", nccl_socket },
-	[NPF_CM_GLOO] = { "gloo", "lookupAddrForIface", gloo },
-	[NPF_CM_TENSORPIPE] = { "tensorpipe", "lookupAddrForIface (uv)", tensorpipe },
-	[NPF_CM_UCX_TCP] = { "ucx-tcp", "ucs_netif_get_addr", ucx_tcp },
-	/* opal split_and_resolve selects by CIDR: no single address to model here. */
-	[NPF_CM_OMPI] = { "openmpi", "split_and_resolve", NULL },
+    [NPF_CM_NONE] = {"none", "", NULL},
+    [NPF_CM_NCCL_SOCKET] = {"nccl-socket", "ncclFindInterfaces", nccl_socket},
+    [NPF_CM_GLOO] = {"gloo", "lookupAddrForIface", gloo},
+    [NPF_CM_TENSORPIPE] = {"tensorpipe", "lookupAddrForIface (uv)", tensorpipe},
+    [NPF_CM_UCX_TCP] = {"ucx-tcp", "ucs_netif_get_addr", ucx_tcp},
+    /* opal split_and_resolve selects by CIDR: no single address to model here. */
+    [NPF_CM_OMPI] = {"openmpi", "split_and_resolve", NULL},
 };
 
 int npf_cmodel_addr(enum npf_cmodel m, const struct npf_inventory *inv,
 		    const struct npf_cmodel_query *q, char ifname[IFNAMSIZ], struct npf_addr *out)
 {
-	if ((unsigned int)m >= NPF_CM__COUNT || !models[m].addr || !inv || !q || !q->value ||
-	    !out)
+	if ((unsigned int)m >= NPF_CM__COUNT || !models[m].addr || !inv || !q || !q->value || !out)
 		return -EINVAL;
 	return models[m].addr(inv, q, ifname, out);
 }

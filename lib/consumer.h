@@ -11,7 +11,7 @@
 
 struct npf_cmodel_query {
 	const char *value; /* the variable's value: "=ens1f0" for NCCL, "ens1f0" otherwise */
-	int family;        /* NCCL_SOCKET_FAMILY: 0, AF_INET or AF_INET6 */
+	int family;	   /* NCCL_SOCKET_FAMILY: 0, AF_INET or AF_INET6 */
 	int nccl_version;  /* <= 0: current */
 };
 

@@ -24,9 +24,9 @@
 /* How one of our interfaces fares on one network. Higher is better. */
 enum est {
 	EST_ABSENT = 0, /* the interface holds no address on the network */
-	EST_FAIL,       /* some probed peer failed in some direction */
-	EST_UNKNOWN,    /* no failure, but some peer's evidence is missing */
-	EST_WORKS,      /* ok both ways with every (probed) peer */
+	EST_FAIL,	/* some probed peer failed in some direction */
+	EST_UNKNOWN,	/* no failure, but some peer's evidence is missing */
+	EST_WORKS,	/* ok both ways with every (probed) peer */
 };
 
 struct eval {
@@ -44,9 +44,9 @@ struct net {
 	struct npf_addr prefix; /* masked, prefixlen set */
 	bool avoid;
 	unsigned int prefer; /* strongest prefer pattern matched, PREFER_NONE */
-	bool role;           /* a container bridge / overlay / VPN sits on it somewhere */
-	bool rdma;           /* every announced interface on it is RDMA-backed */
-	int64_t speed;       /* slowest announced speed, 0 when any is unknown */
+	bool role;	     /* a container bridge / overlay / VPN sits on it somewhere */
+	bool rdma;	     /* every announced interface on it is RDMA-backed */
+	int64_t speed;	     /* slowest announced speed, 0 when any is unknown */
 	size_t n_members;
 	/* local result */
 	enum est state;
@@ -64,15 +64,14 @@ struct ctx {
 	struct net *nets;
 	size_t n_nets;
 	bool nets_capped;
-	struct eval *ev; /* n_ifaces x n_nets */
-	int *link_idx;   /* n_ifaces x n_nodes: index into chk->links, -1 */
+	struct eval *ev;  /* n_ifaces x n_nets */
+	int *link_idx;	  /* n_ifaces x n_nodes: index into chk->links, -1 */
 	size_t *path_off; /* n_nodes + 1: CSR of chk->paths by peer */
 	size_t *path_idx;
 	size_t *peer_fail; /* n_nodes: how many (interface, network) evaluations each peer broke */
-	int chosen; /* index into nets, -1 */
+	int chosen;	   /* index into nets, -1 */
 	int err;
 };
-
 
 /* ---- shared helpers ---- */
 
@@ -84,7 +83,8 @@ static inline void copy_str(char *dst, size_t dstsz, const char *src)
 }
 
 /* snprintf for human text where cutting a long line short is acceptable. */
-static inline void bfmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void bfmt(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static inline void bfmt(char *buf, size_t len, const char *fmt, ...)
 {
@@ -156,7 +156,8 @@ static inline bool iface_is_loopback(const struct npf_iface *ifc)
 	       strcmp(ifc->name, "lo") == 0;
 }
 
-static inline bool pat_match(const struct npf_pattern_list *l, const char *name, unsigned int *first)
+static inline bool pat_match(const struct npf_pattern_list *l, const char *name,
+			     unsigned int *first)
 {
 	if (!l)
 		return false;
@@ -184,15 +185,14 @@ static inline const struct eval *ev_at(const struct ctx *c, size_t i, size_t n)
 	return &c->ev[i * c->n_nets + n];
 }
 
-
 /* ---- stages (each file's header comment says what it owns) ---------------------------- */
 
 /* recommend.c */
 /* A caveat note (code NPF_NOTE_CAVEAT, about no variable). */
 void dec_add_note(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A structured note; node and ifname may be NULL. Sets c->err on allocation failure. */
-void dec_note(struct ctx *c, enum npf_note_code code, int var, const char *node,
-	      const char *ifname, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void dec_note(struct ctx *c, enum npf_note_code code, int var, const char *node, const char *ifname,
+	      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 const char *dec_iface_desc(const struct npf_iface *ifc);
 
 /* evidence.c: the probe results, reduced per (our interface, network) */

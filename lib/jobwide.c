@@ -26,7 +26,7 @@ static bool tok_has(const struct tokset *s, const char *tok)
 
 static int tok_add(struct tokset *s, const char *tok)
 {
-	char (*n)[TOK_MAX];
+	char(*n)[TOK_MAX];
 
 	if (!tok[0] || tok_has(s, tok))
 		return 0;
@@ -50,7 +50,7 @@ static void tok_free_all(struct tokset *s, size_t n)
 enum jw_kind {
 	JW_EXACT,  /* Gloo, TensorPipe, UCX: plain exact names */
 	JW_SOCKET, /* NCCL_SOCKET_IFNAME "=a,b" */
-	JW_IB,     /* NCCL_IB_HCA "=dev:port,..." */
+	JW_IB,	   /* NCCL_IB_HCA "=dev:port,..." */
 };
 
 static bool jw_selects(const struct ncclmatch_list *l, enum jw_kind kind, const struct tokset *u,
@@ -77,7 +77,7 @@ static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind ki
 		     const struct tokset *sets, const struct tokset *known, size_t max)
 {
 	const char *name = npf_var_name(v);
-	struct tokset u = { 0 };
+	struct tokset u = {0};
 	char value[REC_VALUE_MAX];
 	struct ncclmatch_list l;
 	size_t nn = c->chk->n_nodes;
@@ -92,8 +92,9 @@ static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind ki
 	if (u.n == 0)
 		goto out;
 	if (u.n > max) {
-		dec_add_note(c, "%s: no job-wide value: %zu distinct names exceed the %zu NCCL reads",
-			 name, u.n, max);
+		dec_add_note(c,
+			     "%s: no job-wide value: %zu distinct names exceed the %zu NCCL reads",
+			     name, u.n, max);
 		goto out;
 	}
 	/* "=" makes every NCCL token an exact match; plain lists are exact by nature. */
@@ -106,7 +107,7 @@ static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind ki
 	if (kind != JW_EXACT &&
 	    ncclmatch_parse(value, kind == JW_IB ? NCCLMATCH_IB : NCCLMATCH_SOCKET, &l) < 0) {
 		dec_add_note(c, "%s: no job-wide value: '%s' does not parse as NCCL reads it", name,
-			 value);
+			     value);
 		goto out;
 	}
 	for (size_t k = 0; k < nn; k++) {
@@ -115,16 +116,16 @@ static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind ki
 		for (size_t i = 0; i < sets[k].n; i++)
 			if (!tok_has(&known[k], sets[k].t[i]) ||
 			    !jw_selects(&l, kind, &u, sets[k].t[i])) {
-				dec_add_note(c, "%s: no job-wide value: '%s' would miss %s on %s", name,
-					 value, sets[k].t[i], node);
+				dec_add_note(c, "%s: no job-wide value: '%s' would miss %s on %s",
+					     name, value, sets[k].t[i], node);
 				goto out;
 			}
 		for (size_t i = 0; i < known[k].n; i++)
 			if (!tok_has(&sets[k], known[k].t[i]) &&
 			    jw_selects(&l, kind, &u, known[k].t[i])) {
-				dec_add_note(c,
-					 "%s: no job-wide value: '%s' would also select %s on %s",
-					 name, value, known[k].t[i], node);
+				dec_add_note(
+				    c, "%s: no job-wide value: '%s' would also select %s on %s",
+				    name, value, known[k].t[i], node);
 				goto out;
 			}
 	}
@@ -147,7 +148,8 @@ static const struct npf_addr *ompi_stray_peer(const struct npf_node *nd, const c
 	return NULL;
 }
 
-#define OMPI_VARS "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, PRTE_MCA_prte_if_include"
+#define OMPI_VARS                                                                                  \
+	"OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, PRTE_MCA_prte_if_include"
 
 static void ompi_drop(char **vals)
 {
@@ -158,9 +160,9 @@ static void ompi_drop(char **vals)
 
 static void ompi_set(struct ctx *c, char **vals, const char *value)
 {
-	static const enum npf_var vs[] = { NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
-					   NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE,
-					   NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE };
+	static const enum npf_var vs[] = {NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+					  NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE,
+					  NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE};
 
 	for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++)
 		if (vals[vs[i]])
@@ -199,6 +201,18 @@ static unsigned int common_bits(const struct npf_addr *a, const struct npf_addr 
 	return n;
 }
 
+/* The interface node k uses on the chosen network: its choice, else the one our probes
+ * reached through our chosen interface; "" unknown. */
+static const char *node_ifname(const struct ctx *c, size_t k)
+{
+	size_t nn = c->chk->n_nodes, ci = (size_t)c->nets[c->chosen].ifc;
+	int li = k ? c->link_idx[ci * nn + k] : -1;
+
+	if (c->out->nodes[k].ifname[0])
+		return c->out->nodes[k].ifname;
+	return li >= 0 ? c->chk->links[li].peer_if : "";
+}
+
 /* Some node's announced address off the job's interfaces inside prefix: an Open MPI
  * CIDR would select that interface there too. */
 static const struct npf_addr *cidr_strays(const struct ctx *c, const struct net *cover,
@@ -206,13 +220,11 @@ static const struct npf_addr *cidr_strays(const struct ctx *c, const struct net 
 {
 	for (size_t k = 0; k < c->chk->n_nodes; k++) {
 		const struct npf_node *nd = &c->chk->nodes[k];
+		const char *use = node_ifname(c, k);
 
 		for (size_t j = 0; j < nd->n_cands; j++)
 			if (addr_valid(&nd->cands[j].addr) && in_net(&nd->cands[j].addr, cover) &&
-			    strncmp(nd->cands[j].ifname, c->out->nodes[k].ifname[0] ?
-								 c->out->nodes[k].ifname :
-								 nd->cands[j].ifname,
-				    IFNAMSIZ) != 0) {
+			    strncmp(nd->cands[j].ifname, use, IFNAMSIZ) != 0) {
 				*node = k;
 				return &nd->cands[j].addr;
 			}
@@ -236,8 +248,8 @@ static void ompi_job_wide(struct ctx *c, char **vals, bool same_name)
 	const struct npf_addr *stray;
 	size_t at = 0;
 
-	if (!vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE] && !vals[NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE] &&
-	    !vals[NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE])
+	if (!vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE] &&
+	    !vals[NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE] && !vals[NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE])
 		return;
 	if (net->prefix.family == AF_INET6)
 		goto by_name;
@@ -402,8 +414,8 @@ static int rails_common(struct ctx *c, const struct tokset *works, const struct 
 	for (size_t k = 1; k < nn && r == 0; k++)
 		for (size_t i = 0; i < works[k].n; i++)
 			if (!tok_has(&works[0], works[k].t[i]) && tok_has(&known[0], works[k].t[i]))
-				dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA, node_name(c, (int)k),
-					 works[k].t[i],
+				dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA,
+					 node_name(c, (int)k), works[k].t[i],
 					 "NCCL_IB_HCA: %s of %s left out: it does not work on this "
 					 "node, and every node must use the same rails",
 					 works[k].t[i], node_name(c, (int)k));
@@ -422,11 +434,13 @@ static void jw_hcas(struct ctx *c, char **vals, const struct tokset *works,
 		any = any || works[k].n > 0;
 	if (rails[0].n == 0) {
 		dec_drop_var(vals, NPF_VAR_NCCL_IB_HCA);
-		if (any && dec_var_wanted(c, NPF_VAR_NCCL_IB_DISABLE) && !vals[NPF_VAR_NCCL_IB_DISABLE]) {
+		if (any && dec_var_wanted(c, NPF_VAR_NCCL_IB_DISABLE) &&
+		    !vals[NPF_VAR_NCCL_IB_DISABLE]) {
 			dec_set_var(c, vals, NPF_VAR_NCCL_IB_DISABLE, "1");
-			dec_note(c, NPF_NOTE_RDMA_DISABLED, NPF_VAR_NCCL_IB_DISABLE, NULL, NULL,
-				 "NCCL_IB_DISABLE=1 job-wide: no RDMA rail works on every node that "
-				 "has it");
+			dec_note(
+			    c, NPF_NOTE_RDMA_DISABLED, NPF_VAR_NCCL_IB_DISABLE, NULL, NULL,
+			    "NCCL_IB_DISABLE=1 job-wide: no RDMA rail works on every node that "
+			    "has it");
 		}
 		return;
 	}
@@ -538,9 +552,10 @@ int dec_job_wide(struct ctx *c, char **vals)
 		}
 	}
 	if (vals[NPF_VAR_NCCL_IB_ADDR_FAMILY] || vals[NPF_VAR_NCCL_IB_ADDR_RANGE])
-		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_NCCL_IB_ADDR_RANGE, NULL, NULL,
-			 "NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE follow from the chosen network, but "
-			 "only this node's GID tables were checked");
+		dec_note(
+		    c, NPF_NOTE_JOB_WIDE, NPF_VAR_NCCL_IB_ADDR_RANGE, NULL, NULL,
+		    "NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE follow from the chosen network, but "
+		    "only this node's GID tables were checked");
 	if (c->err)
 		r = c->err;
 out:

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* This node's environment for the chosen network: RDMA ports, GIDs, every published
  * variable. */
+#include "consumer.h"
 #include "decide.h"
 #include "gid.h"
-#include "consumer.h"
 #include "ncclmatch.h"
 #include "rdma_join.h"
 
@@ -89,7 +89,7 @@ int dec_build_choices(struct ctx *c)
 /* The index of the RoCE v2 GID that carries address a (::ffff:a.b.c.d for IPv4), -1. */
 static int gid_of_addr(const struct npf_rdma_port *p, const struct npf_addr *a)
 {
-	uint8_t want[16] = { 0 };
+	uint8_t want[16] = {0};
 
 	if (a->family == AF_INET) {
 		want[10] = want[11] = 0xff;
@@ -106,7 +106,7 @@ static int gid_of_addr(const struct npf_rdma_port *p, const struct npf_addr *a)
 static void gid_text(const struct npf_rdma_port *p, int idx, char *buf, size_t len)
 {
 	const struct npf_gid *g = idx >= 0 ? gid_find(p, idx) : NULL;
-	struct npf_addr a = { .family = AF_INET6 };
+	struct npf_addr a = {.family = AF_INET6};
 	char ip[INET6_ADDRSTRLEN];
 
 	if (!g) {
@@ -204,7 +204,8 @@ static void gid_policy_dynamic(struct ctx *c, struct port_ref *refs, size_t n, c
 		gid_text(refs[i].port, h->gid_index, want, sizeof(want));
 		bfmt(h->why, sizeof(h->why), "NCCL's GID auto-detection would use index %s, not %s",
 		     got, want);
-		dec_add_note(c, "NCCL_IB_HCA narrowed: %s:%d left out: %s", h->dev, h->port, h->why);
+		dec_add_note(c, "NCCL_IB_HCA narrowed: %s:%d left out: %s", h->dev, h->port,
+			     h->why);
 	}
 	if (tries[best].family6)
 		dec_set_var(c, vals, NPF_VAR_NCCL_IB_ADDR_FAMILY, "AF_INET6");
@@ -229,8 +230,7 @@ static void gid_policy_legacy(struct ctx *c, struct port_ref *refs, size_t n, ch
 		roce++;
 		idx = refs[i].hca->gid_index;
 		for (size_t j = 0; j < n; j++)
-			if (refs[j].hca->published &&
-			    refs[j].port->link_layer == NPF_LL_ETHERNET &&
+			if (refs[j].hca->published && refs[j].port->link_layer == NPF_LL_ETHERNET &&
 			    refs[j].hca->gid_index == idx)
 				cnt++;
 		if (cnt > best || (cnt == best && idx < k)) {
@@ -256,12 +256,12 @@ static void gid_policy_legacy(struct ctx *c, struct port_ref *refs, size_t n, ch
 			 "its RoCE v2 GID of the probed address is index %d, but NCCL < 2.21.5 "
 			 "uses one index (%d) for every port",
 			 h->gid_index, k);
-		dec_add_note(c, "NCCL_IB_HCA narrowed: %s:%d left out: %s", h->dev, h->port, h->why);
+		dec_add_note(c, "NCCL_IB_HCA narrowed: %s:%d left out: %s", h->dev, h->port,
+			     h->why);
 	}
 	snprintf(buf, sizeof(buf), "%d", k);
 	dec_set_var(c, vals, NPF_VAR_NCCL_IB_GID_INDEX, buf);
 }
-
 
 static void set_pre(struct ctx *c, char **pre, enum npf_var v, const char *value)
 {
@@ -399,7 +399,8 @@ static bool port_avoided(const struct ctx *c, const struct npf_rdma_dev *d,
 		return true;
 	/* An avoided netdev that still carries the job's sockets was chosen anyway:
 	 * avoid= has already had its say there. */
-	return netdev[0] && strcmp(netdev, chosen_if) != 0 && pat_match(c->pol->avoid, netdev, NULL);
+	return netdev[0] && strcmp(netdev, chosen_if) != 0 &&
+	       pat_match(c->pol->avoid, netdev, NULL);
 }
 
 static unsigned int port_prefer(const struct ctx *c, const struct npf_hca *h)
@@ -478,7 +479,7 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 {
 	const struct npf_rdma_port *port = ref->port;
 	struct npf_hca *h = ref->hca;
-	struct netdev_probe np = { .net = -1, .held = -1, .held_ifc = -1 };
+	struct netdev_probe np = {.net = -1, .held = -1, .held_ifc = -1};
 	char ip[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 5], tok[NPF_NAME_MAX + 16];
 	int i = port_each_netdev(c, port, probe_netdev, &np);
 
@@ -510,14 +511,15 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 
 		copy_str(h->netdev, sizeof(h->netdev), c->inv->ifaces[np.held_ifc].name);
 		cidr_str(&c->nets[np.held].prefix, cidr, sizeof(cidr));
-		if (dec_is_rail(c, (size_t)np.held)) {
+		if (dec_is_rail(c, (size_t)np.held) || e->state != EST_WORKS) {
 			dec_eval_text(c, e, ev, sizeof(ev));
-			bfmt(h->why, sizeof(h->why), "its netdev %s did not pass the probes on %s: %s",
-			     h->netdev, cidr, ev);
+			bfmt(h->why, sizeof(h->why),
+			     "its netdev %s did not pass the probes on %s: %s", h->netdev, cidr,
+			     ev);
 		} else {
 			bfmt(h->why, sizeof(h->why),
-			     "its netdev %s is on %s, not on the chosen network %s", h->netdev, cidr,
-			     c->out->cidr);
+			     "its netdev %s is on %s, not on the chosen network %s", h->netdev,
+			     cidr, c->out->cidr);
 		}
 		return false;
 	}
@@ -592,13 +594,14 @@ static int build_hcas(struct ctx *c, char **pre)
 			active++;
 			if (judge_port(c, ref)) {
 				snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
-				dec_note(c, NPF_NOTE_UNTESTED, NPF_VAR_NCCL_IB_HCA, NULL, tok,
-					 "NCCL_IB_HCA keeps %s untested: an InfiniBand port without "
-					 "an IPoIB address (%s)",
-					 tok,
-					 rdma_fabric_set(c) ? "in rdma_fabric=" :
-							      "set [publish] rdma_fabric to name "
-							      "the job's fabric");
+				dec_note(
+				    c, NPF_NOTE_UNTESTED, NPF_VAR_NCCL_IB_HCA, NULL, tok,
+				    "NCCL_IB_HCA keeps %s untested: an InfiniBand port without "
+				    "an IPoIB address (%s)",
+				    tok,
+				    rdma_fabric_set(c) ? "in rdma_fabric="
+						       : "set [publish] rdma_fabric to name "
+							 "the job's fabric");
 			}
 		}
 	out->n_hcas = n;
@@ -652,9 +655,9 @@ static int build_hcas(struct ctx *c, char **pre)
 		if (!out->hcas[i].published && out->hcas[i].why[0] &&
 		    strncmp(out->hcas[i].why, "port state", 10) != 0 &&
 		    strncmp(out->hcas[i].why, "unknown link", 12) != 0)
-			dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA, NULL, out->hcas[i].netdev,
-				 "NCCL_IB_HCA narrowed: %s:%d left out: %s", out->hcas[i].dev,
-				 out->hcas[i].port, out->hcas[i].why);
+			dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA, NULL,
+				 out->hcas[i].netdev, "NCCL_IB_HCA narrowed: %s:%d left out: %s",
+				 out->hcas[i].dev, out->hcas[i].port, out->hcas[i].why);
 	set_pre(c, pre, NPF_VAR_NCCL_IB_HCA, value);
 	return c->err;
 }
@@ -705,8 +708,7 @@ bool dec_ompi_lists(const struct npf_addr *a)
 
 /* An address Open MPI would use besides the chosen network when an interface is named:
  * if_include by name takes every address of it. Returns the first one, or NULL. */
-const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
-					 const struct net *net)
+const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n, const struct net *net)
 {
 	for (size_t i = 0; i < n; i++)
 		if (addr_valid(&addrs[i]) && dec_ompi_lists(&addrs[i]) && !in_net(&addrs[i], net))
@@ -718,19 +720,19 @@ const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
 
 /* The state the rules share while one environment is built. */
 struct pub {
-	char *vals[NPF_VAR__COUNT]; /* the environment being built */
-	char *pre[NPF_VAR__COUNT];  /* RDMA facts computed before the rules run */
+	char *vals[NPF_VAR__COUNT];   /* the environment being built */
+	char *pre[NPF_VAR__COUNT];    /* RDMA facts computed before the rules run */
 	bool dropped[NPF_VAR__COUNT]; /* left out by its rule, with a note */
-	int family;                 /* NCCL_SOCKET_FAMILY the rules assume: 0 or AF_INET6 */
-	const struct npf_iface *ifc; /* our interface on the chosen network */
-	bool ompi_done;             /* the Open MPI value was decided (one note for three) */
-	const char *ompi_value;     /* NULL: left out */
+	int family;		      /* NCCL_SOCKET_FAMILY the rules assume: 0 or AF_INET6 */
+	const struct npf_iface *ifc;  /* our interface on the chosen network */
+	bool ompi_done;		      /* the Open MPI value was decided (one note for three) */
+	const char *ompi_value;	      /* NULL: left out */
 };
 
 typedef void (*rule_fn)(struct ctx *c, struct pub *p, enum npf_var v);
 
 static void drop(struct ctx *c, struct pub *p, enum npf_var v, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* Leaves v out with a structured note naming it and our interface. */
 static void drop(struct ctx *c, struct pub *p, enum npf_var v, const char *fmt, ...)
@@ -765,7 +767,7 @@ static void rule_ifname(struct ctx *c, struct pub *p, enum npf_var v)
 	const struct npf_inventory *inv = c->inv;
 	const struct npf_iface *ifc = p->ifc;
 	char value[IFNAMSIZ + 2], ip[INET6_ADDRSTRLEN], got_if[IFNAMSIZ] = "";
-	struct npf_cmodel_query q = { .value = value, .nccl_version = c->version };
+	struct npf_cmodel_query q = {.value = value, .nccl_version = c->version};
 	struct npf_addr a;
 	int r;
 
@@ -784,7 +786,8 @@ static void rule_ifname(struct ctx *c, struct pub *p, enum npf_var v)
 		for (size_t i = 0; i < inv->n_ifaces; i++)
 			if (ncclmatch_ifname(&l, inv->ifaces[i].name) != (&inv->ifaces[i] == ifc)) {
 				drop(c, p, v, "%s left out: '%s' would %s %s under NCCL's grammar",
-				     vi->name, value, &inv->ifaces[i] == ifc ? "miss" : "also select",
+				     vi->name, value,
+				     &inv->ifaces[i] == ifc ? "miss" : "also select",
 				     inv->ifaces[i].name);
 				return;
 			}
@@ -817,8 +820,8 @@ static void rule_ifname(struct ctx *c, struct pub *p, enum npf_var v)
 		     "not an address that passed on %s",
 		     vi->name, npf_consumer_name(vi->consumer), npf_cmodel_function(vi->model), ip,
 		     q.family == AF_INET6 ? "IPv6 " : "", got_if, c->out->cidr);
-		dec_note(c, NPF_NOTE_CONSUMER_ADDRESS, v, NULL, got_if,
-			 "%s would use %s on %s", npf_consumer_name(vi->consumer), ip, got_if);
+		dec_note(c, NPF_NOTE_CONSUMER_ADDRESS, v, NULL, got_if, "%s would use %s on %s",
+			 npf_consumer_name(vi->consumer), ip, got_if);
 		return;
 	}
 	dec_set_var(c, p->vals, v, value);
@@ -844,7 +847,7 @@ static void rule_rdma(struct ctx *c, struct pub *p, enum npf_var v)
 static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
 {
 	const struct npf_var_info *vi = npf_var_info(v);
-	struct npf_cmodel_query q = { .value = p->ifc->name };
+	struct npf_cmodel_query q = {.value = p->ifc->name};
 	char value[REC_VALUE_MAX], ip[INET6_ADDRSTRLEN], got_if[IFNAMSIZ] = "";
 	struct npf_addr a;
 	size_t count;
@@ -858,7 +861,8 @@ static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
 		return;
 	}
 	if (npf_cmodel_addr(vi->model, c->inv, &q, got_if, &a) < 0) {
-		drop(c, p, v, "%s left out: UCX (%s) finds no UP, RUNNING, non-link-local address on %s",
+		drop(c, p, v,
+		     "%s left out: UCX (%s) finds no UP, RUNNING, non-link-local address on %s",
 		     vi->name, npf_cmodel_function(vi->model), p->ifc->name);
 		return;
 	}
@@ -897,34 +901,36 @@ static void ompi_decide(struct ctx *c, struct pub *p)
 		for (size_t i = 0; i < ifc->n_addrs; i++)
 			if (ifc->addrs[i].family == AF_INET) {
 				if (!in_net(&ifc->addrs[i], net))
-					dec_note(c, NPF_NOTE_CONSUMER_ADDRESS,
-						 NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
-						 "Open MPI 5's btl/tcp (mca_btl_tcp_create) advertises "
-						 "only the first address of %s, %s, which is not on "
-						 "%s; Open MPI 4.1 advertises every address",
-						 ifc->name,
-						 npf_addr_str(&ifc->addrs[i], ip, sizeof(ip)),
-						 c->out->cidr);
+					dec_note(
+					    c, NPF_NOTE_CONSUMER_ADDRESS,
+					    NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+					    "Open MPI 5's btl/tcp (mca_btl_tcp_create) advertises "
+					    "only the first address of %s, %s, which is not on "
+					    "%s; Open MPI 4.1 advertises every address",
+					    ifc->name, npf_addr_str(&ifc->addrs[i], ip, sizeof(ip)),
+					    c->out->cidr);
 				break;
 			}
 		return;
 	}
 	p->ompi_value = NULL;
 	if (strchr(ifc->name, ',')) {
-		dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
-			 "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, "
-			 "PRTE_MCA_prte_if_include left out: Open MPI takes only IPv4 CIDRs, and it "
-			 "splits the name %s on ','",
-			 ifc->name);
+		dec_note(
+		    c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+		    "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, "
+		    "PRTE_MCA_prte_if_include left out: Open MPI takes only IPv4 CIDRs, and it "
+		    "splits the name %s on ','",
+		    ifc->name);
 		return;
 	}
 	stray = dec_ompi_stray(ifc->addrs, ifc->n_addrs, net);
 	if (stray) {
-		dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
-			 "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, "
-			 "PRTE_MCA_prte_if_include left out: Open MPI takes only IPv4 CIDRs, and by "
-			 "name (%s) it would also use %s, which is not on %s",
-			 ifc->name, npf_addr_str(stray, ip, sizeof(ip)), c->out->cidr);
+		dec_note(
+		    c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+		    "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, "
+		    "PRTE_MCA_prte_if_include left out: Open MPI takes only IPv4 CIDRs, and by "
+		    "name (%s) it would also use %s, which is not on %s",
+		    ifc->name, npf_addr_str(stray, ip, sizeof(ip)), c->out->cidr);
 		return;
 	}
 	p->ompi_value = ifc->name;
@@ -981,7 +987,7 @@ static void rule_node(struct ctx *c, struct pub *p, enum npf_var v)
 
 static const rule_fn rules[NPF_VAR__COUNT] = {
 #define NPF_VAR_RULE(id, nm, gt, bt, cons, wi, rule, jwr, mdl, un) [NPF_VAR_##id] = rule,
-	NPF_VAR_TABLE(NPF_VAR_RULE)
+    NPF_VAR_TABLE(NPF_VAR_RULE)
 #undef NPF_VAR_RULE
 };
 
@@ -993,7 +999,8 @@ static void travel_together(struct ctx *c, struct pub *p)
 
 		if (w < 0 || !p->vals[v] || p->vals[w] || !p->dropped[w])
 			continue;
-		drop(c, p, (enum npf_var)v, "%s left out with %s: they are published together or not at all",
+		drop(c, p, (enum npf_var)v,
+		     "%s left out with %s: they are published together or not at all",
 		     npf_var_name((enum npf_var)v), npf_var_name((enum npf_var)w));
 	}
 }
@@ -1010,9 +1017,9 @@ int dec_build_env(struct ctx *c)
 
 	memset(&p, 0, sizeof(p));
 	p.ifc = &c->inv->ifaces[net->ifc];
-	p.family = net->prefix.family == AF_INET6 && dec_var_wanted(c, NPF_VAR_NCCL_SOCKET_FAMILY) ?
-			   AF_INET6 :
-			   0;
+	p.family = net->prefix.family == AF_INET6 && dec_var_wanted(c, NPF_VAR_NCCL_SOCKET_FAMILY)
+		       ? AF_INET6
+		       : 0;
 	copy_str(out->node, sizeof(out->node), c->chk->nodes[0].name);
 	if ((r = build_hcas(c, p.pre)) < 0)
 		goto out;

@@ -6,16 +6,16 @@
 #include <string.h>
 
 static const struct npf_var_info rows[NPF_VAR__COUNT] = {
-#define NPF_VAR_ROW(id, nm, gt, bt, cons, wi, rule, jwr, mdl, un)                              \
-	[NPF_VAR_##id] = { .name = nm,                                                         \
-			   .gate = NPF_GATE_##gt,                                              \
-			   .bit = bt,                                                          \
-			   .consumer = NPF_CONSUMER_##cons,                                    \
-			   .with = NPF_VAR_##wi,                                               \
-			   .jw = NPF_JW_##jwr,                                                 \
-			   .model = NPF_CM_##mdl,                                              \
-			   .unset = un },
-	NPF_VAR_TABLE(NPF_VAR_ROW)
+#define NPF_VAR_ROW(id, nm, gt, bt, cons, wi, rule, jwr, mdl, un)                                  \
+	[NPF_VAR_##id] = {.name = nm,                                                              \
+			  .gate = NPF_GATE_##gt,                                                   \
+			  .bit = bt,                                                               \
+			  .consumer = NPF_CONSUMER_##cons,                                         \
+			  .with = NPF_VAR_##wi,                                                    \
+			  .jw = NPF_JW_##jwr,                                                      \
+			  .model = NPF_CM_##mdl,                                                   \
+			  .unset = un},
+    NPF_VAR_TABLE(NPF_VAR_ROW)
 #undef NPF_VAR_ROW
 };
 
@@ -44,14 +44,14 @@ int npf_var_parse(const char *name)
 const char *npf_consumer_name(enum npf_consumer c)
 {
 	static const char *const names[NPF_CONSUMER__COUNT] = {
-		[NPF_CONSUMER_NCCL] = "nccl",
-		[NPF_CONSUMER_GLOO] = "gloo",
-		[NPF_CONSUMER_TENSORPIPE] = "tensorpipe",
-		[NPF_CONSUMER_UCX] = "ucx",
-		[NPF_CONSUMER_OMPI] = "openmpi",
-		[NPF_CONSUMER_PRRTE] = "prrte",
-		[NPF_CONSUMER_TORCH] = "pytorch",
-		[NPF_CONSUMER_NETPREFLIGHT] = "netpreflight",
+	    [NPF_CONSUMER_NCCL] = "nccl",
+	    [NPF_CONSUMER_GLOO] = "gloo",
+	    [NPF_CONSUMER_TENSORPIPE] = "tensorpipe",
+	    [NPF_CONSUMER_UCX] = "ucx",
+	    [NPF_CONSUMER_OMPI] = "openmpi",
+	    [NPF_CONSUMER_PRRTE] = "prrte",
+	    [NPF_CONSUMER_TORCH] = "pytorch",
+	    [NPF_CONSUMER_NETPREFLIGHT] = "netpreflight",
 	};
 
 	return (unsigned int)c < NPF_CONSUMER__COUNT ? names[c] : "?";

@@ -169,7 +169,8 @@ static int by_prefix(const struct net *a, const struct net *b)
 
 	if (r)
 		return r < 0 ? -1 : 1;
-	return (a->prefix.prefixlen > b->prefix.prefixlen) - (a->prefix.prefixlen < b->prefix.prefixlen);
+	return (a->prefix.prefixlen > b->prefix.prefixlen) -
+	       (a->prefix.prefixlen < b->prefix.prefixlen);
 }
 
 static const struct rank_row {
@@ -179,13 +180,13 @@ static const struct rank_row {
 	bool quality;
 	bool local; /* also breaks ties among our interfaces on one network */
 } rank_rows[] = {
-	{ "avoid", by_avoid, "avoid= policy", true, true },
-	{ "prefer", by_prefer, "prefer= policy", true, true },
-	{ "role", by_role, "container bridge/overlay/VPN ranks last", true, false },
-	{ "rdma", by_rdma, "RDMA-backed", true, true },
-	{ "speed", by_speed, "link speed", true, true },
-	{ "family", by_family, "IPv4 before IPv6", false, false },
-	{ "prefix", by_prefix, "lower network prefix", false, false },
+    {"avoid", by_avoid, "avoid= policy", true, true},
+    {"prefer", by_prefer, "prefer= policy", true, true},
+    {"role", by_role, "container bridge/overlay/VPN ranks last", true, false},
+    {"rdma", by_rdma, "RDMA-backed", true, true},
+    {"speed", by_speed, "link speed", true, true},
+    {"family", by_family, "IPv4 before IPv6", false, false},
+    {"prefix", by_prefix, "lower network prefix", false, false},
 };
 
 #define N_RANK_ROWS (sizeof(rank_rows) / sizeof(rank_rows[0]))
@@ -233,8 +234,7 @@ static void iface_facts(const struct ctx *c, size_t i, struct net *n)
 	memset(n, 0, sizeof(*n));
 	n->prefer = PREFER_NONE;
 	n->ifc = -1;
-	rank_member(c, n, ifc->name, 0, dec_iface_rdma(c->inv, ifc),
-		    ifc->speed_mbps);
+	rank_member(c, n, ifc->name, 0, dec_iface_rdma(c->inv, ifc), ifc->speed_mbps);
 }
 
 /* Among our interfaces on one network (two NICs in one subnet): the local rows of the
