@@ -92,8 +92,8 @@ static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind ki
 	if (u.n == 0)
 		goto out;
 	if (u.n > max) {
-		dec_add_note(c,
-			     "%s: no job-wide value: %zu distinct names exceed the %zu NCCL reads",
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s: no job-wide value: %zu distinct names exceed the %zu NCCL reads",
 			     name, u.n, max);
 		goto out;
 	}
@@ -101,12 +101,14 @@ static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind ki
 	snprintf(value, sizeof(value), "%s", kind == JW_EXACT ? "" : "=");
 	for (size_t i = 0, skip = strlen(value); i < u.n; i++)
 		if (!list_append(value + skip, sizeof(value) - skip, u.t[i])) {
-			dec_add_note(c, "%s: no job-wide value: the list is too long", name);
+			dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+				 "%s: no job-wide value: the list is too long", name);
 			goto out;
 		}
 	if (kind != JW_EXACT &&
 	    ncclmatch_parse(value, kind == JW_IB ? NCCLMATCH_IB : NCCLMATCH_SOCKET, &l) < 0) {
-		dec_add_note(c, "%s: no job-wide value: '%s' does not parse as NCCL reads it", name,
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s: no job-wide value: '%s' does not parse as NCCL reads it", name,
 			     value);
 		goto out;
 	}
@@ -116,15 +118,16 @@ static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind ki
 		for (size_t i = 0; i < sets[k].n; i++)
 			if (!tok_has(&known[k], sets[k].t[i]) ||
 			    !jw_selects(&l, kind, &u, sets[k].t[i])) {
-				dec_add_note(c, "%s: no job-wide value: '%s' would miss %s on %s",
+				dec_note(c, NPF_NOTE_JOB_WIDE, v, node, sets[k].t[i],
+					 "%s: no job-wide value: '%s' would miss %s on %s",
 					     name, value, sets[k].t[i], node);
 				goto out;
 			}
 		for (size_t i = 0; i < known[k].n; i++)
 			if (!tok_has(&sets[k], known[k].t[i]) &&
 			    jw_selects(&l, kind, &u, known[k].t[i])) {
-				dec_add_note(
-				    c, "%s: no job-wide value: '%s' would also select %s on %s",
+				dec_note(c, NPF_NOTE_JOB_WIDE, v, node, known[k].t[i],
+					 "%s: no job-wide value: '%s' would also select %s on %s",
 				    name, value, known[k].t[i], node);
 				goto out;
 			}

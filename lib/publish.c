@@ -204,8 +204,7 @@ static void gid_policy_dynamic(struct ctx *c, struct port_ref *refs, size_t n, c
 		gid_text(refs[i].port, h->gid_index, want, sizeof(want));
 		bfmt(h->why, sizeof(h->why), "NCCL's GID auto-detection would use index %s, not %s",
 		     got, want);
-		dec_add_note(c, "NCCL_IB_HCA narrowed: %s:%d left out: %s", h->dev, h->port,
-			     h->why);
+		/* build_hcas() notes every port left out, with this why. */
 	}
 	if (tries[best].family6)
 		dec_set_var(c, vals, NPF_VAR_NCCL_IB_ADDR_FAMILY, "AF_INET6");
@@ -256,8 +255,7 @@ static void gid_policy_legacy(struct ctx *c, struct port_ref *refs, size_t n, ch
 			 "its RoCE v2 GID of the probed address is index %d, but NCCL < 2.21.5 "
 			 "uses one index (%d) for every port",
 			 h->gid_index, k);
-		dec_add_note(c, "NCCL_IB_HCA narrowed: %s:%d left out: %s", h->dev, h->port,
-			     h->why);
+		/* build_hcas() notes every port left out, with this why. */
 	}
 	snprintf(buf, sizeof(buf), "%d", k);
 	dec_set_var(c, vals, NPF_VAR_NCCL_IB_GID_INDEX, buf);

@@ -438,7 +438,8 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 				char cidr[INET6_ADDRSTRLEN + 5];
 
 				cidr_str(&c.nets[n].prefix, cidr, sizeof(cidr));
-				dec_add_note(&c, "%s ranks higher but was not fully probed", cidr);
+				dec_note(&c, NPF_NOTE_UNVERIFIED, NPF_VAR_NONE, NULL, NULL,
+					 "%s ranks higher but was not fully probed", cidr);
 			}
 		if ((r = dec_build_env(&c)) < 0)
 			goto out;
@@ -454,9 +455,11 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 		out->fail_dir = e->dir;
 	}
 	if (c.sparse)
-		dec_add_note(&c, "sparse plan: only probed peers were verified from this node");
+		dec_note(&c, NPF_NOTE_SPARSE, NPF_VAR_NONE, NULL, NULL,
+			 "sparse plan: only probed peers were verified from this node");
 	if (c.nets_capped)
-		dec_add_note(&c, "more than %d networks were announced; the rest were ignored",
+		dec_note(&c, NPF_NOTE_CAPPED, NPF_VAR_NONE, NULL, NULL,
+			 "more than %d networks were announced; the rest were ignored",
 			 REC_NETS_MAX);
 	if ((r = build_rejections(&c)) < 0)
 		goto out;
