@@ -210,7 +210,7 @@ int dec_net_cmp(const void *pa, const void *pb);
 const char *dec_net_cmp_reason(const struct net *a, const struct net *b);
 /* Only the quality rows (policy, role, RDMA, speed): < 0 when a is strictly better. */
 int dec_net_quality_cmp(const struct net *a, const struct net *b);
-int dec_local_cmp(const struct ctx *c, size_t i, size_t j);
+int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j);
 bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc);
 
 /* publish.c: this node's environment */

@@ -255,7 +255,7 @@ void dec_evaluate_all(struct ctx *c)
 			if (s == EST_ABSENT)
 				continue;
 			if (net->ifc < 0 || s > net->state ||
-			    (s == net->state && dec_local_cmp(c, i, (size_t)net->ifc) < 0)) {
+			    (s == net->state && dec_local_cmp(c, n, i, (size_t)net->ifc) < 0)) {
 				net->state = s;
 				net->ifc = (int)i;
 			}

@@ -237,13 +237,29 @@ static void iface_facts(const struct ctx *c, size_t i, struct net *n)
 	rank_member(c, n, ifc->name, 0, dec_iface_rdma(c->inv, ifc), ifc->speed_mbps);
 }
 
-/* Among our interfaces on one network (two NICs in one subnet): the local rows of the
- * table, then the name. */
-int dec_local_cmp(const struct ctx *c, size_t i, size_t j)
+/* Whether the first address of n's family on interface i (getifaddrs order) lies on
+ * network n: NCCL (family forced on IPv6), Gloo, TensorPipe and UCX bind that address for
+ * the interface's name. */
+static bool first_addr_on(const struct ctx *c, size_t i, size_t n)
+{
+	const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+	for (size_t a = 0; a < ifc->n_addrs; a++)
+		if (ifc->addrs[a].family == c->nets[n].prefix.family)
+			return in_net(&ifc->addrs[a], &c->nets[n]);
+	return false;
+}
+
+/* Among our interfaces on network n (two NICs in one subnet): the one whose first address
+ * is on n (the consumers' address), then the local rows of the table, then the name. */
+int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j)
 {
 	struct net a, b;
 	const struct rank_row *r;
+	bool fa = first_addr_on(c, i, n), fb = first_addr_on(c, j, n);
 
+	if (fa != fb)
+		return fa ? -1 : 1;
 	iface_facts(c, i, &a);
 	iface_facts(c, j, &b);
 	r = deciding_row(&a, &b, true);

@@ -1672,6 +1672,27 @@ static void secondary_address_interface(void **state)
 	assert_var(f, NPF_VAR_NETPREFLIGHT_NODE, "node1");
 	fx_free(f);
 
+	/* Another interface of ours on the same network whose first address is on it:
+	 * that one is chosen (the local tie-break), and everything is published. */
+	{
+		static const struct cl_node two_nics[] = {
+			{ "node1",
+			  { IFS("eth0", "10.0.0.1/24", 1000), IFS("eth0", "198.18.2.1/24", 1000),
+			    IFS("eth1", "198.18.2.11/24", 1000) } },
+			{ "node2",
+			  { IFS("eth0", "10.0.0.2/24", 1000), IFS("eth0", "198.18.2.2/24", 1000),
+			    IFS("eth1", "198.18.2.12/24", 1000) } },
+		};
+
+		f = cluster_view(two_nics, 2, 0, ten_dead);
+		fx_run(f);
+		assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+		assert_string_equal(f->rec.ifname, "eth1");
+		assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=eth1");
+		assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, "eth1");
+		fx_free(f);
+	}
+
 	/* The verified subnet is the primary one: everything is published. */
 	f = cluster_view(sec_first, 2, 0, ten_dead);
 	fx_run(f);
