@@ -70,6 +70,7 @@ struct ctx {
 	size_t *path_idx;
 	size_t *peer_fail; /* n_nodes: how many (interface, network) evaluations each peer broke */
 	int chosen;	   /* index into nets, -1 */
+	int fabric;	   /* the RDMA network the ports follow (dec_is_rail), -1 none */
 	int err;
 };
 
@@ -218,8 +219,9 @@ bool dec_var_wanted(const struct ctx *c, enum npf_var v);
 void dec_set_var(struct ctx *c, char **vals, enum npf_var v, const char *value);
 void dec_drop_var(char **vals, enum npf_var v);
 int dec_build_choices(struct ctx *c);
-/* Network n is the chosen one or a rail of it: RDMA-backed and equal to it on every
- * quality row of the ranking (one subnet per rail). */
+/* Network n is the chosen one, or a rail of the RDMA fabric (the chosen network when it
+ * is RDMA, else the best-ranked RDMA network if it works): RDMA-backed and equal to it on
+ * every quality row of the ranking (one subnet per rail). */
 bool dec_is_rail(const struct ctx *c, size_t n);
 bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count);
 bool dec_ompi_lists(const struct npf_addr *a);

@@ -356,15 +356,33 @@ bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, si
 
 /* ---- RDMA: which ports the job's traffic may use ------------------------------------------ */
 
-bool dec_is_rail(const struct ctx *c, size_t n)
+/* The RDMA network the ports follow: the chosen network when it is RDMA-backed; else (the
+ * sockets went elsewhere by policy, prefer=eno1 for the bootstrap) the best-ranked RDMA
+ * network, if it works here. A lower RDMA network never stands in for a failed better
+ * one: that is a broken fabric, not a choice (NCCL_IB_DISABLE). */
+static int rdma_fabric_net(const struct ctx *c)
 {
-	const struct net *ch = &c->nets[c->chosen], *o = &c->nets[n];
-
-	/* Another network equal to the chosen one on every quality row: a rail of the
-	 * same fabric (one subnet per rail), not a management or storage network. */
-	return (int)n == c->chosen || (o->rdma && ch->rdma && dec_net_quality_cmp(o, ch) == 0);
+	if (c->nets[c->chosen].rdma)
+		return c->chosen;
+	for (size_t n = 0; n < c->n_nets; n++)
+		if (c->nets[n].rdma)
+			return c->nets[n].state == EST_WORKS && !c->nets[n].avoid ? (int)n : -1;
+	return -1;
 }
 
+bool dec_is_rail(const struct ctx *c, size_t n)
+{
+	const struct net *fab, *o = &c->nets[n];
+
+	/* The chosen network itself; another network equal to the fabric on every quality
+	 * row: a rail of it (one subnet per rail), not a management or storage network. */
+	if ((int)n == c->chosen)
+		return true;
+	if (c->fabric < 0)
+		return false;
+	fab = &c->nets[c->fabric];
+	return (int)n == c->fabric || (o->rdma && dec_net_quality_cmp(o, fab) == 0);
+}
 /* Where netdev ifc stands on the job's networks: works on the chosen network or a rail
  * (returns the network, *addr the probed address), else -1 with *held the best-ranked
  * network it holds (-1 none). */
@@ -536,8 +554,12 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 		h->published = true;
 		return true;
 	}
-	snprintf(h->why, sizeof(h->why), "no netdev to probe it through%s%s",
-		 port->netdev[0] && !np.any ? ": missing " : "", np.any ? "" : port->netdev);
+	if (np.any)
+		snprintf(h->why, sizeof(h->why), "its netdev %s holds no address of the job's networks",
+			 h->netdev[0] ? h->netdev : port->netdev);
+	else
+		snprintf(h->why, sizeof(h->why), "no netdev to probe it through%s%s",
+			 port->netdev[0] ? ": missing " : "", port->netdev);
 	return false;
 }
 
@@ -552,6 +574,7 @@ static int build_hcas(struct ctx *c, char **pre)
 	char value[REC_VALUE_MAX], tok[NPF_NAME_MAX + 16];
 	unsigned int best_pref = PREFER_NONE;
 
+	c->fabric = rdma_fabric_net(c);
 	for (size_t d = 0; d < inv->n_rdma; d++)
 		total += inv->rdma[d].n_ports;
 	if (!total)

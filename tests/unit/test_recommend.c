@@ -1817,6 +1817,18 @@ static void roce_behind_failing_fabric(void **state)
 	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
 	fx_free(f);
 
+	/* Sockets on eno1 by policy (prefer=): the RDMA ports follow the best RDMA network,
+	 * which works, with its rails. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	set_pattern(&f->prefer, "eno*");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eno1");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_DISABLE));
+	fx_free(f);
+
 	/* NCCL_IB_DISABLE not allowed: the old note, nothing published for IB. */
 	f = cluster_view(roce2, 2, 0, fabric_stalls);
 	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
