@@ -47,6 +47,10 @@ const char *dec_iface_desc(const struct npf_iface *ifc)
 
 static void vnote(struct ctx *c, enum npf_note_code code, int var, const char *node,
 		  const char *ifname, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+
+static void vnote(struct ctx *c, enum npf_note_code code, int var, const char *node,
+		  const char *ifname, const char *fmt, va_list ap)
 {
 	struct npf_recommendation *r = c->out;
 	struct npf_note *n;

@@ -1085,6 +1085,7 @@ static void dual_stack_split_by_paths(void **state)
 		parse_cidr(ours[i], &p[2 * i + 1].local_addr);
 		p[2 * i + 1].outcome = i == 0 ? NPF_OUT_TIMEOUT : NPF_OUT_OK;
 	}
+	free(f->chk.paths); /* cluster_view's own paths: replaced by these */
 	f->chk.paths = p;
 	f->chk.n_paths = 4;
 	f->pol.master_addr = true;
