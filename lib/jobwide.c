@@ -235,6 +235,32 @@ static const struct npf_addr *cidr_strays(const struct ctx *c, const struct net 
 	return NULL;
 }
 
+/* The chosen interface's name is the same on every node, and on none of them does it hold
+ * an address Open MPI would use besides the one the job uses there. */
+static bool ompi_name_everywhere(const struct ctx *c)
+{
+	const struct npf_iface *ifc = &c->inv->ifaces[c->nets[c->chosen].ifc];
+	struct npf_addr a;
+
+	if (strchr(ifc->name, ','))
+		return false;
+	for (size_t i = 0; i < ifc->n_addrs; i++)
+		if (addr_valid(&ifc->addrs[i]) && dec_ompi_lists(&ifc->addrs[i]) &&
+		    !npf_addr_equal(&ifc->addrs[i], &c->out->addr))
+			return false;
+	for (size_t k = 1; k < c->chk->n_nodes; k++) {
+		const struct npf_node *nd = &c->chk->nodes[k];
+
+		if (strcmp(node_ifname(c, k), ifc->name) != 0 || !node_addr(c, k, &a))
+			return false;
+		for (size_t j = 0; j < nd->n_cands; j++)
+			if (strncmp(nd->cands[j].ifname, ifc->name, IFNAMSIZ) == 0 &&
+			    dec_ompi_lists(&nd->cands[j].addr) && !npf_addr_equal(&nd->cands[j].addr, &a))
+				return false;
+	}
+	return true;
+}
+
 /* Open MPI job-wide (mpirun copies the launch node's values to every node): the value
  * must match an address on every node. IPv4: the chosen CIDR when it holds every node's
  * address, else the prefix covering them all (routed /31 host links: one prefix per
@@ -282,16 +308,16 @@ static void ompi_job_wide(struct ctx *c, char **vals, bool same_name)
 				   "longer than /%u (per-node prefixes such as %s match nothing on "
 				   "other nodes)",
 			 bits, out->cidr);
-		goto drop;
+		goto by_name4;
 	}
 	stray = cidr_strays(c, &cover, &at);
 	if (stray) {
 		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
 			 node_name(c, (int)at), NULL,
-			 OMPI_VARS ": no job-wide value: %s, the prefix covering every node's "
+			 OMPI_VARS ": no job-wide CIDR: %s, the prefix covering every node's "
 				   "address, also holds %s on %s",
 			 cidr, npf_addr_str(stray, ip, sizeof(ip)), node_name(c, (int)at));
-		goto drop;
+		goto by_name4;
 	}
 	dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
 		 OMPI_VARS ": %s covers every node's address (the per-node prefix %s matches "
@@ -299,6 +325,18 @@ static void ompi_job_wide(struct ctx *c, char **vals, bool same_name)
 		 cidr, out->cidr);
 	ompi_set(c, vals, cidr);
 	return;
+by_name4:
+	/* No CIDR: the interface name, when it is the same on every node and names no
+	 * other address Open MPI would use on any of them. */
+	if (ompi_name_everywhere(c)) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
+			 OMPI_VARS ": the interface name %s instead (the same on every node, no "
+				   "other address on it)",
+			 c->inv->ifaces[net->ifc].name);
+		ompi_set(c, vals, c->inv->ifaces[net->ifc].name);
+		return;
+	}
+	goto drop;
 by_name:
 	if (!same_name) {
 		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,

@@ -2051,10 +2051,17 @@ static void routed_host_links(void **state)
 		    IFS("bmc0", "10.0.0.6/31", 100) } },
 		{ "node3", { IFS("eth0", "198.18.1.3/24", 1000), IFS("fab0", "10.0.0.4/31", 100000) } },
 	};
-	const struct cl_node *labs[] = { r31, r31_stray };
+	static const struct cl_node r31_names[] = {
+		{ "node1", { IFS("eth0", "198.18.1.1/24", 1000), IFS("fab0", "10.0.0.0/31", 100000) } },
+		{ "node2",
+		  { IFS("eth0", "198.18.1.2/24", 1000), IFS("fab1", "10.0.0.2/31", 100000),
+		    IFS("bmc0", "10.0.0.6/31", 100) } },
+		{ "node3", { IFS("eth0", "198.18.1.3/24", 1000), IFS("fab0", "10.0.0.4/31", 100000) } },
+	};
+	const struct cl_node *labs[] = { r31, r31_stray, r31_names };
 	(void)state;
 
-	for (size_t t = 0; t < 2; t++) {
+	for (size_t t = 0; t < 3; t++) {
 		struct fx *f = cluster_view(labs[t], 3, 0, fab_routed);
 
 		/* The fabric is routed: every fab0 reaches every peer's fab0. */
@@ -2065,7 +2072,7 @@ static void routed_host_links(void **state)
 			if (strcmp(lk->ifname, "fab0") != 0)
 				continue;
 			lk->fwd = lk->rev = NPF_OUT_OK;
-			snprintf(lk->peer_if, sizeof(lk->peer_if), "fab0");
+			snprintf(lk->peer_if, sizeof(lk->peer_if), "%s", theirs->name);
 			parse_cidr(theirs->cidr, &lk->peer_addr);
 		}
 		fx_run(f);
@@ -2081,9 +2088,15 @@ static void routed_host_links(void **state)
 			assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "10.0.0.0/29");
 			assert_var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE, "10.0.0.0/29");
 			assert_true(has_note(f, "covers every node's address"));
-		} else {
+		} else if (t == 2) {
+			/* Neither a CIDR nor one name: left out. */
 			assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
 			assert_null(var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE));
+		} else {
+			/* No CIDR; fab0 on every node, holding only the job's address: the
+			 * name. */
+			assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "fab0");
+			assert_var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE, "fab0");
 			assert_true(has_note(f, "also holds 10.0.0.6 on node2"));
 		}
 		fx_free(f);
