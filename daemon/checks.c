@@ -506,6 +506,8 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 					  npf_probe_check_budget(d->probe,
 								 (const char *const *)e->peers,
 								 e->n_peers, d->cfg.probe.timeout_ms);
+	if (!req->timeout_ms && req->max_timeout_ms && e->timeout_ms > req->max_timeout_ms)
+		e->timeout_ms = req->max_timeout_ms;
 	r = npf_probe_check_start(d->probe, (const char *const *)e->peers, e->n_peers,
 				  e->timeout_ms, on_check_done, e);
 	if (r < 0) {

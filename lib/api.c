@@ -364,17 +364,18 @@ static int get_format(const json_t *obj, struct npf_api_request *req, struct npf
 	return 0;
 }
 
-#define MAX_FIELDS 8
+#define MAX_FIELDS 10
 
 static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api_error *err)
 {
 	static const char *const allowed[NPF_API_REQ__COUNT][MAX_FIELDS] = {
 		[NPF_API_REQ_STATUS] = { "version", "request" },
 		[NPF_API_REQ_INVENTORY] = { "version", "request" },
-		[NPF_API_REQ_CHECK] = { "version", "request", "peers", "timeout_ms", "max_age_ms" },
+		[NPF_API_REQ_CHECK] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
+					"max_timeout_ms" },
 		[NPF_API_REQ_VERDICT] = { "version", "request", "peers" },
 		[NPF_API_REQ_ENV] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
-				      "format", "job_wide", "cached" },
+				      "format", "job_wide", "cached", "max_timeout_ms" },
 	};
 	bool timed = req->type == NPF_API_REQ_CHECK || req->type == NPF_API_REQ_ENV;
 	const char *key;
@@ -403,6 +404,10 @@ static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api
 		if (r < 0)
 			return r;
 		r = get_ms(j, "max_age_ms", 0, UINT32_MAX, &req->max_age_ms, err);
+		if (r < 0)
+			return r;
+		r = get_ms(j, "max_timeout_ms", NPF_API_TIMEOUT_MIN_MS, NPF_API_TIMEOUT_MAX_MS,
+			   &req->max_timeout_ms, err);
 		if (r < 0)
 			return r;
 		req->max_age_set = json_object_get(j, "max_age_ms") != NULL;
@@ -487,6 +492,9 @@ json_t *npf_api_request_to_json(const struct npf_api_request *req)
 	}
 	if (timed && req->timeout_ms &&
 	    json_object_set_new(j, "timeout_ms", json_integer(req->timeout_ms)) < 0)
+		goto err;
+	if (timed && req->max_timeout_ms &&
+	    json_object_set_new(j, "max_timeout_ms", json_integer(req->max_timeout_ms)) < 0)
 		goto err;
 	/* For env an explicit 0 means "always probe", so it is sent when set. */
 	if (timed && (req->max_age_ms || (req->type == NPF_API_REQ_ENV && req->max_age_set)) &&
