@@ -56,6 +56,13 @@ int npf_probe_ctx_set_exclude(struct npf_probe_ctx *ctx, const char *const *glob
 uint32_t npf_probe_check_budget(const struct npf_probe_ctx *ctx, const char *const *peers,
 				size_t n_peers, uint32_t base_ms);
 
+/* Path probes since the context was created: started on the wire, joined to one already
+ * running for another consumer, answered from a result shared within the job check. */
+struct npf_probe_stats {
+	uint64_t started, joined, reused;
+};
+void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out);
+
 /* Called once when a check ends. `result` is owned by the callee (free with
  * npf_check_clear() + free()), NULL when err < 0. */
 typedef void (*npf_probe_check_cb)(struct npf_check *result, int err, void *userdata);

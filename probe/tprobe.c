@@ -680,6 +680,13 @@ static const struct tprobe_shared *find_shared(struct npf_probe_ctx *ctx, enum t
 	return best;
 }
 
+void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out)
+{
+	out->started = ctx->n_tprobes_started;
+	out->joined = ctx->n_tprobes_joined;
+	out->reused = ctx->n_tprobes_reused;
+}
+
 void tprobe_forget_shared(struct npf_probe_ctx *ctx)
 {
 	memset(ctx->shared, 0, sizeof(ctx->shared));

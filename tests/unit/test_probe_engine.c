@@ -57,7 +57,7 @@ static uint64_t now_ms(void)
 
 static int ifreq_addr(int fd, const char *label, const char *addr)
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
 
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", label);
@@ -74,7 +74,7 @@ static int ifreq_addr(int fd, const char *label, const char *addr)
 /* lo up with 198.18.0.{1,2,3}/32 as secondary labels in a fresh namespace. */
 static int make_netns(void)
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	int fd, r = 0;
 
 	if (unshare(CLONE_NEWNET) < 0)
@@ -106,7 +106,7 @@ out:
  * ordinary interface, so paths between contexts on one host can succeed. */
 static void fake_inventory(struct node *n)
 {
-	struct npf_addr a = { 0 };
+	struct npf_addr a = {0};
 
 	memset(&n->inv, 0, sizeof(n->inv));
 	n->inv.ifaces = calloc(1, sizeof(*n->inv.ifaces));
@@ -132,8 +132,14 @@ static void node_start_max(struct env *e, struct node *n, const char *name, cons
 			   uint64_t instance, uint32_t max_conns)
 {
 	struct npf_probe_params p = {
-		.event = e->ev, .port = PORT, .node_name = name, .instance = instance,
-		.inventory = inv_cb, .userdata = n, .bulk_bytes = 65536, .max_conns = max_conns,
+	    .event = e->ev,
+	    .port = PORT,
+	    .node_name = name,
+	    .instance = instance,
+	    .inventory = inv_cb,
+	    .userdata = n,
+	    .bulk_bytes = 65536,
+	    .max_conns = max_conns,
 	};
 
 	n->name = name;
@@ -190,10 +196,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-#define NEED_ENV(state)                         \
-	do {                                    \
-		if (!*(state))                  \
-			skip();                 \
+#define NEED_ENV(state)                                                                            \
+	do {                                                                                       \
+		if (!*(state))                                                                     \
+			skip();                                                                    \
 	} while (0)
 
 static void on_check(struct npf_check *chk, int err, void *ud)
@@ -234,8 +240,8 @@ static const struct npf_link *find_link(const struct npf_check *c, const char *p
 static void test_check_ok(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = { "alpha", "198.18.0.2", "198.18.0.2" };
-	struct result r = { 0 };
+	const char *peers[] = {"alpha", "198.18.0.2", "198.18.0.2"};
+	struct result r = {0};
 	const struct npf_link *l;
 	uint64_t t0;
 
@@ -262,13 +268,65 @@ static void test_check_ok(void **state)
 	free_result(&r);
 }
 
+/* alpha and bravo check each other at the same moment, as a job's Prolog does: alpha's
+ * forward probe of bravo and bravo's reverse request for the same path are one probe (and
+ * vice versa), both checks are ok, and the results say which were shared. */
+static void test_job_check_shares_paths(void **state)
+{
+	struct env *e = *state;
+	const char *pa[] = {"198.18.0.2"}, *pb[] = {"198.18.0.1"};
+	struct result ra = {0}, rb = {0};
+	struct npf_probe_stats a0, b0, a1, b1;
+	bool both = false;
+	uint64_t end;
+
+	NEED_ENV(state);
+	npf_probe_get_stats(e->a.ctx, &a0);
+	npf_probe_get_stats(e->b.ctx, &b0);
+	assert_int_equal(npf_probe_check_start(e->a.ctx, pa, 1, 2000, on_check, &ra), 0);
+	assert_int_equal(npf_probe_check_start(e->b.ctx, pb, 1, 2000, on_check, &rb), 0);
+	end = now_ms() + 3000;
+	while (!(ra.done && rb.done) && now_ms() < end)
+		assert_true(sd_event_run(e->ev, 10000) >= 0);
+	both = ra.done && rb.done;
+	assert_true(both);
+	assert_int_equal(ra.err, 0);
+	assert_int_equal(rb.err, 0);
+	assert_int_equal(find_link(ra.chk, "198.18.0.2")->fwd, NPF_OUT_OK);
+	assert_int_equal(find_link(ra.chk, "198.18.0.2")->rev, NPF_OUT_OK);
+	assert_int_equal(find_link(rb.chk, "198.18.0.1")->fwd, NPF_OUT_OK);
+	assert_int_equal(find_link(rb.chk, "198.18.0.1")->rev, NPF_OUT_OK);
+	/* Two directed paths, four consumers (two checks, two reverse requests): each path
+	 * went on the wire once. */
+	npf_probe_get_stats(e->a.ctx, &a1);
+	npf_probe_get_stats(e->b.ctx, &b1);
+	assert_int_equal(a1.started - a0.started + b1.started - b0.started, 2);
+	assert_int_equal(a1.joined - a0.joined + a1.reused - a0.reused + b1.joined - b0.joined +
+			     b1.reused - b0.reused,
+			 2);
+	assert_int_equal(ra.chk->n_inconclusive + rb.chk->n_inconclusive, 0);
+	assert_true(ra.chk->nodes[1].hello_rtt_us > 0);
+	assert_true(ra.chk->tick_us > 0);
+	free_result(&ra);
+	free_result(&rb);
+	/* A new check right after reuses nothing of its own earlier check: it probes. */
+	assert_int_equal(npf_probe_check_start(e->a.ctx, pa, 1, 2000, on_check, &ra), 0);
+	run_until(e, &ra.done, 3000);
+	assert_true(ra.done);
+	assert_int_equal(find_link(ra.chk, "198.18.0.2")->fwd, NPF_OUT_OK);
+	assert_int_equal(ra.chk->n_shared, 0);
+	npf_probe_get_stats(e->a.ctx, &a0);
+	assert_int_equal(a0.started, a1.started + 1);
+	free_result(&ra);
+}
+
 /* bravo announces an address that belongs to charlie: the answer comes from the
  * wrong daemon. */
 static void test_wrong_peer(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = { "198.18.0.2" };
-	struct result r = { 0 };
+	const char *peers[] = {"198.18.0.2"};
+	struct result r = {0};
 	struct npf_addr a;
 	const struct npf_link *l;
 
@@ -316,10 +374,10 @@ static void test_wrong_peer(void **state)
 static void test_unavailable(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = { "198.18.0.3", "no-such-host.invalid", "198.51.100.7" };
-	struct result r = { 0 };
+	const char *peers[] = {"198.18.0.3", "no-such-host.invalid", "198.51.100.7"};
+	struct result r = {0};
 	int silent, conn = -1;
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(PORT)};
 	uint64_t t0;
 
 	NEED_ENV(state);
@@ -361,10 +419,10 @@ static void test_unavailable(void **state)
 static void test_bad_args_and_cancel(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = { "198.18.0.2" };
-	const char *bad[] = { "has space" };
-	struct result r = { 0 };
-	struct npf_probe_params p = { 0 };
+	const char *peers[] = {"198.18.0.2"};
+	const char *bad[] = {"has space"};
+	struct result r = {0};
+	struct npf_probe_params p = {0};
 	struct npf_probe_ctx *ctx = NULL;
 
 	NEED_ENV(state);
@@ -372,9 +430,13 @@ static void test_bad_args_and_cancel(void **state)
 	assert_int_equal(npf_probe_check_start(e->a.ctx, bad, 1, 1000, on_check, &r), -EINVAL);
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1000, NULL, &r), -EINVAL);
 	assert_int_equal(npf_probe_ctx_new(&ctx, &p), -EINVAL);
-	p = (struct npf_probe_params){ .event = e->ev, .port = PORT, .node_name = "x",
-				       .instance = 1, .inventory = inv_cb, .userdata = &e->c,
-				       .bulk_bytes = 1000 };
+	p = (struct npf_probe_params){.event = e->ev,
+				      .port = PORT,
+				      .node_name = "x",
+				      .instance = 1,
+				      .inventory = inv_cb,
+				      .userdata = &e->c,
+				      .bulk_bytes = 1000};
 	assert_int_equal(npf_probe_ctx_new(&ctx, &p), -EINVAL);
 
 	/* No peers at all: completes from the loop with just ourselves. */
@@ -399,8 +461,8 @@ static void test_bad_args_and_cancel(void **state)
 
 static int client_connect(const char *addr, uint16_t port)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
-	struct timeval tv = { .tv_sec = 2 };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct timeval tv = {.tv_sec = 2};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	assert_true(fd >= 0);
@@ -416,7 +478,7 @@ static ssize_t pump_recv(struct env *e, int fd, uint8_t *buf, size_t len, uint64
 	uint64_t end = now_ms() + max_ms;
 
 	while (now_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		ssize_t n;
 
 		(void)sd_event_run(e->ev, 5000);
@@ -625,7 +687,8 @@ static void test_data_port(void **state)
 	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
 	json_decref(j);
 	dfd = client_connect("198.18.0.2", port);
-	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}");
+	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH,
+		   "{\"token\":\"00000000000000000000000000000000\"}");
 	expect_error(e, dfd, "forbidden");
 	close(dfd);
 
@@ -685,8 +748,8 @@ static void test_data_port(void **state)
 static void test_many_candidates(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = { "198.18.0.2" };
-	struct result r = { 0 };
+	const char *peers[] = {"198.18.0.2"};
+	struct result r = {0};
 	size_t n_np = 0, n_fwd = 0;
 
 	NEED_ENV(state);
@@ -750,15 +813,11 @@ static void test_conn_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_check_ok),
-		cmocka_unit_test(test_wrong_peer),
-		cmocka_unit_test(test_unavailable),
-		cmocka_unit_test(test_bad_args_and_cancel),
-		cmocka_unit_test(test_hostile_control),
-		cmocka_unit_test(test_reverse_request),
-		cmocka_unit_test(test_data_port),
-		cmocka_unit_test(test_conn_cap),
-		cmocka_unit_test(test_many_candidates),
+	    cmocka_unit_test(test_check_ok),	    cmocka_unit_test(test_wrong_peer),
+	    cmocka_unit_test(test_unavailable),	    cmocka_unit_test(test_bad_args_and_cancel),
+	    cmocka_unit_test(test_hostile_control), cmocka_unit_test(test_reverse_request),
+	    cmocka_unit_test(test_data_port),	    cmocka_unit_test(test_conn_cap),
+	    cmocka_unit_test(test_many_candidates), cmocka_unit_test(test_job_check_shares_paths),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
