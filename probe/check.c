@@ -38,7 +38,7 @@ struct loop_sample {
 };
 
 enum pp_state {
-	PP_IDLE = 0, /* outside the plan */
+	PP_IDLE = 0,   /* outside the plan */
 	PP_RESOLVING,
 	PP_CONNECTING,
 	PP_HELLO,
@@ -186,7 +186,7 @@ static void rev_fill_missing(struct ppeer *pp, enum npf_outcome o, const char *d
 static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg_reverse_result *rr,
 				    size_t k)
 {
-	struct npf_attempt_facts f = {0};
+	struct npf_attempt_facts f = { 0 };
 	const struct npf_node *n = &pp->pc->res->nodes[pp->idx];
 	const char *why = NULL;
 
@@ -365,7 +365,7 @@ static void fwd_judge(struct ppeer *pp, bool final)
 
 	for (size_t i = 0; i < pp->n_fwd; i++) {
 		const struct fwd_slot *sl = &pp->fwd[i];
-		struct npf_attempt_facts f = {0};
+		struct npf_attempt_facts f = { 0 };
 		uint64_t t1;
 
 		inc[i] = false;
@@ -502,8 +502,7 @@ static void start_probes(struct ppeer *pp)
 		}
 		pp->rev_wait = true;
 		if (r < 0)
-			rev_fill_missing(pp, NPF_OUT_NOT_PROBED,
-					 "could not send the reverse request");
+			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "could not send the reverse request");
 	} else if (pp->n_rev) {
 		pp->rev_wait = true;
 		rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "no time left for reverse probes");
@@ -570,7 +569,7 @@ static int disc_connected(struct fconn *c, int err)
 {
 	struct ppeer *pp = c->owner;
 	struct pcheck *pc = pp->pc;
-	struct npf_msg_hello h = {.instance = pc->ctx->instance, .want_candidates = true};
+	struct npf_msg_hello h = { .instance = pc->ctx->instance, .want_candidates = true };
 	json_t *j;
 	int r;
 
@@ -638,8 +637,8 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 		struct npf_msg_error e;
 
 		if (npf_wire_error_from_json(j, &e) == 0)
-			fmt(pp->last_err, sizeof(pp->last_err), "%s: %s", npf_wire_err_name(e.code),
-			    e.message);
+			fmt(pp->last_err, sizeof(pp->last_err), "%s: %s",
+			    npf_wire_err_name(e.code), e.message);
 		else
 			fmt(pp->last_err, sizeof(pp->last_err), "malformed ERROR");
 		try_next(pp);
@@ -713,10 +712,10 @@ static int disc_raw(struct fconn *c, uint32_t revents)
 }
 
 static const struct fconn_ops disc_ops = {
-    .connected = disc_connected,
-    .frame = disc_frame,
-    .error = disc_error,
-    .raw = disc_raw,
+	.connected = disc_connected,
+	.frame = disc_frame,
+	.error = disc_error,
+	.raw = disc_raw,
 };
 
 static void on_resolved(void *ud, size_t idx, int err, const struct npf_addr *addrs, size_t n)
@@ -866,8 +865,8 @@ static int check_timer(sd_event_source *s, uint64_t usec, void *ud)
 				peer_fail(pp, "name resolution of %s timed out", n->name);
 			else if (pp->st == PP_CONNECTING || pp->st == PP_HELLO)
 				peer_fail(pp, "no daemon answering on %s (%s)", n->name,
-					  pp->st == PP_CONNECTING ? "connect timed out"
-								  : "no HELLO reply");
+					  pp->st == PP_CONNECTING ? "connect timed out" :
+								    "no HELLO reply");
 		}
 		(void)sd_event_source_set_time(s, pc->hard_deadline);
 		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);

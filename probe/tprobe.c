@@ -177,8 +177,9 @@ static void release_followers(struct tprobe *tp)
 
 /* Records the outcome, closes sockets and has done() run from the loop (never
  * from inside an I/O callback of this probe, so done may free it). */
-__attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp, enum npf_outcome o,
-							 const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp,
+							   enum npf_outcome o, const char *fmt,
+							   ...)
 {
 	va_list ap;
 
@@ -230,8 +231,7 @@ static void finish_by_phase(struct tprobe *tp)
 	}
 	switch (ph) {
 	case TP_QUEUED:
-		finish(tp, NPF_OUT_NOT_PROBED,
-		       "not started before the deadline (%u probes running)",
+		finish(tp, NPF_OUT_NOT_PROBED, "not started before the deadline (%u probes running)",
 		       tp->ctx->n_active_tprobes);
 		break;
 	case TP_CTL_CONNECT:
@@ -348,8 +348,7 @@ static void begin(struct tprobe *tp)
 
 void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 {
-	while (!ctx->shutting_down && ctx->queue_head &&
-	       ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
+	while (!ctx->shutting_down && ctx->queue_head && ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
 		struct tprobe *tp = ctx->queue_head;
 
 		unqueue(tp);
@@ -366,7 +365,7 @@ void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 static int ctl_connected(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
-	struct npf_msg_hello h = {.instance = tp->ctx->instance, .want_candidates = false};
+	struct npf_msg_hello h = { .instance = tp->ctx->instance, .want_candidates = false };
 	char a[INET6_ADDRSTRLEN];
 	json_t *j;
 	int r;
@@ -402,7 +401,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 	}
 	if (tp->phase == TP_HELLO && type == NPF_MSG_HELLO_REPLY) {
 		struct npf_msg_hello_reply hr;
-		struct npf_msg_open_data od = {.bytes = tp->bulk};
+		struct npf_msg_open_data od = { .bytes = tp->bulk };
 		json_t *o;
 
 		if (npf_wire_hello_reply_from_json(j, &hr) < 0) {
@@ -436,8 +435,8 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		fconn_close(&tp->ctl);
 		tp->phase = TP_DATA_CONNECT;
 		tp->t0 = fconn_now_usec();
-		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024, &data_ops,
-				  tp);
+		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024,
+				  &data_ops, tp);
 		if (r < 0)
 			finish(tp, fconn_errno_outcome(-r), "connect to data port %s:%u: %s", a,
 			       odr.port, strerror(-r));
@@ -471,10 +470,10 @@ static int no_raw(struct fconn *c, uint32_t revents)
 }
 
 static const struct fconn_ops ctl_ops = {
-    .connected = ctl_connected,
-    .frame = ctl_frame,
-    .error = ctl_error,
-    .raw = no_raw,
+	.connected = ctl_connected,
+	.frame = ctl_frame,
+	.error = ctl_error,
+	.raw = no_raw,
 };
 
 /* ---- data connection ---- */
@@ -588,8 +587,8 @@ static void bulk_recv(struct tprobe *tp)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
-			finish(tp, NPF_OUT_BULK_STALL, "bulk receive after %zu bytes: %s", tp->rcvd,
-			       strerror(errno));
+			finish(tp, NPF_OUT_BULK_STALL, "bulk receive after %zu bytes: %s",
+			       tp->rcvd, strerror(errno));
 			return;
 		}
 		if (n == 0) {
@@ -628,10 +627,10 @@ static int data_raw(struct fconn *c, uint32_t revents)
 }
 
 static const struct fconn_ops data_ops = {
-    .connected = data_connected,
-    .frame = data_frame,
-    .error = data_error,
-    .raw = data_raw,
+	.connected = data_connected,
+	.frame = data_frame,
+	.error = data_error,
+	.raw = data_raw,
 };
 
 static void enqueue(struct tprobe *tp)

@@ -93,7 +93,7 @@ static void test_timeout(void **state)
 
 static void test_bulk_stall(void **state)
 {
-	struct npf_attempt_facts f = {.outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE};
+	struct npf_attempt_facts f = { .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE };
 
 	(void)state;
 	/* Nothing echoed past the first full-size frame, control answered: a black hole. */
@@ -109,13 +109,13 @@ static void test_bulk_stall(void **state)
 	f.sibling_ok = true;
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	/* A control exchange that never answered proves nothing about frame sizes. */
-	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .echo_known = true};
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL, .echo_known = true };
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 }
 
 static void test_unknown_stays_unknown(void **state)
 {
-	struct npf_attempt_facts f = {.outcome = NPF_OUT__COUNT};
+	struct npf_attempt_facts f = { .outcome = NPF_OUT__COUNT };
 	const char *why = NULL;
 
 	(void)state;
@@ -131,7 +131,7 @@ static void test_unknown_stays_unknown(void **state)
 
 static void test_from_detail(void **state)
 {
-	struct npf_attempt_facts f = {.outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE};
+	struct npf_attempt_facts f = { .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE };
 	char d[128];
 
 	(void)state;
@@ -140,27 +140,27 @@ static void test_from_detail(void **state)
 	assert_true(f.echo_known && f.ctl_answered);
 	assert_int_equal(f.echoed, 0);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
-	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL};
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL };
 	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL, (size_t)72000, 72000u, (size_t)9000, 72000u);
 	npf_attempt_facts_from_detail(&f, d);
 	assert_int_equal(f.echoed, 9000);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* Text that does not match (or lies about sizes) proves nothing. */
-	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL};
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL };
 	npf_attempt_facts_from_detail(&f, "bulk stalled: sent 1/2, received 0/3 bytes");
 	assert_false(f.echo_known);
 	npf_attempt_facts_from_detail(&f, "whatever");
 	npf_attempt_facts_from_detail(&f, NULL);
 	assert_false(f.echo_known);
 	/* A lost SYN to the data port the peer's daemon just opened: a firewall, not load. */
-	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_TIMEOUT, .window_us = 1000000 };
 	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN, "198.18.1.3", 41234u);
 	npf_attempt_facts_from_detail(&f, d);
 	assert_true(f.data_syn_lost);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	f.loop_late_us = 400000;
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
-	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT};
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_TIMEOUT };
 	npf_attempt_facts_from_detail(&f, "connect to 198.18.1.3 port 7718 timed out");
 	assert_false(f.data_syn_lost);
 }

@@ -282,7 +282,7 @@ static void test_deterministic(void **state)
 static void test_bad_args(void **state)
 {
 	struct npf_job_decision d;
-	struct npf_job_input in = {0};
+	struct npf_job_input in = { 0 };
 
 	(void)state;
 	assert_int_equal(npf_job_decide(NULL, &d), -22);

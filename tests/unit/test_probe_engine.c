@@ -57,7 +57,7 @@ static uint64_t now_ms(void)
 
 static int ifreq_addr(int fd, const char *label, const char *addr)
 {
-	struct ifreq ifr = {0};
+	struct ifreq ifr = { 0 };
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
 
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", label);
@@ -74,7 +74,7 @@ static int ifreq_addr(int fd, const char *label, const char *addr)
 /* lo up with 198.18.0.{1,2,3}/32 as secondary labels in a fresh namespace. */
 static int make_netns(void)
 {
-	struct ifreq ifr = {0};
+	struct ifreq ifr = { 0 };
 	int fd, r = 0;
 
 	if (unshare(CLONE_NEWNET) < 0)
@@ -106,7 +106,7 @@ out:
  * ordinary interface, so paths between contexts on one host can succeed. */
 static void fake_inventory(struct node *n)
 {
-	struct npf_addr a = {0};
+	struct npf_addr a = { 0 };
 
 	memset(&n->inv, 0, sizeof(n->inv));
 	n->inv.ifaces = calloc(1, sizeof(*n->inv.ifaces));
@@ -132,14 +132,8 @@ static void node_start_max(struct env *e, struct node *n, const char *name, cons
 			   uint64_t instance, uint32_t max_conns)
 {
 	struct npf_probe_params p = {
-	    .event = e->ev,
-	    .port = PORT,
-	    .node_name = name,
-	    .instance = instance,
-	    .inventory = inv_cb,
-	    .userdata = n,
-	    .bulk_bytes = 65536,
-	    .max_conns = max_conns,
+		.event = e->ev, .port = PORT, .node_name = name, .instance = instance,
+		.inventory = inv_cb, .userdata = n, .bulk_bytes = 65536, .max_conns = max_conns,
 	};
 
 	n->name = name;
@@ -196,10 +190,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-#define NEED_ENV(state)                                                                            \
-	do {                                                                                       \
-		if (!*(state))                                                                     \
-			skip();                                                                    \
+#define NEED_ENV(state)                         \
+	do {                                    \
+		if (!*(state))                  \
+			skip();                 \
 	} while (0)
 
 static void on_check(struct npf_check *chk, int err, void *ud)
@@ -240,8 +234,8 @@ static const struct npf_link *find_link(const struct npf_check *c, const char *p
 static void test_check_ok(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = {"alpha", "198.18.0.2", "198.18.0.2"};
-	struct result r = {0};
+	const char *peers[] = { "alpha", "198.18.0.2", "198.18.0.2" };
+	struct result r = { 0 };
 	const struct npf_link *l;
 	uint64_t t0;
 
@@ -325,8 +319,8 @@ static void test_job_check_shares_paths(void **state)
 static void test_wrong_peer(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = {"198.18.0.2"};
-	struct result r = {0};
+	const char *peers[] = { "198.18.0.2" };
+	struct result r = { 0 };
 	struct npf_addr a;
 	const struct npf_link *l;
 
@@ -374,10 +368,10 @@ static void test_wrong_peer(void **state)
 static void test_unavailable(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = {"198.18.0.3", "no-such-host.invalid", "198.51.100.7"};
-	struct result r = {0};
+	const char *peers[] = { "198.18.0.3", "no-such-host.invalid", "198.51.100.7" };
+	struct result r = { 0 };
 	int silent, conn = -1;
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(PORT)};
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	uint64_t t0;
 
 	NEED_ENV(state);
@@ -419,10 +413,10 @@ static void test_unavailable(void **state)
 static void test_bad_args_and_cancel(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = {"198.18.0.2"};
-	const char *bad[] = {"has space"};
-	struct result r = {0};
-	struct npf_probe_params p = {0};
+	const char *peers[] = { "198.18.0.2" };
+	const char *bad[] = { "has space" };
+	struct result r = { 0 };
+	struct npf_probe_params p = { 0 };
 	struct npf_probe_ctx *ctx = NULL;
 
 	NEED_ENV(state);
@@ -430,13 +424,9 @@ static void test_bad_args_and_cancel(void **state)
 	assert_int_equal(npf_probe_check_start(e->a.ctx, bad, 1, 1000, on_check, &r), -EINVAL);
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1000, NULL, &r), -EINVAL);
 	assert_int_equal(npf_probe_ctx_new(&ctx, &p), -EINVAL);
-	p = (struct npf_probe_params){.event = e->ev,
-				      .port = PORT,
-				      .node_name = "x",
-				      .instance = 1,
-				      .inventory = inv_cb,
-				      .userdata = &e->c,
-				      .bulk_bytes = 1000};
+	p = (struct npf_probe_params){ .event = e->ev, .port = PORT, .node_name = "x",
+				       .instance = 1, .inventory = inv_cb, .userdata = &e->c,
+				       .bulk_bytes = 1000 };
 	assert_int_equal(npf_probe_ctx_new(&ctx, &p), -EINVAL);
 
 	/* No peers at all: completes from the loop with just ourselves. */
@@ -461,8 +451,8 @@ static void test_bad_args_and_cancel(void **state)
 
 static int client_connect(const char *addr, uint16_t port)
 {
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
-	struct timeval tv = {.tv_sec = 2};
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 2 };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	assert_true(fd >= 0);
@@ -478,7 +468,7 @@ static ssize_t pump_recv(struct env *e, int fd, uint8_t *buf, size_t len, uint64
 	uint64_t end = now_ms() + max_ms;
 
 	while (now_ms() < end) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
 		(void)sd_event_run(e->ev, 5000);
@@ -687,8 +677,7 @@ static void test_data_port(void **state)
 	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
 	json_decref(j);
 	dfd = client_connect("198.18.0.2", port);
-	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH,
-		   "{\"token\":\"00000000000000000000000000000000\"}");
+	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}");
 	expect_error(e, dfd, "forbidden");
 	close(dfd);
 
@@ -748,8 +737,8 @@ static void test_data_port(void **state)
 static void test_many_candidates(void **state)
 {
 	struct env *e = *state;
-	const char *peers[] = {"198.18.0.2"};
-	struct result r = {0};
+	const char *peers[] = { "198.18.0.2" };
+	struct result r = { 0 };
 	size_t n_np = 0, n_fwd = 0;
 
 	NEED_ENV(state);
@@ -813,11 +802,16 @@ static void test_conn_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_ok),	    cmocka_unit_test(test_wrong_peer),
-	    cmocka_unit_test(test_unavailable),	    cmocka_unit_test(test_bad_args_and_cancel),
-	    cmocka_unit_test(test_hostile_control), cmocka_unit_test(test_reverse_request),
-	    cmocka_unit_test(test_data_port),	    cmocka_unit_test(test_conn_cap),
-	    cmocka_unit_test(test_many_candidates), cmocka_unit_test(test_job_check_shares_paths),
+		cmocka_unit_test(test_check_ok),
+		cmocka_unit_test(test_wrong_peer),
+		cmocka_unit_test(test_unavailable),
+		cmocka_unit_test(test_bad_args_and_cancel),
+		cmocka_unit_test(test_hostile_control),
+		cmocka_unit_test(test_reverse_request),
+		cmocka_unit_test(test_data_port),
+		cmocka_unit_test(test_conn_cap),
+		cmocka_unit_test(test_many_candidates),
+		cmocka_unit_test(test_job_check_shares_paths),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
