@@ -78,6 +78,11 @@ static void print_matrix(const struct npf_check *c, const struct npf_verdict_rep
 	printf("%s: %zu peer%s checked in %u ms (timeout %u ms)%s\n", c->nodes[0].name,
 	       c->n_nodes - 1, c->n_nodes == 2 ? "" : "s", c->duration_ms, c->timeout_ms,
 	       c->sparse ? ", sparse plan" : "");
+	/* Load-shaped failures became missing evidence: say so, with the measure. */
+	if (c->n_inconclusive || c->n_retried)
+		printf("load: %u path%s inconclusive, %u retried, our loop up to %u ms late\n",
+		       c->n_inconclusive, c->n_inconclusive == 1 ? "" : "s", c->n_retried,
+		       c->loop_late_max_us / 1000);
 	w = calloc(c->n_nodes, sizeof(*w));
 	if (!w)
 		return;
