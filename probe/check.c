@@ -59,6 +59,7 @@ struct ppeer {
 	struct fwd_slot *fwd;
 	size_t n_fwd, fwd_pending;
 	bool rev_wait;
+	uint8_t rev_attempts;
 	uint32_t rev_id;
 	size_t n_rev;
 	struct npf_addr rev_addr[NPF_WIRE_MAX_TARGETS];
@@ -204,9 +205,16 @@ static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg
 							      : (why ? why : "load-shaped");
 }
 
-static void rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr)
+static int rev_send(struct ppeer *pp, uint64_t deadline);
+
+/* Records a reverse result. Load-shaped failures are asked for once more while the budget
+ * allows (the connection stays open for it). Returns true when a retry is on its way. */
+static bool rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr)
 {
 	uint64_t now = fconn_now_usec();
+	bool may_retry = pp->rev_attempts < CHECK_MAX_ATTEMPTS &&
+			 pp->pc->probe_deadline > now + CHECK_RETRY_MIN_USEC;
+	size_t n_retry = 0;
 
 	if (pp->t_rev && now > pp->t_rev)
 		node_of(pp)->rev_ms = (uint32_t)((now - pp->t_rev) / USEC_PER_MSEC);
@@ -214,12 +222,22 @@ static void rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr
 		const struct npf_rev_result *r = NULL;
 		const char *inc = NULL;
 		struct npf_path *ph;
+		bool retry = false;
 
 		for (size_t j = 0; j < rr->n_results; j++) {
 			if (npf_addr_equal(&rr->results[j].addr, &pp->rev_addr[i])) {
 				r = &rr->results[j];
 				inc = rev_inconclusive(pp, rr, j);
 			}
+		}
+		retry = r && inc && may_retry;
+		if (retry) {
+			/* Kept, compacted, for the second request. */
+			pp->rev_addr[n_retry] = pp->rev_addr[i];
+			memmove(pp->rev_if[n_retry], pp->rev_if[i], IFNAMSIZ);
+			n_retry++;
+			pp->pc->res->n_retried++;
+			continue;
 		}
 		ph = add_path(pp->pc);
 		if (!ph)
@@ -246,7 +264,13 @@ static void rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr
 			node_of(pp)->n_inconclusive++;
 		}
 	}
+	pp->n_rev = n_retry;
+	if (n_retry && rev_send(pp, pp->pc->probe_deadline) == 0)
+		return true;
+	if (n_retry)
+		rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "could not ask for the reverse probes again");
 	pp->rev_wait = false;
+	return false;
 }
 
 /* ---- forward probes ---- */
@@ -434,10 +458,40 @@ static void fwd_done(struct tprobe *tp, void *ud)
 	maybe_peer_done(pp);
 }
 
+/* Asks the peer to probe pp->rev_addr[0..n_rev) back, by deadline. Returns 0 or -errno. */
+static int rev_send(struct ppeer *pp, uint64_t deadline)
+{
+	struct npf_probe_ctx *ctx = pp->pc->ctx;
+	struct npf_msg_reverse_req *rq;
+	uint64_t now = fconn_now_usec();
+	json_t *j;
+	int r;
+
+	if (deadline <= now + USEC_PER_MSEC)
+		return -ETIME;
+	rq = calloc(1, sizeof(*rq));
+	if (!rq)
+		return -ENOMEM;
+	rq->id = pp->rev_id = ++ctx->next_rev_id;
+	rq->timeout_ms = (uint32_t)((deadline - now) / USEC_PER_MSEC);
+	if (rq->timeout_ms > NPF_WIRE_MAX_TIMEOUT_MS)
+		rq->timeout_ms = NPF_WIRE_MAX_TIMEOUT_MS;
+	/* A ceiling: the peer sizes each probe from its egress MTU. */
+	rq->bytes = ctx->bulk_bytes;
+	pp->t_rev = now;
+	pp->rev_attempts++;
+	memcpy(rq->targets, pp->rev_addr, pp->n_rev * sizeof(pp->rev_addr[0]));
+	rq->n_targets = pp->n_rev;
+	j = npf_wire_reverse_req_to_json(rq);
+	r = j ? fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j) : -ENOMEM;
+	json_decref(j);
+	free(rq);
+	return r < 0 ? r : 0;
+}
+
 static void start_probes(struct ppeer *pp)
 {
 	struct pcheck *pc = pp->pc;
-	struct npf_probe_ctx *ctx = pc->ctx;
 	struct npf_node *n = node_of(pp);
 	const struct npf_node *self = &pc->res->nodes[0];
 	uint64_t now = fconn_now_usec();
@@ -481,27 +535,8 @@ static void start_probes(struct ppeer *pp)
 		pp->n_rev++;
 	}
 	if (pp->n_rev && pc->probe_deadline > now + USEC_PER_MSEC) {
-		struct npf_msg_reverse_req *rq = calloc(1, sizeof(*rq));
-		json_t *j = NULL;
-		int r = -ENOMEM;
-
-		if (rq) {
-			rq->id = pp->rev_id = ++ctx->next_rev_id;
-			rq->timeout_ms = (uint32_t)((pc->probe_deadline - now) / USEC_PER_MSEC);
-			if (rq->timeout_ms > NPF_WIRE_MAX_TIMEOUT_MS)
-				rq->timeout_ms = NPF_WIRE_MAX_TIMEOUT_MS;
-			/* A ceiling: the peer sizes each probe from its egress MTU. */
-			rq->bytes = ctx->bulk_bytes;
-			pp->t_rev = now;
-			memcpy(rq->targets, pp->rev_addr, pp->n_rev * sizeof(pp->rev_addr[0]));
-			rq->n_targets = pp->n_rev;
-			j = npf_wire_reverse_req_to_json(rq);
-			r = fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j);
-			json_decref(j);
-			free(rq);
-		}
 		pp->rev_wait = true;
-		if (r < 0)
+		if (rev_send(pp, attempt_deadline(pc, 1)) < 0)
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "could not send the reverse request");
 	} else if (pp->n_rev) {
 		pp->rev_wait = true;
@@ -647,12 +682,15 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 	if (pp->st == PP_PROBING && pp->rev_wait && type == NPF_MSG_REVERSE_RESULT) {
 		struct npf_msg_reverse_result *rr = malloc(sizeof(*rr));
 
+		bool again = false;
+
 		if (rr && npf_wire_reverse_result_from_json(j, rr) == 0 && rr->id == pp->rev_id)
-			rev_record(pp, rr);
+			again = rev_record(pp, rr);
 		else
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "malformed reverse result");
 		free(rr);
-		fconn_close(c);
+		if (!again)
+			fconn_close(c);
 		maybe_peer_done(pp);
 		return 0;
 	}
@@ -773,8 +811,12 @@ static void wrap_up(struct pcheck *pc)
 			if (pp->rev_wait) {
 				char d[96];
 
-				fmt(d, sizeof(d), "no reverse result from %s in time", n->name);
-				rev_fill_missing(pp, NPF_OUT_TIMEOUT, d);
+				/* The peer's daemon, not the path, was late: no evidence. */
+				fmt(d, sizeof(d), "inconclusive: no reverse result from %s in time",
+				    n->name);
+				pc->res->n_inconclusive += (uint32_t)pp->n_rev;
+				n->n_inconclusive += (uint32_t)pp->n_rev;
+				rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
 			}
 			break;
 		case PP_IDLE:
