@@ -52,6 +52,8 @@ struct ppeer {
 	enum pp_state st;
 	struct npf_addr addrs[PROBE_MAX_RESOLVED];
 	size_t n_addrs, next_addr;
+	uint8_t disc_round;   /* 0, or 1 once every address was tried and timed out */
+	bool disc_timed_out;  /* the last attempt ended by its timer, not by an answer */
 	struct fconn c;
 	sd_event_source *timer; /* per-attempt connect/HELLO deadline */
 	char last_err[80];
@@ -559,6 +561,7 @@ static int attempt_timer(sd_event_source *s, uint64_t usec, void *ud)
 		return 0;
 	fmt(pp->last_err, sizeof(pp->last_err), "%s",
 	    pp->st == PP_CONNECTING ? "connect timed out" : "no HELLO reply");
+	pp->disc_timed_out = true;
 	try_next(pp);
 	return 0;
 }
@@ -569,13 +572,27 @@ static void try_next(struct ppeer *pp)
 	struct npf_node *n = node_of(pp);
 
 	peer_close(pp);
-	while (pp->next_addr < pp->n_addrs) {
-		const struct npf_addr *a = &pp->addrs[pp->next_addr++];
+	for (;;) {
+		const struct npf_addr *a;
 		uint64_t now = fconn_now_usec(), slice;
-		size_t left = pp->n_addrs - pp->next_addr + 1;
+		size_t left;
 		char txt[INET6_ADDRSTRLEN];
+		bool timed_out = pp->disc_timed_out;
 		int r;
 
+		pp->disc_timed_out = false;
+		if (pp->next_addr >= pp->n_addrs) {
+			/* Silence is what a starved peer produces too: one more round while
+			 * the window allows; an answer (refused, unreachable) is final. */
+			if (pp->disc_round || !timed_out || !pp->n_addrs ||
+			    pc->disc_deadline < now + CHECK_RETRY_MIN_USEC)
+				break;
+			pp->disc_round = 1;
+			pp->next_addr = 0;
+			pc->res->n_retried++;
+		}
+		a = &pp->addrs[pp->next_addr++];
+		left = pp->n_addrs - pp->next_addr + 1;
 		if (now >= pc->disc_deadline)
 			break;
 		r = fconn_connect(&pp->c, pc->ctx->event, a, pc->ctx->port, NPF_WIRE_MAX_PAYLOAD,
@@ -585,8 +602,11 @@ static void try_next(struct ppeer *pp)
 			    npf_addr_str(a, txt, sizeof(txt)), strerror(-r));
 			continue;
 		}
-		/* Share what is left of the discovery window among the addresses left. */
+		/* Share what is left of the discovery window among the addresses left; the
+		 * first round leaves 2/5 of it for a second one. */
 		slice = (pc->disc_deadline - now) / left;
+		if (!pp->disc_round)
+			slice = slice * 3 / 5;
 		pp->t_disc = now;
 		if (sd_event_add_time(pc->ctx->event, &pp->timer, CLOCK_MONOTONIC, now + slice,
 				      1000, attempt_timer, pp) < 0) {
