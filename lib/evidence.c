@@ -3,7 +3,6 @@
 #include "evidence.h"
 
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 uint32_t npf_bulk_bytes(uint32_t mtu, uint32_t cap)
@@ -89,18 +88,52 @@ static bool holds(enum cond c, const struct npf_attempt_facts *f)
 	return false;
 }
 
+/* Matches literal text lit at *p and advances. */
+static bool take_lit(const char **p, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (strncmp(*p, lit, n) != 0)
+		return false;
+	*p += n;
+	return true;
+}
+
+/* A decimal of 1..10 digits (no sign, no overflow: sscanf's %zu would be undefined on
+ * peer text that overflows). */
+static bool take_num(const char **p, uint64_t *v)
+{
+	size_t n = 0;
+
+	*v = 0;
+	while ((*p)[n] >= '0' && (*p)[n] <= '9') {
+		if (++n > 10)
+			return false;
+		*v = *v * 10 + (uint64_t)((*p)[n - 1] - '0');
+	}
+	*p += n;
+	return n > 0;
+}
+
+/* The numbers of an NPF_DETAIL_BULK_STALL text, parsed by hand to the same layout. */
+static bool parse_stall(const char *d, uint64_t *sent, uint64_t *b1, uint64_t *rcvd,
+			uint64_t *b2)
+{
+	return take_lit(&d, "bulk stalled: sent ") && take_num(&d, sent) && take_lit(&d, "/") &&
+	       take_num(&d, b1) && take_lit(&d, ", received ") && take_num(&d, rcvd) &&
+	       take_lit(&d, "/") && take_num(&d, b2) && take_lit(&d, " bytes") && *d == '\0';
+}
+
 void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *detail)
 {
-	size_t sent = 0, rcvd = 0;
-	unsigned int b1 = 0, b2 = 0;
+	uint64_t sent = 0, rcvd = 0, b1 = 0, b2 = 0;
 	const char *p;
 
 	if (!detail)
 		return;
 	/* A stall is only reported from the bulk phase: the control exchange answered. */
-	if (f->outcome == NPF_OUT_BULK_STALL &&
-	    sscanf(detail, NPF_DETAIL_BULK_STALL, &sent, &b1, &rcvd, &b2) == 4 && b1 == b2 &&
-	    rcvd <= b2) {
+	if (f->outcome == NPF_OUT_BULK_STALL && parse_stall(detail, &sent, &b1, &rcvd, &b2) &&
+	    b1 == b2 && sent <= b1 && rcvd <= b2 && b2 <= UINT32_MAX) {
 		f->ctl_answered = true;
 		f->echo_known = true;
 		f->echoed = (uint32_t)rcvd;

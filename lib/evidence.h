@@ -56,6 +56,7 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
 
 /* Probe details, written by the prober (probe/tprobe.c) and read back by the requester of
  * a reverse probe (npf_attempt_facts_from_detail): one format for both sides. */
+/* lib/evidence.c parses exactly this layout back (parse_stall). */
 #define NPF_DETAIL_BULK_STALL "bulk stalled: sent %zu/%u, received %zu/%u bytes"
 #define NPF_DETAIL_DATA_SYN "connect to data port %s:%u timed out"
 
