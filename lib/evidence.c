@@ -44,7 +44,8 @@ enum cond {
 			 * control exchange answered, and our loop kept time */
 	C_SIBLING_OK,	/* another path to the peer, probed at the same time, worked, or the
 			 * peer's daemon answered on this very address and only the data
-			 * port's SYN was lost; and our loop kept time */
+			 * port's SYN was lost, or the path stayed silent on its retry while
+			 * the peer's daemon answered elsewhere; and our loop kept time */
 };
 
 struct rule {
@@ -83,7 +84,7 @@ static bool holds(enum cond c, const struct npf_attempt_facts *f)
 			return f->sibling_ok && !late;
 		return f->ctl_answered && f->echoed == 0 && !late;
 	case C_SIBLING_OK:
-		return (f->sibling_ok || f->data_syn_lost) && !late;
+		return (f->sibling_ok || f->data_syn_lost || (f->final_attempt && f->peer_answered)) && !late;
 	}
 	return false;
 }

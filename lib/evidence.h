@@ -40,6 +40,9 @@ struct npf_attempt_facts {
 				* ended ok */
 	bool data_syn_lost;    /* timed out connecting to the data port that the peer's
 				* daemon had just opened for us on the same address */
+	bool peer_answered;    /* the peer's daemon answered a control exchange of another
+				* path during this check */
+	bool final_attempt;    /* the path was already tried again within the budget */
 	uint32_t loop_late_us; /* our loop's worst lateness during the attempt */
 	uint32_t window_us;    /* the attempt's time window (start to deadline) */
 };

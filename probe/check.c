@@ -198,6 +198,9 @@ static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg
 	f.window_us =
 	    (uint32_t)(pp->pc->probe_deadline > pp->t_rev ? pp->pc->probe_deadline - pp->t_rev : 0);
 	f.loop_late_us = n->hello_rtt_us;
+	/* A second reverse result: the peer's daemon answered us twice meanwhile. */
+	f.final_attempt = pp->rev_attempts >= CHECK_MAX_ATTEMPTS;
+	f.peer_answered = f.final_attempt;
 	npf_attempt_facts_from_detail(&f, rr->results[k].detail);
 	for (size_t j = 0; j < rr->n_results && !f.sibling_ok; j++)
 		f.sibling_ok = j != k && rr->results[j].outcome == NPF_OUT_OK;
@@ -408,12 +411,16 @@ static void fwd_judge(struct ppeer *pp, bool final)
 		f.loop_late_us = late_during(pc, sl->res.t_begin, t1);
 		npf_attempt_facts_from_detail(&f, sl->res.detail);
 		f.echoed = sl->res.echoed;
-		for (size_t j = 0; j < pp->n_fwd && !f.sibling_ok; j++) {
+		for (size_t j = 0; j < pp->n_fwd; j++) {
 			const struct fwd_slot *o = &pp->fwd[j];
 
-			f.sibling_ok = j != i && o->have && o->res.outcome == NPF_OUT_OK &&
-				       o->res.t_begin <= t1 && o->res.t_end >= sl->res.t_begin;
+			if (j == i || !o->have)
+				continue;
+			f.sibling_ok |= o->res.outcome == NPF_OUT_OK && o->res.t_begin <= t1 &&
+					o->res.t_end >= sl->res.t_begin;
+			f.peer_answered |= o->res.ctl_answered;
 		}
+		f.final_attempt = sl->attempts >= CHECK_MAX_ATTEMPTS;
 		if (npf_attempt_judge(&f, &why[i]) == NPF_JUDGE_INCONCLUSIVE) {
 			inc[i] = true;
 			if (npf_loop_was_late(f.loop_late_us, f.window_us))

@@ -87,8 +87,6 @@ int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx)
 	ctx->n_cands = nc;
 	ctx->ifnames = names;
 	ctx->n_ifnames = nn;
-	/* Shared path results describe the old interfaces and addresses. */
-	tprobe_forget_shared(ctx);
 	r = server_sync_listeners(ctx);
 	return r < 0 ? r : 0;
 }

@@ -22,8 +22,6 @@
 #define PROBE_DEFAULT_BULK (256u << 10)
 #define PROBE_MAX_ACTIVE_TPROBES 64    /* outbound path probes at once, per context: more
 					* only adds timers and sockets a starved CPU cannot serve */
-#define PROBE_SHARE_TTL_USEC (1000ull * 1000) /* a finished path result is shared this long */
-#define PROBE_SHARE_SLOTS 256          /* finished path results kept for sharing */
 #define PROBE_MAX_FWD_PER_PEER 32      /* a peer announcing more gets the rest not-probed */
 #define PROBE_MAX_REVJOBS 256          /* reverse-probe requests held at once, per context */
 #define PROBE_MAX_REVJOBS_PER_CONN 2
@@ -133,19 +131,14 @@ struct tprobe_result {
 				  * consumer (a reverse request or our own check) */
 };
 
-/* Who asks for a probe: a result is shared between consumers of one job check (the same
- * directed path probed once), but our own new check never reuses an earlier check's. */
+/* Who asks for a probe: a running probe is shared between consumers of one job check (the
+ * same directed path probed once). */
 enum tprobe_origin {
 	TPROBE_FOR_PEER = 0, /* a reverse request of a peer */
 	TPROBE_FOR_CHECK,    /* one of our own checks */
 };
 
-struct tprobe_shared {
-	struct npf_addr target;
-	uint64_t expect;
-	enum tprobe_origin origin;
-	struct tprobe_result res;
-};
+
 
 /* Starts probing target (control port ctx->port, then the data port the peer
  * opens) expecting the daemon instance `expect`. Never completes synchronously:
@@ -158,15 +151,14 @@ int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint6
 
 /* tprobe_start() for a given consumer. bulk is a ceiling: the attempt moves
  * npf_bulk_bytes(egress MTU, bulk). A probe of the same (target, expect) already running
- * is joined instead of started again, and a result that ended by an answer less than
- * PROBE_SHARE_TTL_USEC ago is reused (by a check only when a peer's request produced it);
- * tprobe_result() then says shared. tprobe_start() is TPROBE_FOR_PEER. */
+ * for another consumer is joined instead of started again (tprobe_result() then says
+ * shared); if that probe ends by its own deadline, the joiner probes on its own.
+ * tprobe_start() is TPROBE_FOR_PEER. */
 int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 		     const struct npf_addr *target, uint64_t expect, uint32_t bulk,
 		     uint64_t deadline_usec, tprobe_done_fn done, void *ud, struct tprobe **out);
 
-/* Forgets every shared result (after an inventory change). */
-void tprobe_forget_shared(struct npf_probe_ctx *ctx);
+
 
 /* Stops at once with the outcome of the phase it is in (e.g. timeout while
  * connecting, bulk-stall while moving data). done does NOT run. */
@@ -245,9 +237,7 @@ struct npf_probe_ctx {
 
 	struct tprobe *queue_head, *queue_tail; /* waiting for an active slot */
 	struct tprobe *tprobes;                 /* every live tprobe (for joining) */
-	struct tprobe_shared shared[PROBE_SHARE_SLOTS]; /* ring of finished results */
-	uint32_t shared_next;
-	uint64_t n_tprobes_started, n_tprobes_joined, n_tprobes_reused; /* for status/bench */
+	uint64_t n_tprobes_started, n_tprobes_joined; /* for tests and bench */
 	uint32_t n_active_tprobes;
 	uint32_t next_rev_id;
 	bool shutting_down; /* no queued probe starts during teardown */

@@ -56,10 +56,10 @@ int npf_probe_ctx_set_exclude(struct npf_probe_ctx *ctx, const char *const *glob
 uint32_t npf_probe_check_budget(const struct npf_probe_ctx *ctx, const char *const *peers,
 				size_t n_peers, uint32_t base_ms);
 
-/* Path probes since the context was created: started on the wire, joined to one already
- * running for another consumer, answered from a result shared within the job check. */
+/* Path probes since the context was created: started on the wire, or joined to one
+ * already running for another consumer of the same directed path. */
 struct npf_probe_stats {
-	uint64_t started, joined, reused;
+	uint64_t started, joined;
 };
 void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out);
 

@@ -133,17 +133,6 @@ static void unjoin(struct tprobe *tp)
 	tp->fnext = NULL;
 }
 
-static void share_result(struct tprobe *tp)
-{
-	struct npf_probe_ctx *ctx = tp->ctx;
-	struct tprobe_shared *sh = &ctx->shared[ctx->shared_next++ % PROBE_SHARE_SLOTS];
-
-	sh->target = tp->target;
-	sh->expect = tp->expect;
-	sh->origin = tp->origin;
-	sh->res = tp->res;
-}
-
 static void finish(struct tprobe *tp, enum npf_outcome o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -202,8 +191,6 @@ __attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp,
 		(void)sd_event_source_set_time(tp->timer, 1);
 		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
 	}
-	if (!tp->res.by_deadline && !tp->res.shared)
-		share_result(tp);
 	release_followers(tp);
 	tprobe_kick_queue(tp->ctx);
 }
@@ -656,40 +643,10 @@ static struct tprobe *find_leader(struct npf_probe_ctx *ctx, const struct npf_ad
 	return NULL;
 }
 
-/* A recent answer on the same path. Our own check takes only what a peer's request
- * produced: a check never repeats the previous check's evidence as its own. */
-static const struct tprobe_shared *find_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
-					       const struct npf_addr *target, uint64_t expect,
-					       uint64_t now)
-{
-	const struct tprobe_shared *best = NULL;
-
-	for (size_t i = 0; i < PROBE_SHARE_SLOTS; i++) {
-		const struct tprobe_shared *sh = &ctx->shared[i];
-
-		if (!sh->res.t_end || sh->expect != expect ||
-		    now > sh->res.t_end + PROBE_SHARE_TTL_USEC ||
-		    !npf_addr_equal(&sh->target, target))
-			continue;
-		if (origin == TPROBE_FOR_CHECK && sh->origin == TPROBE_FOR_CHECK)
-			continue;
-		if (!best || sh->res.t_end > best->res.t_end)
-			best = sh;
-	}
-	return best;
-}
-
 void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out)
 {
 	out->started = ctx->n_tprobes_started;
 	out->joined = ctx->n_tprobes_joined;
-	out->reused = ctx->n_tprobes_reused;
-}
-
-void tprobe_forget_shared(struct npf_probe_ctx *ctx)
-{
-	memset(ctx->shared, 0, sizeof(ctx->shared));
-	ctx->shared_next = 0;
 }
 
 int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint64_t expect,
@@ -705,7 +662,6 @@ int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 		     uint64_t deadline_usec, tprobe_done_fn done, void *ud, struct tprobe **out)
 {
 	struct tprobe *tp = calloc(1, sizeof(*tp));
-	const struct tprobe_shared *sh;
 	struct tprobe *leader;
 	uint64_t now = fconn_now_usec();
 	int r;
@@ -729,20 +685,15 @@ int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 		free(tp);
 		return r;
 	}
-	/* Looked up before tp joins ctx->tprobes: a probe never leads itself. */
-	sh = find_shared(ctx, origin, target, expect, now);
-	leader = sh ? NULL : find_leader(ctx, target, expect);
+	/* Looked up before tp joins ctx->tprobes: a probe never leads itself. Only a probe
+	 * running now is shared, never a finished one: a result from before a change (a
+	 * firewall rule, a repair) must not answer a check that began after it. */
+	leader = find_leader(ctx, target, expect);
 	tp->lnext = ctx->tprobes;
 	if (ctx->tprobes)
 		ctx->tprobes->lprev = tp;
 	ctx->tprobes = tp;
-	if (sh) {
-		ctx->n_tprobes_reused++;
-		tp->res = sh->res;
-		tp->res.t_begin = now;
-		tp->res.shared = true;
-		finish(tp, sh->res.outcome, "%s", sh->res.detail);
-	} else if (leader) {
+	if (leader) {
 		ctx->n_tprobes_joined++;
 		tp->phase = TP_JOINED;
 		tp->leader = leader;

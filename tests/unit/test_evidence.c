@@ -86,6 +86,22 @@ static void test_timeout(void **state)
 	assert_int_equal(judge(NPF_OUT_TIMEOUT, true, 0, 100), NPF_JUDGE_KEEP);
 	/* Every path to the peer late: load-shaped. */
 	assert_int_equal(judge(NPF_OUT_TIMEOUT, false, 0, 0), NPF_JUDGE_INCONCLUSIVE);
+	{
+		/* Silent again on its retry while the peer's daemon answered on another
+		 * path: a fault (isolated port, SYNs dropped); not on the first try. */
+		struct npf_attempt_facts f = { .outcome = NPF_OUT_TIMEOUT,
+					       .peer_answered = true,
+					       .window_us = 1000000 };
+
+		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+		f.final_attempt = true;
+		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+		f.peer_answered = false;
+		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+		f.peer_answered = true;
+		f.loop_late_us = 300000;
+		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	}
 	/* Our own timers late (a quarter of the window, or 250 ms): load-shaped. */
 	assert_int_equal(judge(NPF_OUT_TIMEOUT, true, 0, 375), NPF_JUDGE_INCONCLUSIVE);
 	assert_int_equal(judge(NPF_OUT_TIMEOUT, true, 0, 260), NPF_JUDGE_INCONCLUSIVE);
