@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "candidates.h"
-#include "evidence.h"
+#include "loadrule.h"
 #include "links.h"
 #include "log.h"
 #include "plan.h"

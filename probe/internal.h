@@ -121,7 +121,7 @@ struct tprobe_result {
 	uint32_t rtt_us;
 	char egress[IFNAMSIZ]; /* kernel egress, or our interface holding a local target */
 	char detail[96];
-	/* What the load rule (lib/evidence.h) needs to know about the attempt. */
+	/* What the load rule (lib/loadrule.h) needs to know about the attempt. */
 	uint64_t t_begin, t_end; /* CLOCK_MONOTONIC usec: started (or queued), ended */
 	uint32_t bulk;           /* bulk bytes per direction this attempt moved or tried */
 	uint32_t echoed;         /* bulk bytes echoed back */

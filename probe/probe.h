@@ -51,7 +51,7 @@ int npf_probe_ctx_set_exclude(struct npf_probe_ctx *ctx, const char *const *glob
 
 /* The default budget of a check of `peers` when the request names none: base_ms (the
  * [probe] timeout) grown with the number of peers this node will probe
- * (npf_check_budget_ms(), lib/evidence.h). Returns base_ms when the plan cannot be
+ * (npf_check_budget_ms(), lib/loadrule.h). Returns base_ms when the plan cannot be
  * computed. */
 uint32_t npf_probe_check_budget(const struct npf_probe_ctx *ctx, const char *const *peers,
 				size_t n_peers, uint32_t base_ms);

@@ -13,7 +13,7 @@
 #include <sys/epoll.h>
 
 #include "candidates.h"
-#include "evidence.h"
+#include "loadrule.h"
 #include "log.h"
 #include "netlink.h"
 

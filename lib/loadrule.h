@@ -3,8 +3,8 @@
  * path, and which are what a starved machine produces (docs/decision.md, "Load is not
  * failure"). Also the size of a probe's bulk phase and the default check budget, both
  * functions of the job rather than constants. Pure. */
-#ifndef NPF_EVIDENCE_H
-#define NPF_EVIDENCE_H
+#ifndef NPF_LOADRULE_H
+#define NPF_LOADRULE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -59,7 +59,7 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
 
 /* Probe details, written by the prober (probe/tprobe.c) and read back by the requester of
  * a reverse probe (npf_attempt_facts_from_detail): one format for both sides. */
-/* lib/evidence.c parses exactly this layout back (parse_stall). */
+/* lib/loadrule.c parses exactly this layout back (parse_stall). */
 #define NPF_DETAIL_BULK_STALL "bulk stalled: sent %zu/%u, received %zu/%u bytes"
 #define NPF_DETAIL_DATA_SYN "connect to data port %s:%u timed out"
 

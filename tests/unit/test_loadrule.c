@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for lib/evidence: bulk sizing from the MTU, the job-sized budget, and the
+/* Unit tests for lib/loadrule: bulk sizing from the MTU, the job-sized budget, and the
  * load rule (which raw outcomes are discriminating, which are load-shaped). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "evidence.h"
+#include "loadrule.h"
 
 static void test_bulk_bytes(void **state)
 {

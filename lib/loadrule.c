@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Load is not failure: one table says which raw outcomes are discriminating. */
-#include "evidence.h"
+#include "loadrule.h"
 
 #include <stddef.h>
 #include <string.h>
