@@ -53,7 +53,7 @@ static void view(const struct npf_job_input *in, size_t k, bool *cover, size_t *
 			if (j == i)
 				continue;
 			s = pair_at(in, k, i, j);
-			if (s == NPF_PAIR_UNPLANNED)
+			if (s == NPF_PAIR_OUTSIDE)
 				continue;
 			if (s != NPF_PAIR_OK)
 				v->all_ok = false;

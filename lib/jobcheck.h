@@ -10,15 +10,11 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "pairstate.h"
 
-/* The state of one unordered pair of nodes on one network: ok only when both directions
- * worked, fail when one direction failed with discriminating evidence, else unknown. */
-enum npf_pair_state {
-	NPF_PAIR_UNKNOWN = 0,
-	NPF_PAIR_OK,
-	NPF_PAIR_FAIL,
-	NPF_PAIR_UNPLANNED, /* outside a sparse plan: no part of the evidence, by design */
-};
+/* Pair states are lib/pairstate's (the one reducer of issue 10): ok only when both
+ * directions worked, fail on discriminating evidence in either, unknown otherwise, outside
+ * when a sparse plan leaves the pair out on purpose (no part of the evidence). */
 
 /* One network of the job, in the job's rank order (best first, tie-breakers included). */
 struct npf_job_net {

@@ -210,9 +210,9 @@ static void test_sparse(void **state)
 		for (size_t i = 0; i < 8; i++)
 			for (size_t j = i + 1; j < 8; j++)
 				if ((j - i) % 8 > 2 && (j - i) % 8 < 6)
-					set_pair(&l, k, i, j, NPF_PAIR_UNPLANNED);
+					set_pair(&l, k, i, j, NPF_PAIR_OUTSIDE);
 	for (size_t j = 0; j < 8; j++)
-		if (j != 1 && l.pairs[1 * 8 + j] != NPF_PAIR_UNPLANNED)
+		if (j != 1 && l.pairs[1 * 8 + j] != NPF_PAIR_OUTSIDE)
 			set_pair(&l, 0, 1, j, NPF_PAIR_FAIL);
 	decide(&l, false, &d);
 	assert_int_equal(d.verdict, NPF_JOB_OK);
@@ -257,9 +257,8 @@ static void test_deterministic(void **state)
 		for (size_t k = 0; k < 3; k++)
 			for (size_t i = 0; i < 6; i++)
 				for (size_t j = i + 1; j < 6; j++)
-					set_pair(
-					    &l, k, i, j,
-					    (enum npf_pair_state)(1 + (rand_r(&seed) % 7 == 0)));
+					set_pair(&l, k, i, j,
+						 rand_r(&seed) % 7 == 0 ? NPF_PAIR_FAIL : NPF_PAIR_OK);
 		decide(&l, round % 2, &a);
 		decide(&l, round % 2, &b);
 		assert_int_equal(a.verdict, b.verdict);
