@@ -78,6 +78,11 @@ static void print_matrix(const struct npf_check *c, const struct npf_verdict_rep
 	printf("%s: %zu peer%s checked in %u ms (timeout %u ms)%s\n", c->nodes[0].name,
 	       c->n_nodes - 1, c->n_nodes == 2 ? "" : "s", c->duration_ms, c->timeout_ms,
 	       c->sparse ? ", sparse plan" : "");
+	/* Load-shaped failures became missing evidence: say so, with the measure. */
+	if (c->n_inconclusive || c->n_retried)
+		printf("load: %u path%s inconclusive, %u retried, our loop up to %u ms late\n",
+		       c->n_inconclusive, c->n_inconclusive == 1 ? "" : "s", c->n_retried,
+		       c->loop_late_max_us / 1000);
 	w = calloc(c->n_nodes, sizeof(*w));
 	if (!w)
 		return;
@@ -201,9 +206,12 @@ int cli_verdict_exit(const char *verdict)
 	return CLI_EXIT_ERROR;
 }
 
-static int build_request(const char *nodes, uint32_t timeout_ms, json_t **out, size_t *n_nodes)
+static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,
+			 json_t **out, size_t *n_nodes)
 {
-	struct npf_api_request req = { .type = NPF_API_REQ_CHECK, .timeout_ms = timeout_ms };
+	struct npf_api_request req = { .type = NPF_API_REQ_CHECK,
+				       .timeout_ms = timeout_ms,
+				       .max_timeout_ms = max_timeout_ms };
 	int r;
 
 	r = cli_hostlist_peers(nodes, &req);
@@ -218,7 +226,7 @@ static int build_request(const char *nodes, uint32_t timeout_ms, json_t **out, s
 static void usage(void)
 {
 	fprintf(stderr, "usage: netpreflight [--socket PATH] check --nodes HOSTLIST [--timeout S] "
-			"[--json]\n");
+			"[--max-timeout S] [--json]\n");
 }
 
 int cmd_check(int argc, char **argv, const struct cli_global *g)
@@ -226,6 +234,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	static const struct option opts[] = {
 		{ "nodes", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "max-timeout", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -237,12 +246,12 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	const char *nodes = NULL, *verdict, *summary;
 	bool json = g->json;
 	json_t *req = NULL, *reply = NULL, *cj, *vj;
-	uint32_t timeout_ms = 0;
+	uint32_t timeout_ms = 0, max_timeout_ms = 0;
 	char msg[512];
 	int c, r, rc = CLI_EXIT_ERROR;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:t:T:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			nodes = optarg;
@@ -250,6 +259,14 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		case 't':
 			if (cli_parse_seconds(optarg, &timeout_ms) < 0) {
 				cli_err("--timeout '%s': seconds between %.1f and %u", optarg,
+					NPF_API_TIMEOUT_MIN_MS / 1000.0, NPF_API_TIMEOUT_MAX_MS / 1000);
+				return CLI_EXIT_ERROR;
+			}
+			break;
+		case 'T':
+			/* A ceiling on the daemon's job-sized default (a Prolog's time left). */
+			if (cli_parse_seconds(optarg, &max_timeout_ms) < 0) {
+				cli_err("--max-timeout '%s': seconds between %.1f and %u", optarg,
 					NPF_API_TIMEOUT_MIN_MS / 1000.0, NPF_API_TIMEOUT_MAX_MS / 1000);
 				return CLI_EXIT_ERROR;
 			}
@@ -269,11 +286,13 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		usage();
 		return CLI_EXIT_ERROR;
 	}
-	if (build_request(nodes, timeout_ms, &req, &prog.n_nodes) < 0)
+	if (build_request(nodes, timeout_ms, max_timeout_ms, &req, &prog.n_nodes) < 0)
 		return CLI_EXIT_ERROR;
 	prog.timeout_ms = timeout_ms;
 	r = npf_client_request_progress(g->socket_path, req, &reply,
-					(int)(timeout_ms ? timeout_ms : DEFAULT_WAIT_MS) +
+					(int)(timeout_ms       ? timeout_ms :
+					      max_timeout_ms ? max_timeout_ms :
+							       DEFAULT_WAIT_MS) +
 						WAIT_SLACK_MS,
 					isatty(STDERR_FILENO) ? cli_show_progress : NULL, &prog);
 	if (prog.shown)

@@ -502,7 +502,13 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 			return;
 		}
 	}
-	e->timeout_ms = req->timeout_ms ? req->timeout_ms : d->cfg.probe.timeout_ms;
+	/* No budget asked for: the configured one, grown with the job (docs/config.md). */
+	e->timeout_ms = req->timeout_ms ? req->timeout_ms :
+					  npf_probe_check_budget(d->probe,
+								 (const char *const *)e->peers,
+								 e->n_peers, d->cfg.probe.timeout_ms);
+	if (!req->timeout_ms && req->max_timeout_ms && e->timeout_ms > req->max_timeout_ms)
+		e->timeout_ms = req->max_timeout_ms;
 	r = npf_probe_check_start(d->probe, (const char *const *)e->peers, e->n_peers,
 				  e->timeout_ms, on_check_done, e);
 	if (r < 0) {

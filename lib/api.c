@@ -364,17 +364,18 @@ static int get_format(const json_t *obj, struct npf_api_request *req, struct npf
 	return 0;
 }
 
-#define MAX_FIELDS 8
+#define MAX_FIELDS 10
 
 static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api_error *err)
 {
 	static const char *const allowed[NPF_API_REQ__COUNT][MAX_FIELDS] = {
 		[NPF_API_REQ_STATUS] = { "version", "request" },
 		[NPF_API_REQ_INVENTORY] = { "version", "request" },
-		[NPF_API_REQ_CHECK] = { "version", "request", "peers", "timeout_ms", "max_age_ms" },
+		[NPF_API_REQ_CHECK] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
+					"max_timeout_ms" },
 		[NPF_API_REQ_VERDICT] = { "version", "request", "peers" },
 		[NPF_API_REQ_ENV] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
-				      "format", "job_wide", "cached" },
+				      "format", "job_wide", "cached", "max_timeout_ms" },
 	};
 	bool timed = req->type == NPF_API_REQ_CHECK || req->type == NPF_API_REQ_ENV;
 	const char *key;
@@ -403,6 +404,10 @@ static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api
 		if (r < 0)
 			return r;
 		r = get_ms(j, "max_age_ms", 0, UINT32_MAX, &req->max_age_ms, err);
+		if (r < 0)
+			return r;
+		r = get_ms(j, "max_timeout_ms", NPF_API_TIMEOUT_MIN_MS, NPF_API_TIMEOUT_MAX_MS,
+			   &req->max_timeout_ms, err);
 		if (r < 0)
 			return r;
 		req->max_age_set = json_object_get(j, "max_age_ms") != NULL;
@@ -487,6 +492,9 @@ json_t *npf_api_request_to_json(const struct npf_api_request *req)
 	}
 	if (timed && req->timeout_ms &&
 	    json_object_set_new(j, "timeout_ms", json_integer(req->timeout_ms)) < 0)
+		goto err;
+	if (timed && req->max_timeout_ms &&
+	    json_object_set_new(j, "max_timeout_ms", json_integer(req->max_timeout_ms)) < 0)
 		goto err;
 	/* For env an explicit 0 means "always probe", so it is sent when set. */
 	if (timed && (req->max_age_ms || (req->type == NPF_API_REQ_ENV && req->max_age_set)) &&
@@ -765,9 +773,11 @@ static json_t *node_json(const struct npf_node *n)
 	for (size_t i = 0; names && i < n->n_ifnames; i++)
 		if (json_array_append_new(names, json_string(n->ifnames[i])) < 0)
 			goto err;
-	return json_pack("{s:s, s:s, s:b, s:b, s:s, s:o, s:o}", "name", n->name, "instance", inst,
-			 "available", n->available, "probed", n->probed, "error", n->error,
-			 "candidates", cands, "interfaces", names);
+	return json_pack("{s:s, s:s, s:b, s:b, s:s, s:o, s:o, s:I, s:I, s:I}", "name", n->name,
+			 "instance", inst, "available", n->available, "probed", n->probed, "error",
+			 n->error, "candidates", cands, "interfaces", names, "hello_rtt_us",
+			 (json_int_t)n->hello_rtt_us, "reverse_ms", (json_int_t)n->rev_ms,
+			 "inconclusive", (json_int_t)n->n_inconclusive);
 err:
 	json_decref(cands);
 	json_decref(names);
@@ -787,6 +797,11 @@ static int node_parse(const json_t *o, struct npf_node *n)
 		return -EBADMSG;
 	/* Optional: state files written before the field existed still load. */
 	if (json_object_get(o, "probed") && get_bool(o, "probed", &n->probed) < 0)
+		return -EBADMSG;
+	if ((json_object_get(o, "hello_rtt_us") && get_u32(o, "hello_rtt_us", &n->hello_rtt_us) < 0) ||
+	    (json_object_get(o, "reverse_ms") && get_u32(o, "reverse_ms", &n->rev_ms) < 0) ||
+	    (json_object_get(o, "inconclusive") &&
+	     get_u32(o, "inconclusive", &n->n_inconclusive) < 0))
 		return -EBADMSG;
 	inst = json_string_value(json_object_get(o, "instance"));
 	if (!inst || strlen(inst) != 16 || inst[0] == '-' || inst[0] == '+')
@@ -959,6 +974,32 @@ static json_t *verdict_json(const struct npf_check *c, const struct npf_recommen
 	return out;
 }
 
+/* What load did to the check (docs/json.md "load"). */
+static json_t *load_json(const struct npf_check *c)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "tick_us", (json_int_t)c->tick_us,
+			 "loop_samples", (json_int_t)c->loop_samples, "loop_late_max_us",
+			 (json_int_t)c->loop_late_max_us, "loop_late_50ms",
+			 (json_int_t)c->loop_late_50ms, "inconclusive_paths",
+			 (json_int_t)c->n_inconclusive, "retried_paths", (json_int_t)c->n_retried,
+			 "shared_paths", (json_int_t)c->n_shared);
+}
+
+static int load_parse(const json_t *o, struct npf_check *c)
+{
+	if (!o)
+		return 0; /* written before the field existed */
+	if (!json_is_object(o) || get_u32(o, "tick_us", &c->tick_us) < 0 ||
+	    get_u32(o, "loop_samples", &c->loop_samples) < 0 ||
+	    get_u32(o, "loop_late_max_us", &c->loop_late_max_us) < 0 ||
+	    get_u32(o, "loop_late_50ms", &c->loop_late_50ms) < 0 ||
+	    get_u32(o, "inconclusive_paths", &c->n_inconclusive) < 0 ||
+	    get_u32(o, "retried_paths", &c->n_retried) < 0 ||
+	    get_u32(o, "shared_paths", &c->n_shared) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
 json_t *npf_check_to_json(const struct npf_check *c, const struct npf_recommendation *rec)
 {
 	json_t *nodes = json_array(), *paths = json_array(), *links = json_array(), *j;
@@ -980,6 +1021,10 @@ json_t *npf_check_to_json(const struct npf_check *c, const struct npf_recommenda
 		      "timeout_ms", (json_int_t)c->timeout_ms, "sparse", c->sparse, "self",
 		      c->n_nodes ? c->nodes[0].name : "", "nodes", nodes, "paths", paths, "links",
 		      links);
+	if (j && json_object_set_new(j, "load", load_json(c)) < 0) {
+		json_decref(j);
+		return NULL;
+	}
 	if (j && rec &&
 	    (json_object_set_new(j, "verdict", verdict_json(c, rec)) < 0 ||
 	     json_object_set_new(j, "recommendation", npf_recommendation_to_json(rec)) < 0)) {
@@ -1002,7 +1047,8 @@ static int check_parse(const json_t *j, struct npf_check *c)
 
 	if (!json_is_object(j) || get_u64(j, "started_unix_ms", INT64_MAX, &c->started_unix_ms) < 0 ||
 	    get_u32(j, "duration_ms", &c->duration_ms) < 0 ||
-	    get_u32(j, "timeout_ms", &c->timeout_ms) < 0 || get_bool(j, "sparse", &c->sparse) < 0)
+	    get_u32(j, "timeout_ms", &c->timeout_ms) < 0 || get_bool(j, "sparse", &c->sparse) < 0 ||
+	    load_parse(json_object_get(j, "load"), c) < 0)
 		return -EBADMSG;
 	if (!json_is_array(nodes) || json_array_size(nodes) == 0 ||
 	    json_array_size(nodes) > NPF_API_MAX_PEERS + 1 || !json_is_array(paths) ||

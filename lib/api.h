@@ -55,6 +55,8 @@ struct npf_api_error {
 struct npf_api_request {
 	enum npf_api_req type;
 	uint32_t timeout_ms; /* check/env: 0 = daemon default */
+	uint32_t max_timeout_ms; /* check/env: ceiling on the daemon's default budget (what is
+				  * left of a Prolog's time); 0 = none; ignored with timeout_ms */
 	uint32_t max_age_ms; /* check: answer from the cache when younger; 0 = always probe.
 			      * env: the same, but only when max_age_set (else: cache_ttl) */
 	bool max_age_set;    /* "max_age_ms" was given */

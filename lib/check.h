@@ -55,6 +55,10 @@ struct npf_node {
 	char (*ifnames)[IFNAMSIZ]; /* owned: every interface name on the node (for NCCL matching) */
 	size_t n_ifnames;
 	bool probed;             /* in this node's probe plan (always false for nodes[0]) */
+	/* Responsiveness of the peer's daemon, so a load-shaped result shows why. */
+	uint32_t hello_rtt_us;   /* discovery: connect + HELLO round trip, 0 if none */
+	uint32_t rev_ms;         /* reverse request to its result, 0 if none */
+	uint32_t n_inconclusive; /* its paths whose failure was load-shaped (now not-probed) */
 };
 
 /* One raw probe. */
@@ -93,6 +97,15 @@ struct npf_check {
 	size_t n_paths;
 	struct npf_link *links;    /* owned */
 	size_t n_links;
+	/* Load seen while checking (docs/json.md "load"): our loop's timer lateness and
+	 * what the probe engine did about load-shaped evidence. */
+	uint32_t tick_us;          /* lateness sampling period, 0 = not sampled */
+	uint32_t loop_samples;     /* samples taken */
+	uint32_t loop_late_max_us; /* worst lateness of our loop */
+	uint32_t loop_late_50ms;   /* samples at least 50 ms late */
+	uint32_t n_inconclusive;   /* paths whose failure was load-shaped: not-probed now */
+	uint32_t n_retried;        /* path attempts repeated within the budget */
+	uint32_t n_shared;         /* path results shared with another consumer of the job */
 };
 
 /* Frees everything a check owns and zeroes it; safe on a zeroed struct. */

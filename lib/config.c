@@ -71,6 +71,8 @@ static const struct npf_config_key keys[] = {
 	  0, 0, NPF_CK_EMPTY_OK, "environment variables to publish (empty or all: every one)" },
 	{ "publish", "master_addr", "master-addr", NPF_CT_BOOL, FIELD(publish.master_addr), "false",
 	  0, 0, 0, "also publish MASTER_ADDR" },
+	{ "publish", "fallback", "fallback", NPF_CT_FALLBACK, FIELD(publish.fallback), "drain", 0, 0,
+	  0, "best network broken only by some nodes: drain them, or degrade the job" },
 
 	{ "metrics", "textfile_dir", "textfile-dir", NPF_CT_PATH, FIELD(metrics.textfile_dir), "",
 	  0, 0, NPF_CK_EMPTY_OK, "node_exporter textfile directory (empty: no metrics)" },
@@ -91,7 +93,7 @@ _Static_assert(NPF_PUBVAR__ALL == (1u << N_PUBVARS) - 1, "N_PUBVARS and the bits
 static const char *const type_names[NPF_CT__COUNT] = {
     [NPF_CT_STRING] = "TEXT",	  [NPF_CT_PATH] = "PATH",      [NPF_CT_BOOL] = "BOOL",
     [NPF_CT_U16] = "PORT",	  [NPF_CT_UINT] = "N",	       [NPF_CT_DURATION] = "DURATION",
-    [NPF_CT_SIZE] = "SIZE",	  [NPF_CT_LOGLEVEL] = "LEVEL", [NPF_CT_PATTERNS] = "GLOBS",
+    [NPF_CT_SIZE] = "SIZE",	  [NPF_CT_LOGLEVEL] = "LEVEL", [NPF_CT_FALLBACK] = "POLICY", [NPF_CT_PATTERNS] = "GLOBS",
     [NPF_CT_VERSION] = "VERSION", [NPF_CT_VARLIST] = "VARS",
 };
 
@@ -488,6 +490,14 @@ static int parse_value(const struct npf_config_key *k, const char *s, union valu
 		return parse_duration(s, k->min, k->max, &v->u32, why, whylen);
 	case NPF_CT_SIZE:
 		return parse_size(s, k->min, k->max, &v->u32, why, whylen);
+	case NPF_CT_FALLBACK:
+		if (strcasecmp(s, "drain") == 0)
+			v->i = NPF_FALLBACK_DRAIN;
+		else if (strcasecmp(s, "degrade") == 0)
+			v->i = NPF_FALLBACK_DEGRADE;
+		else
+			return bad(why, whylen, "want drain or degrade");
+		return 0;
 	case NPF_CT_LOGLEVEL:
 		if (strcasecmp(s, "info") == 0)
 			v->i = NPF_CONFIG_LOG_INFO;
@@ -960,6 +970,10 @@ int npf_config_format(const struct npf_config *cfg, const struct npf_config_key 
 			n = snprintf(buf, len, "%uk", u32 / 1024);
 		else
 			n = snprintf(buf, len, "%u", u32);
+		break;
+	case NPF_CT_FALLBACK:
+		memcpy(&i, f, sizeof(i));
+		n = snprintf(buf, len, "%s", i == NPF_FALLBACK_DEGRADE ? "degrade" : "drain");
 		break;
 	case NPF_CT_LOGLEVEL:
 		memcpy(&i, f, sizeof(i));

@@ -36,6 +36,13 @@ enum npf_config_log_level {
 	NPF_CONFIG_LOG_DEBUG = 1,
 };
 
+/* [publish] fallback: what a job does when its best network fails only with some nodes
+ * (docs/decision.md §10, "Blame instead of degrading"). */
+enum npf_config_fallback {
+	NPF_FALLBACK_DRAIN = 0,   /* those nodes fail (the Prolog drains them), the rest stay */
+	NPF_FALLBACK_DEGRADE = 1, /* the whole job moves to the next network */
+};
+
 /* [publish] variables: the environment variables the publisher may emit. The names live
  * in the variable registry (lib/pubvar.h), each row naming its bit. */
 enum npf_pubvar {
@@ -102,6 +109,7 @@ struct npf_config {
 		int nccl_version;   /* NPF_NCCL_VERSION() or NPF_NCCL_VERSION_CURRENT */
 		uint32_t variables; /* enum npf_pubvar bits */
 		bool master_addr;
+		int fallback; /* enum npf_config_fallback */
 	} publish;
 	struct {
 		char textfile_dir[NPF_CONFIG_PATH_MAX]; /* "" = metrics off */
@@ -121,6 +129,7 @@ enum npf_config_type {
 	NPF_CT_DURATION, /* uint32_t milliseconds: "3", "3s", "500ms", "1.5s", "5m", "1h" */
 	NPF_CT_SIZE,	 /* uint32_t bytes: "262144", "256k", "16M" (binary units) */
 	NPF_CT_LOGLEVEL, /* int: info | debug */
+	NPF_CT_FALLBACK, /* int: drain | degrade (enum npf_config_fallback) */
 	NPF_CT_PATTERNS, /* struct npf_pattern_list */
 	NPF_CT_VERSION,	 /* int: "2.21.5" | "current" */
 	NPF_CT_VARLIST,	 /* uint32_t enum npf_pubvar bits: names, "all" or "" */

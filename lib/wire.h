@@ -18,7 +18,7 @@
 #define NPF_WIRE_MAX_TARGETS 64   /* addresses per REVERSE_REQ */
 #define NPF_WIRE_MAX_CANDS 128    /* candidates per HELLO_REPLY */
 #define NPF_WIRE_MAX_IFNAMES 256  /* interface names per HELLO_REPLY */
-#define NPF_WIRE_MIN_BULK 65536u  /* bulk bytes a probe must move each way */
+#define NPF_WIRE_MIN_BULK 16384u  /* bulk bytes a probe must move each way (lib/loadrule.h floor) */
 #define NPF_WIRE_MAX_BULK (16u << 20)
 #define NPF_WIRE_MAX_TIMEOUT_MS 60000u
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "candidates.h"
+#include "loadrule.h"
 #include "links.h"
 #include "log.h"
 #include "plan.h"
@@ -19,6 +20,22 @@
 #define CHECK_MIN_TIMEOUT_MS 200u
 #define CHECK_MAX_TIMEOUT_MS 600000u
 #define CHECK_DEFAULT_TIMEOUT_MS 3000u
+#define CHECK_MAX_ATTEMPTS 2		     /* a load-shaped failure is tried once more */
+#define CHECK_RETRY_MIN_USEC (100ull * 1000) /* not worth a retry with less time left */
+#define CHECK_MAX_SAMPLES 512		     /* loop lateness samples kept per check */
+
+/* One forward path (one peer candidate) across its attempts. */
+struct fwd_slot {
+	struct tprobe *tp;	  /* running attempt, NULL when none */
+	struct tprobe_result res; /* the last attempt's result, valid when have */
+	bool have, recorded;
+	uint8_t attempts;
+};
+
+struct loop_sample {
+	uint64_t sched; /* when the tick was due */
+	uint32_t late_us;
+};
 
 enum pp_state {
 	PP_IDLE = 0,   /* outside the plan */
@@ -35,12 +52,16 @@ struct ppeer {
 	enum pp_state st;
 	struct npf_addr addrs[PROBE_MAX_RESOLVED];
 	size_t n_addrs, next_addr;
+	uint8_t disc_round;   /* 0, or 1 once every address was tried and timed out */
+	bool disc_timed_out;  /* the last attempt ended by its timer, not by an answer */
 	struct fconn c;
 	sd_event_source *timer; /* per-attempt connect/HELLO deadline */
 	char last_err[80];
-	struct tprobe **fwd;
+	uint64_t t_disc, t_rev; /* discovery attempt started / reverse request sent */
+	struct fwd_slot *fwd;
 	size_t n_fwd, fwd_pending;
 	bool rev_wait;
+	uint8_t rev_attempts;
 	uint32_t rev_id;
 	size_t n_rev;
 	struct npf_addr rev_addr[NPF_WIRE_MAX_TARGETS];
@@ -61,6 +82,10 @@ struct pcheck {
 	sd_event_source *timer, *defer;
 	struct npf_path *paths;
 	size_t n_paths, cap_paths;
+	sd_event_source *tick; /* loop lateness sampler */
+	uint64_t tick_usec;
+	struct loop_sample *samples;
+	size_t n_samples;
 	struct pcheck *prev, *next;
 };
 
@@ -158,15 +183,67 @@ static void rev_fill_missing(struct ppeer *pp, enum npf_outcome o, const char *d
 	pp->rev_wait = false;
 }
 
-static void rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr)
+/* The peer probed every target of one request at once: a failure there is discriminating
+ * only when another target of the same batch worked, and not when the peer itself was
+ * slow to answer us (its HELLO or its result took a quarter of the window). */
+static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg_reverse_result *rr,
+				    size_t k)
 {
+	struct npf_attempt_facts f = { 0 };
+	const struct npf_node *n = &pp->pc->res->nodes[pp->idx];
+	const char *why = NULL;
+
+	f.outcome = rr->results[k].outcome;
+	f.dir = NPF_DIR_REVERSE;
+	f.window_us =
+	    (uint32_t)(pp->pc->probe_deadline > pp->t_rev ? pp->pc->probe_deadline - pp->t_rev : 0);
+	f.loop_late_us = n->hello_rtt_us;
+	/* A second reverse result: the peer's daemon answered us twice meanwhile. */
+	f.final_attempt = pp->rev_attempts >= CHECK_MAX_ATTEMPTS;
+	f.peer_answered = f.final_attempt;
+	npf_attempt_facts_from_detail(&f, rr->results[k].detail);
+	for (size_t j = 0; j < rr->n_results && !f.sibling_ok; j++)
+		f.sibling_ok = j != k && rr->results[j].outcome == NPF_OUT_OK;
+	if (npf_attempt_judge(&f, &why) == NPF_JUDGE_KEEP)
+		return NULL;
+	return npf_loop_was_late(f.loop_late_us, f.window_us) ? "the peer answered late"
+							      : (why ? why : "load-shaped");
+}
+
+static int rev_send(struct ppeer *pp, uint64_t deadline);
+
+/* Records a reverse result. Load-shaped failures are asked for once more while the budget
+ * allows (the connection stays open for it). Returns true when a retry is on its way. */
+static bool rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr)
+{
+	uint64_t now = fconn_now_usec();
+	bool may_retry = pp->rev_attempts < CHECK_MAX_ATTEMPTS &&
+			 pp->pc->probe_deadline > now + CHECK_RETRY_MIN_USEC;
+	size_t n_retry = 0;
+
+	if (pp->t_rev && now > pp->t_rev)
+		node_of(pp)->rev_ms = (uint32_t)((now - pp->t_rev) / USEC_PER_MSEC);
 	for (size_t i = 0; i < pp->n_rev; i++) {
 		const struct npf_rev_result *r = NULL;
+		const char *inc = NULL;
 		struct npf_path *ph;
+		bool retry = false;
 
-		for (size_t j = 0; j < rr->n_results; j++)
-			if (npf_addr_equal(&rr->results[j].addr, &pp->rev_addr[i]))
+		for (size_t j = 0; j < rr->n_results; j++) {
+			if (npf_addr_equal(&rr->results[j].addr, &pp->rev_addr[i])) {
 				r = &rr->results[j];
+				inc = rev_inconclusive(pp, rr, j);
+			}
+		}
+		retry = r && inc && may_retry;
+		if (retry) {
+			/* Kept, compacted, for the second request. */
+			pp->rev_addr[n_retry] = pp->rev_addr[i];
+			memmove(pp->rev_if[n_retry], pp->rev_if[i], IFNAMSIZ);
+			n_retry++;
+			pp->pc->res->n_retried++;
+			continue;
+		}
 		ph = add_path(pp->pc);
 		if (!ph)
 			break;
@@ -184,31 +261,189 @@ static void rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr
 		ph->rtt_us = r->rtt_us;
 		snprintf(ph->peer_if, sizeof(ph->peer_if), "%s", r->egress);
 		fmt(ph->detail, sizeof(ph->detail), "%s", r->detail);
+		if (inc) {
+			ph->outcome = NPF_OUT_NOT_PROBED;
+			fmt(ph->detail, sizeof(ph->detail), "inconclusive %s (%s): %s",
+			    npf_outcome_name(r->outcome), inc, r->detail);
+			pp->pc->res->n_inconclusive++;
+			node_of(pp)->n_inconclusive++;
+		}
 	}
+	pp->n_rev = n_retry;
+	if (n_retry && rev_send(pp, pp->pc->probe_deadline) == 0)
+		return true;
+	if (n_retry)
+		rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "could not ask for the reverse probes again");
 	pp->rev_wait = false;
+	return false;
 }
 
 /* ---- forward probes ---- */
 
-static void fwd_record(struct ppeer *pp, size_t i)
+/* ---- load: our loop's lateness ---- */
+
+static int tick_cb(sd_event_source *s, uint64_t usec, void *ud)
+{
+	struct pcheck *pc = ud;
+	uint64_t now = fconn_now_usec();
+	uint64_t late = now > usec ? now - usec : 0;
+
+	if (late > UINT32_MAX)
+		late = UINT32_MAX;
+	pc->res->loop_samples++;
+	if (late > pc->res->loop_late_max_us)
+		pc->res->loop_late_max_us = (uint32_t)late;
+	if (late >= 50 * USEC_PER_MSEC)
+		pc->res->loop_late_50ms++;
+	if (pc->n_samples < CHECK_MAX_SAMPLES) {
+		pc->samples[pc->n_samples].sched = usec;
+		pc->samples[pc->n_samples++].late_us = (uint32_t)late;
+	}
+	(void)sd_event_source_set_time(s, now + pc->tick_usec);
+	return 0;
+}
+
+/* Our loop's worst lateness while [t0, t1] ran: a tick due in the window that fired
+ * late, or one due before it that was still waiting when the window began. */
+static uint32_t late_during(const struct pcheck *pc, uint64_t t0, uint64_t t1)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; i < pc->n_samples; i++) {
+		const struct loop_sample *x = &pc->samples[i];
+
+		if (x->sched <= t1 && x->sched + x->late_us >= t0 && x->late_us > m)
+			m = x->late_us;
+	}
+	return m;
+}
+
+/* ---- forward probes ---- */
+
+static void fwd_record(struct ppeer *pp, size_t i, const char *inconclusive)
 {
 	const struct npf_candidate *cand = &node_of(pp)->cands[i];
-	const struct tprobe_result *r = tprobe_result(pp->fwd[i]);
+	struct fwd_slot *sl = &pp->fwd[i];
+	const struct tprobe_result *r = &sl->res;
 	struct npf_path *ph = add_path(pp->pc);
 
-	if (ph) {
-		ph->peer = pp->idx;
-		ph->dir = NPF_DIR_FORWARD;
-		snprintf(ph->local_if, sizeof(ph->local_if), "%s", r->egress);
-		snprintf(ph->peer_if, sizeof(ph->peer_if), "%s", cand->ifname);
-		ph->peer_addr = cand->addr;
-		ph->outcome = r->outcome;
-		ph->rtt_us = r->rtt_us;
-		fmt(ph->detail, sizeof(ph->detail), "%s", r->detail);
+	sl->recorded = true;
+	if (r->shared)
+		pp->pc->res->n_shared++;
+	if (!ph)
+		return;
+	ph->peer = pp->idx;
+	ph->dir = NPF_DIR_FORWARD;
+	snprintf(ph->local_if, sizeof(ph->local_if), "%s", r->egress);
+	snprintf(ph->peer_if, sizeof(ph->peer_if), "%s", cand->ifname);
+	ph->peer_addr = cand->addr;
+	ph->rtt_us = r->rtt_us;
+	if (inconclusive) {
+		/* Load-shaped: missing evidence, never a failure (docs/decision.md). */
+		ph->outcome = NPF_OUT_NOT_PROBED;
+		fmt(ph->detail, sizeof(ph->detail), "inconclusive %s after %u tries (%s): %s",
+		    npf_outcome_name(r->outcome), sl->attempts, inconclusive, r->detail);
+		pp->pc->res->n_inconclusive++;
+		node_of(pp)->n_inconclusive++;
+		return;
 	}
-	tprobe_free(pp->fwd[i]);
-	pp->fwd[i] = NULL;
-	pp->fwd_pending--;
+	ph->outcome = r->outcome;
+	fmt(ph->detail, sizeof(ph->detail), "%s", r->detail);
+}
+
+static uint64_t attempt_deadline(const struct pcheck *pc, unsigned int attempt)
+{
+	uint64_t now = fconn_now_usec();
+
+	if (attempt > 1 || pc->probe_deadline <= now)
+		return pc->probe_deadline;
+	/* The first try leaves room for a second one if load makes it inconclusive. */
+	return now + (pc->probe_deadline - now) * 3 / 5;
+}
+
+static void fwd_done(struct tprobe *tp, void *ud);
+
+static int fwd_attempt(struct ppeer *pp, size_t i)
+{
+	struct pcheck *pc = pp->pc;
+	struct fwd_slot *sl = &pp->fwd[i];
+	struct npf_node *n = node_of(pp);
+	int r;
+
+	sl->attempts++;
+	sl->have = false;
+	r = tprobe_start_for(pc->ctx, TPROBE_FOR_CHECK, &n->cands[i].addr, n->instance,
+			     pc->ctx->bulk_bytes, attempt_deadline(pc, sl->attempts), fwd_done, pp,
+			     &sl->tp);
+	if (r < 0)
+		return r;
+	pp->fwd_pending++;
+	return 0;
+}
+
+/* Judges every attempt of this peer that ended (all at once, so an attempt that timed
+ * out can be compared with its siblings that were still running), records what is
+ * conclusive and tries load-shaped ones again while the budget allows (final: never). */
+static void fwd_judge(struct ppeer *pp, bool final)
+{
+	struct pcheck *pc = pp->pc;
+	uint64_t now = fconn_now_usec();
+	bool retry_ok = !final && pc->probe_deadline > now + CHECK_RETRY_MIN_USEC;
+	const char *why[PROBE_MAX_FWD_PER_PEER];
+	bool inc[PROBE_MAX_FWD_PER_PEER];
+
+	for (size_t i = 0; i < pp->n_fwd; i++) {
+		const struct fwd_slot *sl = &pp->fwd[i];
+		struct npf_attempt_facts f = { 0 };
+		uint64_t t1;
+
+		inc[i] = false;
+		why[i] = NULL;
+		if (!sl->have || sl->recorded)
+			continue;
+		t1 = sl->res.t_end ? sl->res.t_end : now;
+		f.outcome = sl->res.outcome;
+		f.dir = NPF_DIR_FORWARD;
+		f.ctl_answered = sl->res.ctl_answered;
+		f.echoed = sl->res.echoed;
+		f.echo_known = true;
+		f.window_us = (uint32_t)(t1 > sl->res.t_begin ? t1 - sl->res.t_begin : 0);
+		f.loop_late_us = late_during(pc, sl->res.t_begin, t1);
+		npf_attempt_facts_from_detail(&f, sl->res.detail);
+		f.echoed = sl->res.echoed;
+		for (size_t j = 0; j < pp->n_fwd; j++) {
+			const struct fwd_slot *o = &pp->fwd[j];
+
+			if (j == i || !o->have)
+				continue;
+			f.sibling_ok |= o->res.outcome == NPF_OUT_OK && o->res.t_begin <= t1 &&
+					o->res.t_end >= sl->res.t_begin;
+			f.peer_answered |= o->res.ctl_answered;
+		}
+		f.final_attempt = sl->attempts >= CHECK_MAX_ATTEMPTS;
+		if (npf_attempt_judge(&f, &why[i]) == NPF_JUDGE_INCONCLUSIVE) {
+			inc[i] = true;
+			if (npf_loop_was_late(f.loop_late_us, f.window_us))
+				why[i] = "our loop was late";
+		}
+	}
+	for (size_t i = 0; i < pp->n_fwd; i++) {
+		struct fwd_slot *sl = &pp->fwd[i];
+
+		if (!sl->have || sl->recorded)
+			continue;
+		if (!inc[i]) {
+			fwd_record(pp, i, NULL);
+			continue;
+		}
+		if (retry_ok && sl->attempts < CHECK_MAX_ATTEMPTS) {
+			pc->res->n_retried++;
+			if (fwd_attempt(pp, i) == 0)
+				continue;
+			sl->have = true;
+		}
+		fwd_record(pp, i, why[i] ? why[i] : "load-shaped");
+	}
 }
 
 static void fwd_done(struct tprobe *tp, void *ud)
@@ -216,18 +451,56 @@ static void fwd_done(struct tprobe *tp, void *ud)
 	struct ppeer *pp = ud;
 
 	for (size_t i = 0; i < pp->n_fwd; i++) {
-		if (pp->fwd[i] == tp) {
-			fwd_record(pp, i);
-			break;
-		}
+		struct fwd_slot *sl = &pp->fwd[i];
+
+		if (sl->tp != tp)
+			continue;
+		sl->res = *tprobe_result(tp);
+		sl->have = true;
+		tprobe_free(tp);
+		sl->tp = NULL;
+		pp->fwd_pending--;
+		break;
 	}
+	if (pp->fwd_pending == 0)
+		fwd_judge(pp, false);
 	maybe_peer_done(pp);
+}
+
+/* Asks the peer to probe pp->rev_addr[0..n_rev) back, by deadline. Returns 0 or -errno. */
+static int rev_send(struct ppeer *pp, uint64_t deadline)
+{
+	struct npf_probe_ctx *ctx = pp->pc->ctx;
+	struct npf_msg_reverse_req *rq;
+	uint64_t now = fconn_now_usec();
+	json_t *j;
+	int r;
+
+	if (deadline <= now + USEC_PER_MSEC)
+		return -ETIME;
+	rq = calloc(1, sizeof(*rq));
+	if (!rq)
+		return -ENOMEM;
+	rq->id = pp->rev_id = ++ctx->next_rev_id;
+	rq->timeout_ms = (uint32_t)((deadline - now) / USEC_PER_MSEC);
+	if (rq->timeout_ms > NPF_WIRE_MAX_TIMEOUT_MS)
+		rq->timeout_ms = NPF_WIRE_MAX_TIMEOUT_MS;
+	/* A ceiling: the peer sizes each probe from its egress MTU. */
+	rq->bytes = ctx->bulk_bytes;
+	pp->t_rev = now;
+	pp->rev_attempts++;
+	memcpy(rq->targets, pp->rev_addr, pp->n_rev * sizeof(pp->rev_addr[0]));
+	rq->n_targets = pp->n_rev;
+	j = npf_wire_reverse_req_to_json(rq);
+	r = j ? fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j) : -ENOMEM;
+	json_decref(j);
+	free(rq);
+	return r < 0 ? r : 0;
 }
 
 static void start_probes(struct ppeer *pp)
 {
 	struct pcheck *pc = pp->pc;
-	struct npf_probe_ctx *ctx = pc->ctx;
 	struct npf_node *n = node_of(pp);
 	const struct npf_node *self = &pc->res->nodes[0];
 	uint64_t now = fconn_now_usec();
@@ -242,9 +515,7 @@ static void start_probes(struct ppeer *pp)
 	pp->n_fwd = n->n_cands < PROBE_MAX_FWD_PER_PEER ? n->n_cands : PROBE_MAX_FWD_PER_PEER;
 	for (size_t i = 0; i < n->n_cands; i++) {
 		/* One peer's announcement must not take every outbound slot. */
-		if (i >= PROBE_MAX_FWD_PER_PEER ||
-		    tprobe_start(ctx, &n->cands[i].addr, n->instance, ctx->bulk_bytes,
-				 pc->probe_deadline, fwd_done, pp, &pp->fwd[i]) < 0) {
+		if (i >= PROBE_MAX_FWD_PER_PEER || fwd_attempt(pp, i) < 0) {
 			struct npf_path *ph = add_path(pc);
 
 			if (!ph)
@@ -260,9 +531,10 @@ static void start_probes(struct ppeer *pp)
 				    PROBE_MAX_FWD_PER_PEER);
 			else
 				fmt(ph->detail, sizeof(ph->detail), "could not start the probe");
+			if (i < pp->n_fwd)
+				pp->fwd[i].recorded = true;
 			continue;
 		}
-		pp->fwd_pending++;
 	}
 	/* Reverse: the peer probes each of our candidate addresses and must find us. */
 	pp->n_rev = 0;
@@ -272,25 +544,8 @@ static void start_probes(struct ppeer *pp)
 		pp->n_rev++;
 	}
 	if (pp->n_rev && pc->probe_deadline > now + USEC_PER_MSEC) {
-		struct npf_msg_reverse_req *rq = calloc(1, sizeof(*rq));
-		json_t *j = NULL;
-		int r = -ENOMEM;
-
-		if (rq) {
-			rq->id = pp->rev_id = ++ctx->next_rev_id;
-			rq->timeout_ms = (uint32_t)((pc->probe_deadline - now) / USEC_PER_MSEC);
-			if (rq->timeout_ms > NPF_WIRE_MAX_TIMEOUT_MS)
-				rq->timeout_ms = NPF_WIRE_MAX_TIMEOUT_MS;
-			rq->bytes = ctx->bulk_bytes;
-			memcpy(rq->targets, pp->rev_addr, pp->n_rev * sizeof(pp->rev_addr[0]));
-			rq->n_targets = pp->n_rev;
-			j = npf_wire_reverse_req_to_json(rq);
-			r = fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j);
-			json_decref(j);
-			free(rq);
-		}
 		pp->rev_wait = true;
-		if (r < 0)
+		if (rev_send(pp, attempt_deadline(pc, 1)) < 0)
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "could not send the reverse request");
 	} else if (pp->n_rev) {
 		pp->rev_wait = true;
@@ -313,6 +568,7 @@ static int attempt_timer(sd_event_source *s, uint64_t usec, void *ud)
 		return 0;
 	fmt(pp->last_err, sizeof(pp->last_err), "%s",
 	    pp->st == PP_CONNECTING ? "connect timed out" : "no HELLO reply");
+	pp->disc_timed_out = true;
 	try_next(pp);
 	return 0;
 }
@@ -323,13 +579,27 @@ static void try_next(struct ppeer *pp)
 	struct npf_node *n = node_of(pp);
 
 	peer_close(pp);
-	while (pp->next_addr < pp->n_addrs) {
-		const struct npf_addr *a = &pp->addrs[pp->next_addr++];
+	for (;;) {
+		const struct npf_addr *a;
 		uint64_t now = fconn_now_usec(), slice;
-		size_t left = pp->n_addrs - pp->next_addr + 1;
+		size_t left;
 		char txt[INET6_ADDRSTRLEN];
+		bool timed_out = pp->disc_timed_out;
 		int r;
 
+		pp->disc_timed_out = false;
+		if (pp->next_addr >= pp->n_addrs) {
+			/* Silence is what a starved peer produces too: one more round while
+			 * the window allows; an answer (refused, unreachable) is final. */
+			if (pp->disc_round || !timed_out || !pp->n_addrs ||
+			    pc->disc_deadline < now + CHECK_RETRY_MIN_USEC)
+				break;
+			pp->disc_round = 1;
+			pp->next_addr = 0;
+			pc->res->n_retried++;
+		}
+		a = &pp->addrs[pp->next_addr++];
+		left = pp->n_addrs - pp->next_addr + 1;
 		if (now >= pc->disc_deadline)
 			break;
 		r = fconn_connect(&pp->c, pc->ctx->event, a, pc->ctx->port, NPF_WIRE_MAX_PAYLOAD,
@@ -339,8 +609,12 @@ static void try_next(struct ppeer *pp)
 			    npf_addr_str(a, txt, sizeof(txt)), strerror(-r));
 			continue;
 		}
-		/* Share what is left of the discovery window among the addresses left. */
+		/* Share what is left of the discovery window among the addresses left; the
+		 * first round leaves 2/5 of it for a second one. */
 		slice = (pc->disc_deadline - now) / left;
+		if (!pp->disc_round)
+			slice = slice * 3 / 5;
+		pp->t_disc = now;
 		if (sd_event_add_time(pc->ctx->event, &pp->timer, CLOCK_MONOTONIC, now + slice,
 				      1000, attempt_timer, pp) < 0) {
 			peer_fail(pp, "out of timers");
@@ -396,6 +670,13 @@ static void on_hello_reply(struct ppeer *pp, json_t *j)
 		return;
 	}
 	pp->timer = sd_event_source_disable_unref(pp->timer);
+	if (pp->t_disc) {
+		uint64_t rtt = fconn_now_usec() - pp->t_disc;
+
+		n->hello_rtt_us = rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt;
+		if (!n->hello_rtt_us)
+			n->hello_rtt_us = 1;
+	}
 	n->available = true;
 	n->error[0] = '\0';
 	n->instance = hr.instance;
@@ -428,12 +709,15 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 	if (pp->st == PP_PROBING && pp->rev_wait && type == NPF_MSG_REVERSE_RESULT) {
 		struct npf_msg_reverse_result *rr = malloc(sizeof(*rr));
 
+		bool again = false;
+
 		if (rr && npf_wire_reverse_result_from_json(j, rr) == 0 && rr->id == pp->rev_id)
-			rev_record(pp, rr);
+			again = rev_record(pp, rr);
 		else
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "malformed reverse result");
 		free(rr);
-		fconn_close(c);
+		if (!again)
+			fconn_close(c);
 		maybe_peer_done(pp);
 		return 0;
 	}
@@ -539,16 +823,27 @@ static void wrap_up(struct pcheck *pc)
 			break;
 		case PP_PROBING:
 			for (size_t f = 0; f < pp->n_fwd; f++) {
-				if (!pp->fwd[f])
+				struct fwd_slot *sl = &pp->fwd[f];
+
+				if (!sl->tp)
 					continue;
-				tprobe_abort(pp->fwd[f]);
-				fwd_record(pp, f);
+				tprobe_abort(sl->tp);
+				sl->res = *tprobe_result(sl->tp);
+				sl->have = true;
+				tprobe_free(sl->tp);
+				sl->tp = NULL;
+				pp->fwd_pending--;
 			}
+			fwd_judge(pp, true);
 			if (pp->rev_wait) {
 				char d[96];
 
-				fmt(d, sizeof(d), "no reverse result from %s in time", n->name);
-				rev_fill_missing(pp, NPF_OUT_TIMEOUT, d);
+				/* The peer's daemon, not the path, was late: no evidence. */
+				fmt(d, sizeof(d), "inconclusive: no reverse result from %s in time",
+				    n->name);
+				pc->res->n_inconclusive += (uint32_t)pp->n_rev;
+				n->n_inconclusive += (uint32_t)pp->n_rev;
+				rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
 			}
 			break;
 		case PP_IDLE:
@@ -557,7 +852,7 @@ static void wrap_up(struct pcheck *pc)
 		}
 		peer_close(pp);
 		for (size_t f = 0; f < pp->n_fwd; f++)
-			tprobe_free(pp->fwd[f]);
+			tprobe_free(pp->fwd[f].tp);
 		free(pp->fwd);
 		pp->fwd = NULL;
 		pp->n_fwd = 0;
@@ -565,6 +860,7 @@ static void wrap_up(struct pcheck *pc)
 	}
 	pc->timer = sd_event_source_disable_unref(pc->timer);
 	pc->defer = sd_event_source_disable_unref(pc->defer);
+	pc->tick = sd_event_source_disable_unref(pc->tick);
 }
 
 static void pcheck_free(struct pcheck *pc)
@@ -580,6 +876,7 @@ static void pcheck_free(struct pcheck *pc)
 	free(pc->peers);
 	free(pc->resolve_map);
 	free(pc->paths);
+	free(pc->samples);
 	if (pc->res) {
 		npf_check_clear(pc->res);
 		free(pc->res);
@@ -697,6 +994,31 @@ static int setup_self(struct pcheck *pc)
 	return r < 0 ? r : 0;
 }
 
+uint32_t npf_probe_check_budget(const struct npf_probe_ctx *ctx, const char *const *peers,
+				size_t n_peers, uint32_t base_ms)
+{
+	size_t *distinct = NULL, *plan = NULL, n_distinct = 0, n_plan = 0;
+	const char **names;
+	uint32_t t = base_ms;
+
+	if (!ctx || (n_peers && !peers))
+		return base_ms;
+	if (npf_plan_distinct(ctx->node, peers, n_peers, &distinct, &n_distinct) < 0)
+		return base_ms;
+	names = calloc(n_distinct + 1, sizeof(*names));
+	if (names) {
+		for (size_t i = 0; i < n_distinct; i++)
+			names[i] = peers[distinct[i]];
+		if (npf_plan_peers(ctx->node, names, n_distinct, ctx->full_mesh_max, ctx->sparse_k,
+				   &plan, &n_plan) >= 0)
+			t = npf_check_budget_ms(base_ms, (uint32_t)n_plan);
+	}
+	free(plan);
+	free(names);
+	free(distinct);
+	return t;
+}
+
 int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, size_t n_peers,
 			  uint32_t timeout_ms, npf_probe_check_cb cb, void *userdata)
 {
@@ -778,6 +1100,23 @@ int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, s
 	r = sd_event_add_defer(ctx->event, &pc->defer, defer_cb, pc);
 	if (r < 0)
 		goto err;
+	/* Our own timers' lateness is the measure of our load: sample it through the check
+	 * (about 256 samples, every 10..100 ms). */
+	pc->tick_usec = (uint64_t)timeout_ms * USEC_PER_MSEC / 256;
+	if (pc->tick_usec < 10 * USEC_PER_MSEC)
+		pc->tick_usec = 10 * USEC_PER_MSEC;
+	if (pc->tick_usec > 100 * USEC_PER_MSEC)
+		pc->tick_usec = 100 * USEC_PER_MSEC;
+	pc->res->tick_us = (uint32_t)pc->tick_usec;
+	pc->samples = calloc(CHECK_MAX_SAMPLES, sizeof(*pc->samples));
+	r = -ENOMEM;
+	if (!pc->samples)
+		goto err;
+	r = sd_event_add_time(ctx->event, &pc->tick, CLOCK_MONOTONIC, pc->t_start + pc->tick_usec,
+			      1, tick_cb, pc);
+	if (r < 0)
+		goto err;
+	(void)sd_event_source_set_enabled(pc->tick, SD_EVENT_ON);
 	(void)sd_event_source_set_enabled(pc->defer, SD_EVENT_OFF);
 	if (n_resolve) {
 		r = resolve_start(ctx->event, resolve_names, n_resolve, on_resolved, pc,
@@ -801,6 +1140,8 @@ err:
 	if (pc) {
 		pc->timer = sd_event_source_disable_unref(pc->timer);
 		pc->defer = sd_event_source_disable_unref(pc->defer);
+		pc->tick = sd_event_source_disable_unref(pc->tick);
+		free(pc->samples);
 		free(pc->peers);
 		free(pc->resolve_map);
 		if (pc->res) {

@@ -20,7 +20,8 @@
 #define PROBE_DEFAULT_FULL_MESH 64
 #define PROBE_DEFAULT_SPARSE_K 4
 #define PROBE_DEFAULT_BULK (256u << 10)
-#define PROBE_MAX_ACTIVE_TPROBES 256   /* outbound path probes at once, per context */
+#define PROBE_MAX_ACTIVE_TPROBES 64    /* outbound path probes at once, per context: more
+					* only adds timers and sockets a starved CPU cannot serve */
 #define PROBE_MAX_FWD_PER_PEER 32      /* a peer announcing more gets the rest not-probed */
 #define PROBE_MAX_REVJOBS 256          /* reverse-probe requests held at once, per context */
 #define PROBE_MAX_REVJOBS_PER_CONN 2
@@ -120,7 +121,24 @@ struct tprobe_result {
 	uint32_t rtt_us;
 	char egress[IFNAMSIZ]; /* kernel egress, or our interface holding a local target */
 	char detail[96];
+	/* What the load rule (lib/loadrule.h) needs to know about the attempt. */
+	uint64_t t_begin, t_end; /* CLOCK_MONOTONIC usec: started (or queued), ended */
+	uint32_t bulk;           /* bulk bytes per direction this attempt moved or tried */
+	uint32_t echoed;         /* bulk bytes echoed back */
+	bool ctl_answered;       /* the peer's control port answered HELLO */
+	bool by_deadline;        /* ended by its deadline or an abort, not by an answer */
+	bool shared;             /* the result of a probe of the same path by another
+				  * consumer (a reverse request or our own check) */
 };
+
+/* Who asks for a probe: a running probe is shared between consumers of one job check (the
+ * same directed path probed once). */
+enum tprobe_origin {
+	TPROBE_FOR_PEER = 0, /* a reverse request of a peer */
+	TPROBE_FOR_CHECK,    /* one of our own checks */
+};
+
+
 
 /* Starts probing target (control port ctx->port, then the data port the peer
  * opens) expecting the daemon instance `expect`. Never completes synchronously:
@@ -130,6 +148,17 @@ struct tprobe_result {
 int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint64_t expect,
 		 uint32_t bulk, uint64_t deadline_usec, tprobe_done_fn done, void *ud,
 		 struct tprobe **out);
+
+/* tprobe_start() for a given consumer. bulk is a ceiling: the attempt moves
+ * npf_bulk_bytes(egress MTU, bulk). A probe of the same (target, expect) already running
+ * for another consumer is joined instead of started again (tprobe_result() then says
+ * shared); if that probe ends by its own deadline, the joiner probes on its own.
+ * tprobe_start() is TPROBE_FOR_PEER. */
+int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
+		     const struct npf_addr *target, uint64_t expect, uint32_t bulk,
+		     uint64_t deadline_usec, tprobe_done_fn done, void *ud, struct tprobe **out);
+
+
 
 /* Stops at once with the outcome of the phase it is in (e.g. timeout while
  * connecting, bulk-stall while moving data). done does NOT run. */
@@ -207,6 +236,8 @@ struct npf_probe_ctx {
 	struct pcheck *checks;
 
 	struct tprobe *queue_head, *queue_tail; /* waiting for an active slot */
+	struct tprobe *tprobes;                 /* every live tprobe (for joining) */
+	uint64_t n_tprobes_started, n_tprobes_joined; /* for tests and bench */
 	uint32_t n_active_tprobes;
 	uint32_t next_rev_id;
 	bool shutting_down; /* no queued probe starts during teardown */

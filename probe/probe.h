@@ -49,6 +49,20 @@ int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx);
  * at the next npf_probe_ctx_refresh(). Returns 0 or -ENOMEM/-EINVAL. */
 int npf_probe_ctx_set_exclude(struct npf_probe_ctx *ctx, const char *const *globs, size_t n);
 
+/* The default budget of a check of `peers` when the request names none: base_ms (the
+ * [probe] timeout) grown with the number of peers this node will probe
+ * (npf_check_budget_ms(), lib/loadrule.h). Returns base_ms when the plan cannot be
+ * computed. */
+uint32_t npf_probe_check_budget(const struct npf_probe_ctx *ctx, const char *const *peers,
+				size_t n_peers, uint32_t base_ms);
+
+/* Path probes since the context was created: started on the wire, or joined to one
+ * already running for another consumer of the same directed path. */
+struct npf_probe_stats {
+	uint64_t started, joined;
+};
+void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out);
+
 /* Called once when a check ends. `result` is owned by the callee (free with
  * npf_check_clear() + free()), NULL when err < 0. */
 typedef void (*npf_probe_check_cb)(struct npf_check *result, int err, void *userdata);

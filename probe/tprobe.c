@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "candidates.h"
+#include "loadrule.h"
 #include "log.h"
 #include "netlink.h"
 
@@ -27,6 +29,7 @@ enum tphase {
 	TP_AUTH,
 	TP_BULK,
 	TP_DONE,
+	TP_JOINED, /* waiting for the leader's result (same path, another consumer) */
 };
 
 struct tprobe {
@@ -49,7 +52,14 @@ struct tprobe {
 	bool active; /* counted in ctx->n_active_tprobes */
 	bool queued;
 	struct tprobe *qnext;
+	enum tprobe_origin origin;
+	struct tprobe *leader;		  /* TP_JOINED: the probe we wait for */
+	struct tprobe *followers, *fnext; /* probes waiting for us / sibling link */
+	struct tprobe *lprev, *lnext;	  /* ctx->tprobes */
 };
+
+static void begin(struct tprobe *tp);
+static void enqueue(struct tprobe *tp);
 
 static const struct fconn_ops ctl_ops;
 static const struct fconn_ops data_ops;
@@ -106,6 +116,54 @@ static void release_slot(struct tprobe *tp)
 	tp->ctx->n_active_tprobes--;
 }
 
+/* Leaves the leader's list of followers. */
+static void unjoin(struct tprobe *tp)
+{
+	struct tprobe **pp;
+
+	if (!tp->leader)
+		return;
+	for (pp = &tp->leader->followers; *pp; pp = &(*pp)->fnext) {
+		if (*pp == tp) {
+			*pp = tp->fnext;
+			break;
+		}
+	}
+	tp->leader = NULL;
+	tp->fnext = NULL;
+}
+
+static void finish(struct tprobe *tp, enum npf_outcome o, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The leader ended. An answer is every follower's answer; a leader that ran out of
+ * time (its consumer's deadline, not theirs) leaves each follower to probe on its own. */
+static void release_followers(struct tprobe *tp)
+{
+	while (tp->followers) {
+		struct tprobe *f = tp->followers;
+
+		tp->followers = f->fnext;
+		f->fnext = NULL;
+		f->leader = NULL;
+		if (!tp->res.by_deadline) {
+			struct tprobe_result keep = f->res;
+
+			f->res = tp->res;
+			f->res.t_begin = keep.t_begin;
+			f->res.shared = true;
+			f->phase = TP_QUEUED;
+			finish(f, tp->res.outcome, "%s", tp->res.detail);
+			continue;
+		}
+		f->phase = TP_QUEUED;
+		if (f->ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES)
+			begin(f);
+		else
+			enqueue(f);
+	}
+}
+
 /* Records the outcome, closes sockets and has done() run from the loop (never
  * from inside an I/O callback of this probe, so done may free it). */
 __attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp,
@@ -118,6 +176,7 @@ __attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp,
 		return;
 	tp->phase = TP_DONE;
 	tp->res.outcome = o;
+	tp->res.t_end = fconn_now_usec();
 	va_start(ap, fmt);
 	vsnprintf(tp->res.detail, sizeof(tp->res.detail), fmt, ap);
 	va_end(ap);
@@ -127,19 +186,37 @@ __attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp,
 	tp->rxbuf = NULL;
 	unqueue(tp);
 	release_slot(tp);
+	unjoin(tp);
 	if (tp->timer) {
 		(void)sd_event_source_set_time(tp->timer, 1);
 		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
 	}
+	release_followers(tp);
 	tprobe_kick_queue(tp->ctx);
 }
 
 static void finish_by_phase(struct tprobe *tp)
 {
 	char a[INET6_ADDRSTRLEN];
+	enum tphase ph = tp->phase;
 
 	addr_txt(&tp->target, a, sizeof(a));
-	switch (tp->phase) {
+	tp->res.by_deadline = true;
+	if (ph == TP_JOINED && tp->leader) {
+		/* Out of time while sharing another consumer's probe: its phase is ours. */
+		struct tprobe *l = tp->leader;
+
+		ph = l->phase;
+		tp->sent = l->sent;
+		tp->rcvd = l->rcvd;
+		tp->bulk = l->bulk;
+		tp->data_port = l->data_port;
+		tp->res.ctl_answered = l->res.ctl_answered;
+		tp->res.echoed = l->res.echoed;
+		tp->res.bulk = l->res.bulk;
+		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", l->res.egress);
+	}
+	switch (ph) {
 	case TP_QUEUED:
 		finish(tp, NPF_OUT_NOT_PROBED, "not started before the deadline (%u probes running)",
 		       tp->ctx->n_active_tprobes);
@@ -154,17 +231,19 @@ static void finish_by_phase(struct tprobe *tp)
 		finish(tp, NPF_OUT_TIMEOUT, "no OPEN_DATA reply from %s", a);
 		break;
 	case TP_DATA_CONNECT:
-		finish(tp, NPF_OUT_TIMEOUT, "connect to data port %s:%u timed out", a,
-		       tp->data_port);
+		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_DATA_SYN, a, tp->data_port);
 		break;
 	case TP_AUTH:
 		finish(tp, NPF_OUT_TIMEOUT, "no reply on data port %s:%u", a, tp->data_port);
 		break;
 	case TP_BULK:
-		finish(tp, NPF_OUT_BULK_STALL, "bulk stalled: sent %zu/%u, received %zu/%u bytes",
-		       tp->sent, tp->bulk, tp->rcvd, tp->bulk);
+		finish(tp, NPF_OUT_BULK_STALL, NPF_DETAIL_BULK_STALL, tp->sent, tp->bulk, tp->rcvd,
+		       tp->bulk);
 		break;
 	case TP_DONE:
+		break;
+	case TP_JOINED:
+		finish(tp, NPF_OUT_NOT_PROBED, "shared probe of %s ended without a result", a);
 		break;
 	}
 }
@@ -219,6 +298,7 @@ static void begin(struct tprobe *tp)
 
 	tp->active = true;
 	ctx->n_active_tprobes++;
+	ctx->n_tprobes_started++;
 	tp->phase = TP_CTL_CONNECT;
 	addr_txt(&tp->target, a, sizeof(a));
 	if (ctx_local_iface(ctx, &tp->target, lif)) {
@@ -234,6 +314,9 @@ static void begin(struct tprobe *tp)
 	inv = ctx_inventory(ctx);
 	if (inv)
 		ifc = npf_inventory_find_ifindex(inv, oif);
+	/* A few full-size frames of the egress MTU: enough to meet a black hole. */
+	tp->bulk = npf_bulk_bytes(ifc ? ifc->mtu : 0, tp->bulk);
+	tp->res.bulk = tp->bulk;
 	if (ifc)
 		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", ifc->name);
 	else if (!if_indextoname((unsigned int)oif, tp->res.egress))
@@ -315,6 +398,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		npf_wire_hello_reply_clear(&hr);
 		if (!identity_ok(tp, hr.node, hr.instance))
 			return 0;
+		tp->res.ctl_answered = true;
 		o = npf_wire_open_data_to_json(&od);
 		r = fconn_send(c, NPF_MSG_OPEN_DATA, o);
 		json_decref(o);
@@ -507,6 +591,7 @@ static void bulk_recv(struct tprobe *tp)
 			}
 		}
 		tp->rcvd += (size_t)n;
+		tp->res.echoed = (uint32_t)tp->rcvd;
 	}
 }
 
@@ -535,15 +620,56 @@ static const struct fconn_ops data_ops = {
 	.raw = data_raw,
 };
 
+static void enqueue(struct tprobe *tp)
+{
+	struct npf_probe_ctx *ctx = tp->ctx;
+
+	tp->queued = true;
+	if (ctx->queue_tail)
+		ctx->queue_tail->qnext = tp;
+	else
+		ctx->queue_head = tp;
+	ctx->queue_tail = tp;
+}
+
+/* A running probe of the same directed path, to join (never a follower itself). */
+static struct tprobe *find_leader(struct npf_probe_ctx *ctx, const struct npf_addr *target,
+				  uint64_t expect)
+{
+	for (struct tprobe *l = ctx->tprobes; l; l = l->lnext)
+		if (l->phase != TP_DONE && l->phase != TP_JOINED && l->expect == expect &&
+		    npf_addr_equal(&l->target, target))
+			return l;
+	return NULL;
+}
+
+void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out)
+{
+	out->started = ctx->n_tprobes_started;
+	out->joined = ctx->n_tprobes_joined;
+}
+
 int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint64_t expect,
 		 uint32_t bulk, uint64_t deadline_usec, tprobe_done_fn done, void *ud,
 		 struct tprobe **out)
 {
+	return tprobe_start_for(ctx, TPROBE_FOR_PEER, target, expect, bulk, deadline_usec, done, ud,
+				out);
+}
+
+int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
+		     const struct npf_addr *target, uint64_t expect, uint32_t bulk,
+		     uint64_t deadline_usec, tprobe_done_fn done, void *ud, struct tprobe **out)
+{
 	struct tprobe *tp = calloc(1, sizeof(*tp));
+	struct tprobe *leader;
+	uint64_t now = fconn_now_usec();
 	int r;
 
 	if (!tp)
 		return -ENOMEM;
+	tp->origin = origin;
+	tp->res.t_begin = now;
 	tp->ctx = ctx;
 	tp->target = *target;
 	tp->expect = expect;
@@ -559,15 +685,24 @@ int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint6
 		free(tp);
 		return r;
 	}
-	if (ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
+	/* Looked up before tp joins ctx->tprobes: a probe never leads itself. Only a probe
+	 * running now is shared, never a finished one: a result from before a change (a
+	 * firewall rule, a repair) must not answer a check that began after it. */
+	leader = find_leader(ctx, target, expect);
+	tp->lnext = ctx->tprobes;
+	if (ctx->tprobes)
+		ctx->tprobes->lprev = tp;
+	ctx->tprobes = tp;
+	if (leader) {
+		ctx->n_tprobes_joined++;
+		tp->phase = TP_JOINED;
+		tp->leader = leader;
+		tp->fnext = leader->followers;
+		leader->followers = tp;
+	} else if (ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
 		begin(tp);
 	} else {
-		tp->queued = true;
-		if (ctx->queue_tail)
-			ctx->queue_tail->qnext = tp;
-		else
-			ctx->queue_head = tp;
-		ctx->queue_tail = tp;
+		enqueue(tp);
 	}
 	*out = tp;
 	return 0;
@@ -585,17 +720,29 @@ void tprobe_abort(struct tprobe *tp)
 
 void tprobe_free(struct tprobe *tp)
 {
+	struct npf_probe_ctx *ctx;
+
 	if (!tp)
 		return;
+	ctx = tp->ctx;
 	tp->timer = sd_event_source_disable_unref(tp->timer);
 	if (tp->phase != TP_DONE) {
 		tp->phase = TP_DONE;
+		tp->res.by_deadline = true; /* followers probe on their own */
 		fconn_close(&tp->ctl);
 		fconn_close(&tp->data);
 		unqueue(tp);
 		release_slot(tp);
-		tprobe_kick_queue(tp->ctx);
+		unjoin(tp);
+		release_followers(tp);
+		tprobe_kick_queue(ctx);
 	}
+	if (tp->lprev)
+		tp->lprev->lnext = tp->lnext;
+	else if (ctx->tprobes == tp)
+		ctx->tprobes = tp->lnext;
+	if (tp->lnext)
+		tp->lnext->lprev = tp->lprev;
 	free(tp->rxbuf);
 	free(tp);
 }

@@ -113,7 +113,7 @@ static void key_table_is_consistent(void **state)
 	const struct npf_config_key *k = npf_config_keys(&n);
 	(void)state;
 
-	assert_int_equal(n, 23); /* + [publish] rdma_fabric */
+	assert_int_equal(n, 24); /* + [publish] rdma_fabric, [publish] fallback */
 	for (size_t i = 0; i < n; i++) {
 		char opt[64], err[256];
 		struct npf_config c;
@@ -142,6 +142,7 @@ static void key_table_is_consistent(void **state)
 			want = 4;
 			break;
 		case NPF_CT_LOGLEVEL:
+		case NPF_CT_FALLBACK:
 		case NPF_CT_VERSION:
 			want = sizeof(int);
 			break;
@@ -334,6 +335,11 @@ static void enums_and_versions(void **state)
 	set_ok(&c, "daemon", "log_level", "INFO");
 	assert_int_equal(c.daemon.log_level, NPF_CONFIG_LOG_INFO);
 	set_bad("daemon", "log_level", "warn", "want info or debug");
+	set_ok(&c, "publish", "fallback", "degrade");
+	assert_int_equal(c.publish.fallback, NPF_FALLBACK_DEGRADE);
+	set_ok(&c, "publish", "fallback", "DRAIN");
+	assert_int_equal(c.publish.fallback, NPF_FALLBACK_DRAIN);
+	set_bad("publish", "fallback", "move", "want drain or degrade");
 
 	set_ok(&c, "publish", "nccl_version", "2.19");
 	assert_int_equal(c.publish.nccl_version, 21900);

@@ -267,6 +267,58 @@ static void test_check_ok(void **state)
 	free_result(&r);
 }
 
+/* alpha and bravo check each other at the same moment, as a job's Prolog does: alpha's
+ * forward probe of bravo and bravo's reverse request for the same path are one probe (and
+ * vice versa), both checks are ok, and the results say which were shared. */
+static void test_job_check_shares_paths(void **state)
+{
+	struct env *e = *state;
+	const char *pa[] = {"198.18.0.2"}, *pb[] = {"198.18.0.1"};
+	struct result ra = {0}, rb = {0};
+	struct npf_probe_stats a0, b0, a1, b1;
+	bool both = false;
+	uint64_t end;
+
+	NEED_ENV(state);
+	npf_probe_get_stats(e->a.ctx, &a0);
+	npf_probe_get_stats(e->b.ctx, &b0);
+	assert_int_equal(npf_probe_check_start(e->a.ctx, pa, 1, 2000, on_check, &ra), 0);
+	assert_int_equal(npf_probe_check_start(e->b.ctx, pb, 1, 2000, on_check, &rb), 0);
+	end = now_ms() + 3000;
+	while (!(ra.done && rb.done) && now_ms() < end)
+		assert_true(sd_event_run(e->ev, 10000) >= 0);
+	both = ra.done && rb.done;
+	assert_true(both);
+	assert_int_equal(ra.err, 0);
+	assert_int_equal(rb.err, 0);
+	assert_int_equal(find_link(ra.chk, "198.18.0.2")->fwd, NPF_OUT_OK);
+	assert_int_equal(find_link(ra.chk, "198.18.0.2")->rev, NPF_OUT_OK);
+	assert_int_equal(find_link(rb.chk, "198.18.0.1")->fwd, NPF_OUT_OK);
+	assert_int_equal(find_link(rb.chk, "198.18.0.1")->rev, NPF_OUT_OK);
+	/* Two directed paths, four consumers (two checks, two reverse requests): each
+	 * consumer started a probe or joined one running on the same path, never both. */
+	npf_probe_get_stats(e->a.ctx, &a1);
+	npf_probe_get_stats(e->b.ctx, &b1);
+	assert_int_equal(a1.started - a0.started + b1.started - b0.started + a1.joined -
+				 a0.joined + b1.joined - b0.joined,
+			 4);
+	assert_true(a1.started - a0.started >= 1 && b1.started - b0.started >= 1);
+	assert_int_equal(ra.chk->n_inconclusive + rb.chk->n_inconclusive, 0);
+	assert_true(ra.chk->nodes[1].hello_rtt_us > 0);
+	assert_true(ra.chk->tick_us > 0);
+	free_result(&ra);
+	free_result(&rb);
+	/* A new check right after reuses nothing that ended: it probes. */
+	assert_int_equal(npf_probe_check_start(e->a.ctx, pa, 1, 2000, on_check, &ra), 0);
+	run_until(e, &ra.done, 3000);
+	assert_true(ra.done);
+	assert_int_equal(find_link(ra.chk, "198.18.0.2")->fwd, NPF_OUT_OK);
+	assert_int_equal(ra.chk->n_shared, 0);
+	npf_probe_get_stats(e->a.ctx, &a0);
+	assert_int_equal(a0.started, a1.started + 1);
+	free_result(&ra);
+}
+
 /* bravo announces an address that belongs to charlie: the answer comes from the
  * wrong daemon. */
 static void test_wrong_peer(void **state)
@@ -780,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_data_port),
 		cmocka_unit_test(test_conn_cap),
 		cmocka_unit_test(test_many_candidates),
+		cmocka_unit_test(test_job_check_shares_paths),
 	};
 
 	return npf_run_tests(tests, setup, teardown);

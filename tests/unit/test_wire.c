@@ -249,7 +249,7 @@ static void test_open_data(void **state)
 	j = npf_wire_open_data_to_json(&od);
 	assert_int_equal(npf_wire_open_data_from_json(j, &odo), 0);
 	assert_int_equal(odo.bytes, 65536);
-	json_object_set_new(j, "bytes", json_integer(65535));
+	json_object_set_new(j, "bytes", json_integer((json_int_t)NPF_WIRE_MIN_BULK - 1));
 	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);
 	json_object_set_new(j, "bytes", json_integer((json_int_t)NPF_WIRE_MAX_BULK + 1));
 	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/* Load is not failure: one table says which raw outcomes are discriminating. */
+#include "loadrule.h"
+
+#include <stddef.h>
+#include <string.h>
+
+uint32_t npf_bulk_bytes(uint32_t mtu, uint32_t cap)
+{
+	uint64_t b;
+
+	/* Frames below IPv6's minimum MTU do not exist on a GPU fabric; an unknown or
+	 * absurd MTU falls back to Ethernet's. */
+	if (mtu < 1280 || mtu > 65536)
+		mtu = 1500;
+	b = (uint64_t)NPF_BULK_SEGMENTS * mtu;
+	if (b < NPF_BULK_FLOOR)
+		b = NPF_BULK_FLOOR;
+	if (cap && b > cap)
+		b = cap;
+	return (uint32_t)b;
+}
+
+uint32_t npf_check_budget_ms(uint32_t base_ms, uint32_t n_probed_peers)
+{
+	uint64_t t = base_ms;
+
+	if (n_probed_peers > NPF_BUDGET_FREE_PEERS)
+		t += (uint64_t)(n_probed_peers - NPF_BUDGET_FREE_PEERS) * NPF_BUDGET_PER_PEER_MS;
+	if (t > NPF_BUDGET_MAX_MS)
+		t = base_ms > NPF_BUDGET_MAX_MS ? base_ms : NPF_BUDGET_MAX_MS;
+	return (uint32_t)t;
+}
+
+bool npf_loop_was_late(uint32_t loop_late_us, uint32_t window_us)
+{
+	return loop_late_us >= 250000u || (window_us && loop_late_us >= window_us / 4);
+}
+
+/* What a condition of a rule asks of the facts. */
+enum cond {
+	C_ALWAYS = 0,	/* the outcome discriminates by itself */
+	C_STALL_PROVEN, /* bulk: nothing came back past the first full-size frame while the
+			 * control exchange answered, and our loop kept time */
+	C_SIBLING_OK,	/* another path to the peer, probed at the same time, worked, or the
+			 * peer's daemon answered on this very address and only the data
+			 * port's SYN was lost, or the path stayed silent on its retry while
+			 * the peer's daemon answered elsewhere; and our loop kept time */
+};
+
+struct rule {
+	enum npf_outcome outcome;
+	enum cond cond;
+	const char *why; /* when the condition does not hold */
+};
+
+/* One row per outcome. Refusals, wrong peers, unreachables and egress mismatches are
+ * answers from the network itself and cannot be produced by a slow CPU; a timeout or a
+ * stalled bulk can, unless something else seen at the same time rules load out. */
+static const struct rule rules[] = {
+    {NPF_OUT_OK, C_ALWAYS, NULL},
+    {NPF_OUT_WRONG_EGRESS, C_ALWAYS, NULL},
+    {NPF_OUT_BULK_STALL, C_STALL_PROVEN,
+     "bulk moved data or our loop was late: slow, not a black hole"},
+    {NPF_OUT_WRONG_PEER, C_ALWAYS, NULL},
+    {NPF_OUT_REFUSED, C_ALWAYS, NULL},
+    {NPF_OUT_TIMEOUT, C_SIBLING_OK,
+     "no other path to the peer worked meanwhile, or our loop was late"},
+    {NPF_OUT_UNREACHABLE, C_ALWAYS, NULL},
+    {NPF_OUT_PEER_UNAVAILABLE, C_ALWAYS, NULL}, /* already unknown evidence */
+    {NPF_OUT_NOT_PROBED, C_ALWAYS, NULL},	/* already unknown evidence */
+};
+
+static bool holds(enum cond c, const struct npf_attempt_facts *f)
+{
+	bool late = npf_loop_was_late(f->loop_late_us, f->window_us);
+
+	switch (c) {
+	case C_ALWAYS:
+		return true;
+	case C_STALL_PROVEN:
+		/* Reverse stalls are measured by the peer: only the batch tells them apart. */
+		if (!f->echo_known)
+			return f->sibling_ok && !late;
+		return f->ctl_answered && f->echoed == 0 && !late;
+	case C_SIBLING_OK:
+		return (f->sibling_ok || f->data_syn_lost || (f->final_attempt && f->peer_answered)) && !late;
+	}
+	return false;
+}
+
+/* Matches literal text lit at *p and advances. */
+static bool take_lit(const char **p, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (strncmp(*p, lit, n) != 0)
+		return false;
+	*p += n;
+	return true;
+}
+
+/* A decimal of 1..10 digits (no sign, no overflow: sscanf's %zu would be undefined on
+ * peer text that overflows). */
+static bool take_num(const char **p, uint64_t *v)
+{
+	size_t n = 0;
+
+	*v = 0;
+	while ((*p)[n] >= '0' && (*p)[n] <= '9') {
+		if (++n > 10)
+			return false;
+		*v = *v * 10 + (uint64_t)((*p)[n - 1] - '0');
+	}
+	*p += n;
+	return n > 0;
+}
+
+/* The numbers of an NPF_DETAIL_BULK_STALL text, parsed by hand to the same layout. */
+static bool parse_stall(const char *d, uint64_t *sent, uint64_t *b1, uint64_t *rcvd,
+			uint64_t *b2)
+{
+	return take_lit(&d, "bulk stalled: sent ") && take_num(&d, sent) && take_lit(&d, "/") &&
+	       take_num(&d, b1) && take_lit(&d, ", received ") && take_num(&d, rcvd) &&
+	       take_lit(&d, "/") && take_num(&d, b2) && take_lit(&d, " bytes") && *d == '\0';
+}
+
+void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *detail)
+{
+	uint64_t sent = 0, rcvd = 0, b1 = 0, b2 = 0;
+	const char *p;
+
+	if (!detail)
+		return;
+	/* A stall is only reported from the bulk phase: the control exchange answered. */
+	if (f->outcome == NPF_OUT_BULK_STALL && parse_stall(detail, &sent, &b1, &rcvd, &b2) &&
+	    b1 == b2 && sent <= b1 && rcvd <= b2 && b2 <= UINT32_MAX) {
+		f->ctl_answered = true;
+		f->echo_known = true;
+		f->echoed = (uint32_t)rcvd;
+	}
+	p = strstr(NPF_DETAIL_DATA_SYN, "%s");
+	if (f->outcome == NPF_OUT_TIMEOUT && p &&
+	    strncmp(detail, NPF_DETAIL_DATA_SYN, (size_t)(p - NPF_DETAIL_DATA_SYN)) == 0 &&
+	    strstr(detail, " timed out"))
+		f->data_syn_lost = true;
+}
+
+enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const char **why)
+{
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		if (rules[i].outcome != f->outcome)
+			continue;
+		if (holds(rules[i].cond, f))
+			return NPF_JUDGE_KEEP;
+		if (why)
+			*why = rules[i].why;
+		return NPF_JUDGE_INCONCLUSIVE;
+	}
+	/* An outcome outside the table is not evidence of anything. */
+	if (why)
+		*why = "unknown outcome";
+	return NPF_JUDGE_INCONCLUSIVE;
+}

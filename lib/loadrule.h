@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* Load is not failure: which raw probe outcomes are discriminating evidence of a broken
+ * path, and which are what a starved machine produces (docs/decision.md, "Load is not
+ * failure"). Also the size of a probe's bulk phase and the default check budget, both
+ * functions of the job rather than constants. Pure. */
+#ifndef NPF_LOADRULE_H
+#define NPF_LOADRULE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "check.h"
+
+/* The bulk phase exists to catch paths that pass a handshake but drop full-size frames:
+ * a few full-size segments each way are enough, with a floor for tiny MTUs. */
+#define NPF_BULK_SEGMENTS 8u
+#define NPF_BULK_FLOOR (16u << 10)
+
+/* Bytes one bulk probe moves per direction over an egress of MTU mtu (0 = unknown:
+ * the floor's worth of 1500-byte frames), never above cap (the [probe] bulk_bytes
+ * ceiling; 0 = no ceiling). */
+uint32_t npf_bulk_bytes(uint32_t mtu, uint32_t cap);
+
+/* The default check budget for a job: base_ms (the [probe] timeout) for up to 8 probed
+ * peers, plus per_peer_ms for every probed peer beyond 8, capped at 60 s. The formula is
+ * documented in docs/config.md and docs/decision.md. */
+#define NPF_BUDGET_FREE_PEERS 8u
+#define NPF_BUDGET_PER_PEER_MS 40u
+#define NPF_BUDGET_MAX_MS 60000u
+uint32_t npf_check_budget_ms(uint32_t base_ms, uint32_t n_probed_peers);
+
+/* What the engine knows about one attempt of one path when it ends. */
+struct npf_attempt_facts {
+	enum npf_outcome outcome; /* raw outcome of the attempt */
+	enum npf_direction dir;
+	bool ctl_answered;     /* the control exchange on this peer answered (HELLO) */
+	uint32_t echoed;       /* bulk bytes echoed back (forward only) */
+	bool echo_known;       /* echoed is meaningful (forward attempts) */
+	bool sibling_ok;       /* another path to the same peer, overlapping in time,
+				* ended ok */
+	bool data_syn_lost;    /* timed out connecting to the data port that the peer's
+				* daemon had just opened for us on the same address */
+	bool peer_answered;    /* the peer's daemon answered a control exchange of another
+				* path during this check */
+	bool final_attempt;    /* the path was already tried again within the budget */
+	uint32_t loop_late_us; /* our loop's worst lateness during the attempt */
+	uint32_t window_us;    /* the attempt's time window (start to deadline) */
+};
+
+enum npf_judgement {
+	NPF_JUDGE_KEEP = 0,	/* the raw outcome stands (ok, or a discriminating failure) */
+	NPF_JUDGE_INCONCLUSIVE, /* load-shaped: retry within the budget, else unknown */
+};
+
+/* Judges one attempt. When the answer is NPF_JUDGE_INCONCLUSIVE and why is not NULL,
+ * *why is a static phrase naming the missing discrimination ("every path to the peer
+ * timed out", ...). */
+enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const char **why);
+
+/* Probe details, written by the prober (probe/tprobe.c) and read back by the requester of
+ * a reverse probe (npf_attempt_facts_from_detail): one format for both sides. */
+/* lib/loadrule.c parses exactly this layout back (parse_stall). */
+#define NPF_DETAIL_BULK_STALL "bulk stalled: sent %zu/%u, received %zu/%u bytes"
+#define NPF_DETAIL_DATA_SYN "connect to data port %s:%u timed out"
+
+/* Fills what a prober's detail text says about its attempt (reverse results carry no
+ * more): echoed bytes of a stalled bulk, a lost data-port SYN. Never fails: text that
+ * does not match leaves the facts unknown. */
+void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *detail);
+
+/* Our loop counts as late during an attempt when its worst timer lateness reached a
+ * quarter of the attempt's window, or 250 ms. */
+bool npf_loop_was_late(uint32_t loop_late_us, uint32_t window_us);
+
+#endif

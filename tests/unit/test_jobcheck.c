@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for lib/jobcheck: the job decision from the pair-state matrix (blame a
+ * minority instead of degrading, the same answer from the same matrix). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jobcheck.h"
+
+#define MAXN 24
+#define MAXK 3
+
+struct lab {
+	size_t n, k;
+	struct npf_job_net nets[MAXK];
+	uint8_t pairs[MAXK * MAXN * MAXN];
+};
+
+/* n nodes, networks with the given qualities, every pair ok. */
+static void lab_init(struct lab *l, size_t n, size_t k, const int64_t *q)
+{
+	static const char *const names[MAXK] = {"fabric", "eno1", "third"};
+
+	memset(l, 0, sizeof(*l));
+	l->n = n;
+	l->k = k;
+	for (size_t x = 0; x < k; x++) {
+		l->nets[x].name = names[x];
+		l->nets[x].quality = q[x];
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++)
+				l->pairs[x * n * n + i * n + j] = i == j ? 0 : NPF_PAIR_OK;
+	}
+}
+
+static void set_pair(struct lab *l, size_t k, size_t i, size_t j, enum npf_pair_state s)
+{
+	l->pairs[k * l->n * l->n + i * l->n + j] = (uint8_t)s;
+	l->pairs[k * l->n * l->n + j * l->n + i] = (uint8_t)s;
+}
+
+static void kill_node(struct lab *l, size_t k, size_t dead)
+{
+	for (size_t j = 0; j < l->n; j++)
+		if (j != dead)
+			set_pair(l, k, dead, j, NPF_PAIR_FAIL);
+}
+
+static void decide(const struct lab *l, bool degrade, struct npf_job_decision *d)
+{
+	struct npf_job_input in = {
+	    .n_nodes = l->n,
+	    .n_nets = l->k,
+	    .nets = l->nets,
+	    .pairs = l->pairs,
+	    .degrade = degrade,
+	};
+
+	assert_int_equal(npf_job_decide(&in, d), 0);
+}
+
+static void test_healthy(void **state)
+{
+	const int64_t q[] = {2, 1};
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	lab_init(&l, 8, 2, q);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 0);
+	assert_int_equal(d.n_suspects, 0);
+	npf_job_decision_clear(&d);
+}
+
+/* One dead fabric node in 4-, 8- and 24-node labs: only that node fails. */
+static void test_one_dead_node(void **state)
+{
+	const int64_t q[] = {2, 1};
+	const size_t sizes[] = {4, 8, 24};
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	for (size_t s = 0; s < 3; s++) {
+		for (size_t dead = 0; dead < sizes[s]; dead += 3) {
+			lab_init(&l, sizes[s], 2, q);
+			kill_node(&l, 0, dead);
+			decide(&l, false, &d);
+			assert_int_equal(d.verdict, NPF_JOB_OK);
+			assert_int_equal(d.net, 0);
+			assert_int_equal(d.n_suspects, 1);
+			assert_true(d.suspect[dead]);
+			assert_non_null(strstr(d.reason, "fabric"));
+			npf_job_decision_clear(&d);
+			/* degrade: everyone moves, and says so. */
+			decide(&l, true, &d);
+			assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+			assert_int_equal(d.net, 1);
+			assert_int_equal(d.n_suspects, 0);
+			npf_job_decision_clear(&d);
+		}
+	}
+}
+
+/* node3 drops SYNs from node1's fabric address only: one pair broken, one network. */
+static void test_asymmetric_pair(void **state)
+{
+	const int64_t q[] = {2, 1};
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	lab_init(&l, 3, 2, q);
+	set_pair(&l, 0, 0, 2, NPF_PAIR_FAIL);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 0);
+	assert_int_equal(d.n_suspects, 1);
+	assert_true(d.suspect[2]); /* tie: the later node */
+	npf_job_decision_clear(&d);
+}
+
+/* Equal quality: fall back as before, no blame, not degraded. */
+static void test_equal_quality(void **state)
+{
+	const int64_t q[] = {1, 1};
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	lab_init(&l, 4, 2, q);
+	kill_node(&l, 0, 1);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 1);
+	assert_int_equal(d.n_suspects, 0);
+	npf_job_decision_clear(&d);
+}
+
+/* Half the nodes broken: no minority explains it; the job moves, degraded. */
+static void test_no_minority(void **state)
+{
+	const int64_t q[] = {2, 1};
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	lab_init(&l, 4, 2, q);
+	kill_node(&l, 0, 0);
+	kill_node(&l, 0, 1);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+	assert_int_equal(d.net, 1);
+	assert_int_equal(d.n_suspects, 0);
+	npf_job_decision_clear(&d);
+	/* Two nodes: nobody can be blamed. A network that worked for no pair at all
+	 * was never the job's network: leaving it is not a degradation. */
+	lab_init(&l, 2, 2, q);
+	kill_node(&l, 0, 1);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 1);
+	assert_int_equal(d.n_suspects, 0);
+	npf_job_decision_clear(&d);
+}
+
+/* Missing evidence on the better network: unknown, never a worse network. */
+static void test_unknown(void **state)
+{
+	const int64_t q[] = {2, 1};
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	lab_init(&l, 4, 2, q);
+	set_pair(&l, 0, 1, 2, NPF_PAIR_UNKNOWN);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_UNKNOWN);
+	assert_int_equal(d.net, 0);
+	npf_job_decision_clear(&d);
+	/* An unknown pair of a suspect does not matter. */
+	lab_init(&l, 4, 2, q);
+	kill_node(&l, 0, 3);
+	set_pair(&l, 0, 3, 1, NPF_PAIR_UNKNOWN);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_true(d.suspect[3]);
+	npf_job_decision_clear(&d);
+}
+
+/* Sparse: pairs outside the plan are no evidence; node2's fabric drops TCP. */
+static void test_sparse(void **state)
+{
+	const int64_t q[] = {2, 1};
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	lab_init(&l, 8, 2, q);
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < 8; i++)
+			for (size_t j = i + 1; j < 8; j++)
+				if ((j - i) % 8 > 2 && (j - i) % 8 < 6)
+					set_pair(&l, k, i, j, NPF_PAIR_OUTSIDE);
+	for (size_t j = 0; j < 8; j++)
+		if (j != 1 && l.pairs[1 * 8 + j] != NPF_PAIR_OUTSIDE)
+			set_pair(&l, 0, 1, j, NPF_PAIR_FAIL);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 0);
+	assert_int_equal(d.n_suspects, 1);
+	assert_true(d.suspect[1]);
+	npf_job_decision_clear(&d);
+}
+
+/* Nothing works anywhere: fail, with the minority that explains the best network. */
+static void test_fail(void **state)
+{
+	const int64_t q[] = {2, 1};
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	lab_init(&l, 4, 2, q);
+	kill_node(&l, 0, 2);
+	kill_node(&l, 1, 2);
+	kill_node(&l, 1, 0);
+	set_pair(&l, 0, 0, 1, NPF_PAIR_FAIL);
+	set_pair(&l, 0, 0, 3, NPF_PAIR_FAIL);
+	set_pair(&l, 0, 1, 3, NPF_PAIR_FAIL);
+	decide(&l, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_FAIL);
+	assert_int_equal(d.net, -1);
+	npf_job_decision_clear(&d);
+}
+
+/* The decision is a function of the matrix: every node computes the same. */
+static void test_deterministic(void **state)
+{
+	const int64_t q[] = {3, 2, 1};
+	struct npf_job_decision a, b;
+	struct lab l;
+	unsigned int seed = 7;
+
+	(void)state;
+	for (int round = 0; round < 200; round++) {
+		lab_init(&l, 6, 3, q);
+		for (size_t k = 0; k < 3; k++)
+			for (size_t i = 0; i < 6; i++)
+				for (size_t j = i + 1; j < 6; j++)
+					set_pair(&l, k, i, j,
+						 rand_r(&seed) % 7 == 0 ? NPF_PAIR_FAIL : NPF_PAIR_OK);
+		decide(&l, round % 2, &a);
+		decide(&l, round % 2, &b);
+		assert_int_equal(a.verdict, b.verdict);
+		assert_int_equal(a.net, b.net);
+		assert_memory_equal(a.suspect, b.suspect, 6 * sizeof(bool));
+		/* Suspects are a strict minority, and the others' pairs on the chosen
+		 * network all work. */
+		assert_true(a.n_suspects * 2 < 6 || a.n_suspects == 0);
+		if (a.net >= 0 && (a.verdict == NPF_JOB_OK || a.verdict == NPF_JOB_DEGRADED))
+			for (size_t i = 0; i < 6; i++)
+				for (size_t j = 0; j < 6; j++)
+					if (i != j && !a.suspect[i] && !a.suspect[j])
+						assert_int_equal(l.pairs[a.net * 36 + i * 6 + j],
+								 NPF_PAIR_OK);
+		npf_job_decision_clear(&a);
+		npf_job_decision_clear(&b);
+	}
+}
+
+static void test_bad_args(void **state)
+{
+	struct npf_job_decision d;
+	struct npf_job_input in = { 0 };
+
+	(void)state;
+	assert_int_equal(npf_job_decide(NULL, &d), -22);
+	assert_int_equal(npf_job_decide(&in, &d), -22);
+	assert_string_equal(npf_job_verdict_name(NPF_JOB_DEGRADED), "degraded");
+	assert_string_equal(npf_job_verdict_name((enum npf_job_verdict)99), "unknown");
+	npf_job_decision_clear(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_healthy),	    cmocka_unit_test(test_one_dead_node),
+	    cmocka_unit_test(test_asymmetric_pair), cmocka_unit_test(test_equal_quality),
+	    cmocka_unit_test(test_no_minority),	    cmocka_unit_test(test_unknown),
+	    cmocka_unit_test(test_sparse),	    cmocka_unit_test(test_fail),
+	    cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_bad_args),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for lib/loadrule: bulk sizing from the MTU, the job-sized budget, and the
+ * load rule (which raw outcomes are discriminating, which are load-shaped). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "loadrule.h"
+
+static void test_bulk_bytes(void **state)
+{
+	(void)state;
+	/* 8 full-size frames, with the floor for Ethernet MTUs. */
+	assert_int_equal(npf_bulk_bytes(1500, 256u << 10), NPF_BULK_FLOOR);
+	assert_int_equal(npf_bulk_bytes(9000, 256u << 10), 8u * 9000);
+	assert_int_equal(npf_bulk_bytes(4092, 0), 8u * 4092);
+	/* The configured ceiling wins. */
+	assert_int_equal(npf_bulk_bytes(9000, 65536), 65536);
+	/* Unknown or absurd MTUs count as Ethernet. */
+	assert_int_equal(npf_bulk_bytes(0, 256u << 10), NPF_BULK_FLOOR);
+	assert_int_equal(npf_bulk_bytes(1000000, 256u << 10), NPF_BULK_FLOOR);
+	/* Always above one full-size frame of any real MTU: a black hole cannot be missed. */
+	for (uint32_t mtu = 1280; mtu <= 65536; mtu += 611)
+		assert_true(npf_bulk_bytes(mtu, 0) > mtu);
+}
+
+static void test_budget(void **state)
+{
+	(void)state;
+	assert_int_equal(npf_check_budget_ms(3000, 0), 3000);
+	assert_int_equal(npf_check_budget_ms(3000, 8), 3000);
+	assert_int_equal(npf_check_budget_ms(3000, 31), 3000 + 23 * NPF_BUDGET_PER_PEER_MS);
+	assert_int_equal(npf_check_budget_ms(3000, 63), 3000 + 55 * NPF_BUDGET_PER_PEER_MS);
+	/* Grows monotonically, capped; a configured base above the cap is kept. */
+	for (uint32_t n = 1; n < 5000; n++)
+		assert_true(npf_check_budget_ms(3000, n) >= npf_check_budget_ms(3000, n - 1));
+	assert_int_equal(npf_check_budget_ms(3000, 100000), NPF_BUDGET_MAX_MS);
+	assert_int_equal(npf_check_budget_ms(90000, 100000), 90000);
+}
+
+static enum npf_judgement judge(enum npf_outcome o, bool sibling_ok, uint32_t echoed,
+				uint32_t late_ms)
+{
+	struct npf_attempt_facts f = {
+	    .outcome = o,
+	    .dir = NPF_DIR_FORWARD,
+	    .ctl_answered = true,
+	    .echoed = echoed,
+	    .echo_known = true,
+	    .sibling_ok = sibling_ok,
+	    .loop_late_us = late_ms * 1000,
+	    .window_us = 1500 * 1000,
+	};
+	const char *why = NULL;
+	enum npf_judgement j = npf_attempt_judge(&f, &why);
+
+	if (j == NPF_JUDGE_INCONCLUSIVE)
+		assert_non_null(why);
+	return j;
+}
+
+static void test_discriminating(void **state)
+{
+	static const enum npf_outcome always[] = {NPF_OUT_OK, NPF_OUT_WRONG_EGRESS,
+						  NPF_OUT_WRONG_PEER, NPF_OUT_REFUSED,
+						  NPF_OUT_UNREACHABLE};
+
+	(void)state;
+	/* Answers of the network itself stand, whatever the load. */
+	for (size_t i = 0; i < sizeof(always) / sizeof(always[0]); i++) {
+		assert_int_equal(judge(always[i], false, 0, 0), NPF_JUDGE_KEEP);
+		assert_int_equal(judge(always[i], false, 0, 900), NPF_JUDGE_KEEP);
+	}
+}
+
+static void test_timeout(void **state)
+{
+	(void)state;
+	/* A timeout while another path to the same peer worked at the same time: a fault. */
+	assert_int_equal(judge(NPF_OUT_TIMEOUT, true, 0, 0), NPF_JUDGE_KEEP);
+	assert_int_equal(judge(NPF_OUT_TIMEOUT, true, 0, 100), NPF_JUDGE_KEEP);
+	/* Every path to the peer late: load-shaped. */
+	assert_int_equal(judge(NPF_OUT_TIMEOUT, false, 0, 0), NPF_JUDGE_INCONCLUSIVE);
+	{
+		/* Silent again on its retry while the peer's daemon answered on another
+		 * path: a fault (isolated port, SYNs dropped); not on the first try. */
+		struct npf_attempt_facts f = { .outcome = NPF_OUT_TIMEOUT,
+					       .peer_answered = true,
+					       .window_us = 1000000 };
+
+		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+		f.final_attempt = true;
+		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+		f.peer_answered = false;
+		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+		f.peer_answered = true;
+		f.loop_late_us = 300000;
+		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	}
+	/* Our own timers late (a quarter of the window, or 250 ms): load-shaped. */
+	assert_int_equal(judge(NPF_OUT_TIMEOUT, true, 0, 375), NPF_JUDGE_INCONCLUSIVE);
+	assert_int_equal(judge(NPF_OUT_TIMEOUT, true, 0, 260), NPF_JUDGE_INCONCLUSIVE);
+}
+
+static void test_bulk_stall(void **state)
+{
+	struct npf_attempt_facts f = { .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE };
+
+	(void)state;
+	/* Nothing echoed past the first full-size frame, control answered: a black hole. */
+	assert_int_equal(judge(NPF_OUT_BULK_STALL, false, 0, 0), NPF_JUDGE_KEEP);
+	/* Some data came back: slow, not a black hole. */
+	assert_int_equal(judge(NPF_OUT_BULK_STALL, false, 8192, 0), NPF_JUDGE_INCONCLUSIVE);
+	assert_int_equal(judge(NPF_OUT_BULK_STALL, true, 8192, 0), NPF_JUDGE_INCONCLUSIVE);
+	/* Our loop was starved meanwhile. */
+	assert_int_equal(judge(NPF_OUT_BULK_STALL, false, 0, 600), NPF_JUDGE_INCONCLUSIVE);
+	/* Reverse: measured by the peer; only the batch tells. */
+	f.window_us = 1000000;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f.sibling_ok = true;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	/* A control exchange that never answered proves nothing about frame sizes. */
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL, .echo_known = true };
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+}
+
+static void test_unknown_stays_unknown(void **state)
+{
+	struct npf_attempt_facts f = { .outcome = NPF_OUT__COUNT };
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(judge(NPF_OUT_NOT_PROBED, false, 0, 0), NPF_JUDGE_KEEP);
+	assert_int_equal(judge(NPF_OUT_PEER_UNAVAILABLE, false, 0, 0), NPF_JUDGE_KEEP);
+	assert_int_equal(npf_attempt_judge(&f, &why), NPF_JUDGE_INCONCLUSIVE);
+	assert_non_null(why);
+	assert_false(npf_loop_was_late(0, 0));
+	assert_true(npf_loop_was_late(250000, 0));
+	assert_false(npf_loop_was_late(100000, 1000000));
+	assert_true(npf_loop_was_late(250000, 1000000));
+}
+
+static void test_from_detail(void **state)
+{
+	struct npf_attempt_facts f = { .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE };
+	char d[128];
+
+	(void)state;
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL, (size_t)72000, 72000u, (size_t)0, 72000u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.echo_known && f.ctl_answered);
+	assert_int_equal(f.echoed, 0);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL };
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL, (size_t)72000, 72000u, (size_t)9000, 72000u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(f.echoed, 9000);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Text that does not match (or lies about sizes) proves nothing. */
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL };
+	npf_attempt_facts_from_detail(&f, "bulk stalled: sent 1/2, received 0/3 bytes");
+	assert_false(f.echo_known);
+	npf_attempt_facts_from_detail(&f, "whatever");
+	npf_attempt_facts_from_detail(&f, NULL);
+	assert_false(f.echo_known);
+	/* A lost SYN to the data port the peer's daemon just opened: a firewall, not load. */
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_TIMEOUT, .window_us = 1000000 };
+	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN, "198.18.1.3", 41234u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.data_syn_lost);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	f.loop_late_us = 400000;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_TIMEOUT };
+	npf_attempt_facts_from_detail(&f, "connect to 198.18.1.3 port 7718 timed out");
+	assert_false(f.data_syn_lost);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_bulk_bytes),	   cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_discriminating), cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_bulk_stall),	   cmocka_unit_test(test_unknown_stays_unknown),
+	    cmocka_unit_test(test_from_detail),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
