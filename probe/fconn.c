@@ -76,6 +76,14 @@ enum npf_outcome fconn_errno_outcome(int err)
 		return NPF_OUT_REFUSED;
 	case ETIMEDOUT:
 		return NPF_OUT_TIMEOUT;
+	case EMFILE:
+	case ENFILE:
+	case ENOBUFS:
+	case ENOMEM:
+	case EAGAIN:
+	case EADDRNOTAVAIL: /* connect() without bind: no ephemeral port left */
+		/* Our own resources ran out: no evidence about the path either way. */
+		return NPF_OUT_NOT_PROBED;
 	default:
 		/* ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, EACCES/EPERM (local policy)... */
 		return NPF_OUT_UNREACHABLE;
@@ -292,14 +300,22 @@ static int protocol_error(struct fconn *c, int err)
 	return c->ops->error(c, err);
 }
 
+/* Per wakeup, one connection reads at most this much: a peer streaming bytes
+ * cannot keep the loop (and every other connection) waiting. The sources are
+ * level-triggered, so what is left wakes us again on the next iteration. */
+#define FCONN_READ_BUDGET (64u << 10)
+#define FCONN_FRAME_BUDGET 32u
+
 /* Discards input while closing; reports EOF to the owner. */
 static int drain(struct fconn *c)
 {
 	uint8_t buf[4096];
 
-	for (;;) {
+	for (size_t got = 0; got < FCONN_READ_BUDGET;) {
 		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
+		if (n > 0)
+			got += (size_t)n;
 		if (n > 0)
 			continue;
 		if (n < 0 && errno == EINTR)
@@ -308,13 +324,16 @@ static int drain(struct fconn *c)
 			return 0;
 		return c->ops->error(c, n == 0 ? 0 : -errno);
 	}
+	return 0;
 }
 
 /* Reads exactly as much as the current frame needs, so raw bytes that follow a
  * frame stay in the socket for the raw handler. */
 static int read_frames(struct fconn *c)
 {
-	for (;;) {
+	size_t got = 0, frames = 0;
+
+	while (got < FCONN_READ_BUDGET && frames < FCONN_FRAME_BUDGET) {
 		ssize_t n;
 		json_t *j = NULL;
 		int r;
@@ -334,6 +353,7 @@ static int read_frames(struct fconn *c)
 		}
 		if (n == 0)
 			return c->ops->error(c, c->hdr_len || c->in_len ? -EBADMSG : 0);
+		got += (size_t)n;
 		if (c->hdr_len < NPF_WIRE_HDR_LEN) {
 			c->hdr_len += (size_t)n;
 			if (c->hdr_len < NPF_WIRE_HDR_LEN)
@@ -358,6 +378,7 @@ static int read_frames(struct fconn *c)
 		c->in_len = c->hdr_len = 0;
 		if (r < 0)
 			return protocol_error(c, r);
+		frames++;
 		r = c->ops->frame(c, c->h.type, j);
 		json_decref(j);
 		if (r)
@@ -365,6 +386,7 @@ static int read_frames(struct fconn *c)
 		if (c->raw || c->closing || c->fd < 0)
 			return 0;
 	}
+	return 0;
 }
 
 static int io_cb(sd_event_source *s, int fd, uint32_t revents, void *ud)

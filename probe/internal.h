@@ -26,6 +26,11 @@
 #define PROBE_MAX_REVJOBS_PER_CONN 2
 #define PROBE_MAX_OPEN_DATA_PER_CONN 4 /* data listeners one control connection may ask for */
 #define PROBE_DLISTEN_FACTOR 4         /* data listeners at once: this times max_conns */
+#define PROBE_MAX_REV_ACTIVE 64       /* reverse probes running at once: the rest is ours */
+#define PROBE_MAX_REVJOBS_PER_PEER 8  /* reverse requests held at once per peer address */
+#define PROBE_MAX_PREAUTH 64          /* connections that have not said HELLO/authenticated */
+#define PROBE_MAX_PREAUTH_PER_PEER 8
+#define PROBE_PREAUTH_USEC (3ull * 1000000) /* HELLO (or AUTH) must come this fast */
 #define PROBE_SCONN_IDLE_USEC (15ull * 1000000)
 #define PROBE_DATA_LIFETIME_USEC (10ull * 1000000)
 #define PROBE_MAX_OUTBUF (256u << 10)
@@ -199,6 +204,8 @@ struct npf_probe_ctx {
 	struct plisten *listeners;
 	struct sconn *sconns;
 	uint32_t n_sconns;
+	uint32_t n_preauth;  /* sconns still before HELLO/authentication (in n_sconns) */
+	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused; /* at max_conns: new connections wait in the backlog */
 	struct dlisten *dlisteners;
 	uint32_t n_dlisteners;
@@ -209,6 +216,7 @@ struct npf_probe_ctx {
 	struct tprobe *queue_head, *queue_tail; /* waiting for an active slot */
 	uint32_t n_active_tprobes;
 	uint32_t next_rev_id;
+	bool kicking;       /* inside tprobe_kick_queue(): no nested runs */
 	bool shutting_down; /* no queued probe starts during teardown */
 };
 
