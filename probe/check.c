@@ -332,8 +332,7 @@ static void try_next(struct ppeer *pp)
 
 		if (now >= pc->disc_deadline)
 			break;
-		r = fconn_connect(&pp->c, pc->ctx->event, a, pc->ctx->port, NPF_WIRE_MAX_PAYLOAD,
-				  &disc_ops, pp);
+		r = fconn_connect_ctl(&pp->c, pc->ctx, a, NPF_WIRE_MAX_PAYLOAD, &disc_ops, pp);
 		if (r < 0) {
 			fmt(pp->last_err, sizeof(pp->last_err), "%s: %s",
 			    npf_addr_str(a, txt, sizeof(txt)), strerror(-r));

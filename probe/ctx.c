@@ -149,6 +149,8 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 	ctx->full_mesh_max = p->full_mesh_max ? p->full_mesh_max : PROBE_DEFAULT_FULL_MESH;
 	ctx->sparse_k = p->sparse_k ? p->sparse_k : PROBE_DEFAULT_SPARSE_K;
 	ctx->bulk_bytes = p->bulk_bytes ? p->bulk_bytes : PROBE_DEFAULT_BULK;
+	if (p->keys && p->keys->n <= NPF_AUTH_MAX_KEYS)
+		ctx->keys = *p->keys;
 	if (p->n_exclude) {
 		r = npf_probe_ctx_set_exclude(ctx, p->exclude, p->n_exclude);
 		if (r < 0) {
@@ -176,5 +178,6 @@ void npf_probe_ctx_free(struct npf_probe_ctx *ctx)
 	free(ctx->cands);
 	free(ctx->ifnames);
 	free_exclude(ctx);
+	sodium_memzero(&ctx->keys, sizeof(ctx->keys));
 	free(ctx);
 }

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
+#include "auth.h"
 #include "check.h"
 #include "model.h"
 #include "probe.h"
@@ -40,6 +41,7 @@
 /* ---- fconn.c: a non-blocking socket carrying framed JSON messages ---- */
 
 struct fconn;
+struct fconn_auth;
 
 /* Callbacks return 0 to keep going or 1 when they destroyed the connection
  * (fconn_close() and/or freed its owner); fconn then touches nothing. */
@@ -74,6 +76,7 @@ struct fconn {
 	size_t in_len;
 	uint8_t *out;
 	size_t out_len, out_off;
+	struct fconn_auth *auth; /* owned; NULL without a cluster key */
 };
 
 /* Makes a struct fconn for an accepted fd (takes ownership of fd). Returns 0 or -errno
@@ -86,6 +89,26 @@ int fconn_adopt(struct fconn *c, sd_event *e, int fd, uint32_t max_payload,
  * -errno (nothing left to close then). */
 int fconn_connect(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint16_t port,
 		  uint32_t max_payload, const struct fconn_ops *ops, void *owner);
+
+/* Connects to a daemon's control port (ctx->port). With a cluster key the
+ * handshake runs first and ops->connected sees 0 only once both sides proved the
+ * key; a peer that cannot gets -EKEYREJECTED. Returns as fconn_connect(). */
+int fconn_connect_ctl(struct fconn *c, struct npf_probe_ctx *ctx, const struct npf_addr *dst,
+		      uint32_t max_payload, const struct fconn_ops *ops, void *owner);
+
+/* Server side of the handshake on an adopted connection: until a client proves
+ * the key nothing reaches ops->frame, and anything else than the handshake gets
+ * a "forbidden" ERROR. keys and node are borrowed (they outlive c). Returns 0 or
+ * -ENOMEM. */
+int fconn_auth_server(struct fconn *c, const struct npf_auth_keys *keys, const char *node);
+
+/* The peer's node name as proven by the handshake, or NULL (no key, or not yet). */
+const char *fconn_auth_peer(const struct fconn *c);
+
+/* The data-port token derived from this connection's session. Returns 0, or
+ * -ENOKEY when the connection is not authenticated (the token then travels in
+ * OPEN_DATA_REPLY as before). */
+int fconn_data_token(const struct fconn *c, uint16_t port, uint8_t token[NPF_WIRE_TOKEN_LEN]);
 
 /* Queues one frame. Returns 0, -ENOBUFS (output cap) or -ENOMEM/-EMSGSIZE. */
 int fconn_send(struct fconn *c, uint16_t type, const json_t *payload);
@@ -112,7 +135,8 @@ int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, u
 /* CLOCK_MONOTONIC now, in microseconds (not cached: RTTs need it fresh). */
 uint64_t fconn_now_usec(void);
 
-/* Maps a connect()/socket errno (positive) to a path outcome. */
+/* Maps a connect()/socket errno (positive) to a path outcome. EKEYREJECTED (the
+ * peer does not hold our cluster key) is not-probed: no trusted evidence. */
 enum npf_outcome fconn_errno_outcome(int err);
 
 /* ---- tprobe.c: probe_path(target, expected instance) ---- */
@@ -196,6 +220,7 @@ struct npf_probe_ctx {
 	char **exclude;
 	size_t n_exclude;
 
+	struct npf_auth_keys keys;   /* cluster keys; n == 0: unauthenticated mode */
 	struct npf_candidate *cands; /* owned: from the last refresh */
 	size_t n_cands;
 	char (*ifnames)[IFNAMSIZ];   /* owned */

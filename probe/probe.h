@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "auth.h"
 #include "check.h"
 #include "model.h"
 
@@ -31,6 +32,8 @@ struct npf_probe_params {
 	 * or bulk_bytes means the default (256, 64, 4, 256 KiB, as lib/config.c). */
 	const char *const *exclude; /* fnmatch globs of interfaces never announced; copied */
 	size_t n_exclude;
+	/* Cluster keys (copied); NULL or n == 0: unauthenticated, as before. */
+	const struct npf_auth_keys *keys;
 };
 
 /* Creates the context and starts listening on the probe port on every candidate

@@ -295,6 +295,10 @@ static int on_hello(struct sconn *sc, json_t *j)
 		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "HELLO already received");
 	if (npf_wire_hello_from_json(j, &h) < 0)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed HELLO");
+	/* With a key, who the peer is was proven in the handshake: its HELLO must
+	 * not claim another node. */
+	if (fconn_auth_peer(&sc->c) && strcmp(fconn_auth_peer(&sc->c), h.node) != 0)
+		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO names another node");
 	sc->hello = true;
 	if (!sc->authed) {
 		sc->authed = true;
@@ -520,7 +524,12 @@ static int on_open_data(struct sconn *sc, json_t *j)
 				       PROBE_DATA_LIFETIME_USEC, 1000, dlisten_timer, dl);
 	if (r < 0)
 		goto fail;
-	memcpy(rep.token, dl->token, sizeof(rep.token));
+	/* Authenticated: both sides derive the token from the session, and it never
+	 * travels on the control connection. */
+	if (fconn_data_token(&sc->c, rep.port, dl->token) == 0)
+		memset(rep.token, 0, sizeof(rep.token));
+	else
+		memcpy(rep.token, dl->token, sizeof(rep.token));
 	return send_or_drop(sc, NPF_MSG_OPEN_DATA_REPLY, npf_wire_open_data_reply_to_json(&rep));
 fail:
 	log_debug("probe: data listener for %s failed: %s", sc->peer_node, strerror(errno));
@@ -748,6 +757,11 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 	}
 	make_preauth_room(ctx, &sc->remote);
 	if (fconn_adopt(&sc->c, ctx->event, cfd, NPF_WIRE_MAX_PAYLOAD, &sconn_ops, sc) < 0) {
+		free(sc);
+		return 0;
+	}
+	if (ctx->keys.n && fconn_auth_server(&sc->c, &ctx->keys, ctx->node) < 0) {
+		fconn_close(&sc->c);
 		free(sc);
 		return 0;
 	}

@@ -244,7 +244,7 @@ static void begin(struct tprobe *tp)
 		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
 		return;
 	}
-	r = fconn_connect(&tp->ctl, ctx->event, &tp->target, ctx->port, 4096, &ctl_ops, tp);
+	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, 4096, &ctl_ops, tp);
 	if (r < 0) {
 		finish(tp, fconn_errno_outcome(-r), "connect to %s port %u: %s", a, ctx->port,
 		       strerror(-r));
@@ -340,7 +340,8 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 			finish(tp, NPF_OUT_WRONG_PEER, "malformed OPEN_DATA reply from %s", a);
 			return 0;
 		}
-		memcpy(tp->token, odr.token, sizeof(tp->token));
+		if (fconn_data_token(&tp->ctl, odr.port, tp->token) < 0)
+			memcpy(tp->token, odr.token, sizeof(tp->token));
 		tp->data_port = odr.port;
 		/* The peer frees the data listener with this control connection:
 		 * keep it until the data port has answered. */
