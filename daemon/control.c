@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "probe.h"
 #include "iface_json.h"
 #include "log.h"
 #include "rdma_json.h"
@@ -181,6 +182,16 @@ static json_t *status_reply(struct npf_daemon *d)
 			   d->cfg.daemon.socket, "probe_port", (int)d->cfg.probe.port, "config",
 			   d->config_path, "clients", (json_int_t)d->n_clients,
 			   "default_timeout_ms", (json_int_t)d->cfg.probe.timeout_ms);
+	/* Unauthenticated mode is said out loud: anyone reaching the probe port is trusted. */
+	if (daemon && (json_object_set_new(daemon, "probe_auth",
+					   json_string(d->keys.n ? "cluster-key" : "none")) < 0 ||
+		       json_object_set_new(daemon, "probe_listen_error",
+					   npf_probe_listen_error(d->probe)
+						   ? json_string(npf_probe_listen_error(d->probe))
+						   : json_null()) < 0)) {
+		json_decref(daemon);
+		daemon = NULL;
+	}
 	if (json_object_set_new(r, "daemon", daemon) < 0 ||
 	    json_object_set_new(r, "inventory", d->inv ? snap_status_json(d) : json_null()) < 0 ||
 	    json_object_set_new(r, "checks", dchk_status_json(d)) < 0) {

@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "api.h"
+#include "auth.h"
 #include "check.h"
 #include "config.h"
 #include "metrics.h"
@@ -71,6 +72,7 @@ struct npf_daemon {
 
 	char node_name[NPF_NAME_MAX];
 	uint64_t instance;
+	struct npf_auth_keys keys; /* n: keys loaded (the key bytes live in the probe context) */
 	uint64_t start_mono_us;
 	uint64_t start_unix_ms;
 

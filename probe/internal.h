@@ -215,6 +215,7 @@ struct npf_probe_ctx {
 	char node[NPF_NAME_MAX];
 	uint64_t instance;
 	npf_probe_inventory_fn inventory;
+	void (*listen_changed)(void *userdata);
 	void *userdata;
 	uint32_t max_conns, full_mesh_max, sparse_k, bulk_bytes;
 	char **exclude;
@@ -229,6 +230,8 @@ struct npf_probe_ctx {
 	struct plisten *listeners;
 	struct sconn *sconns;
 	uint32_t n_sconns;
+	char listen_error[160]; /* first candidate whose listener failed, "" = all bound */
+	sd_event_source *listen_retry;
 	uint32_t n_preauth;  /* sconns still before HELLO/authentication (in n_sconns) */
 	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused; /* at max_conns: new connections wait in the backlog */

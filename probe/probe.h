@@ -34,6 +34,7 @@ struct npf_probe_params {
 	size_t n_exclude;
 	/* Cluster keys (copied); NULL or n == 0: unauthenticated, as before. */
 	const struct npf_auth_keys *keys;
+	void (*listen_changed)(void *userdata); /* optional, see npf_probe_listen_error() */
 };
 
 /* Creates the context and starts listening on the probe port on every candidate
@@ -44,6 +45,12 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 /* Stops listeners, aborts in-flight checks (their callbacks run with -ECANCELED,
  * and must not free the context again) and frees. NULL-safe. */
 void npf_probe_ctx_free(struct npf_probe_ctx *ctx);
+
+/* NULL when the probe port is bound on every candidate address; otherwise which
+ * address failed and why (borrowed, valid until the next refresh). Failed
+ * addresses are not announced, and are retried every second; listen_changed runs
+ * when this changes. */
+const char *npf_probe_listen_error(const struct npf_probe_ctx *ctx);
 
 /* Re-reads the inventory and adjusts listeners after a link/address change. */
 int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx);

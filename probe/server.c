@@ -833,6 +833,7 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 
 	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
 		pl->keep = false;
+	ctx->listen_error[0] = '\0';
 	for (size_t i = 0; i < ctx->n_cands; i++) {
 		const struct npf_addr *a = &ctx->cands[i].addr;
 		struct plisten *pl = NULL, *found = NULL;
@@ -849,8 +850,14 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 		if (r < 0) {
 			char txt[INET6_ADDRSTRLEN];
 
-			log_warnx("probe: cannot listen on %s port %u: %s",
+			log_warnx("probe: cannot listen on %s port %u: %s; not announcing it",
 				  npf_addr_str(a, txt, sizeof(txt)), ctx->port, strerror(-r));
+			if (!ctx->listen_error[0])
+				snprintf(ctx->listen_error, sizeof(ctx->listen_error),
+					 "%s port %u: %s", txt, ctx->port, strerror(-r));
+			/* Whatever holds the port there (a local user who bound it
+			 * first) must not answer as us: the address is not announced. */
+			ctx->cands[i].addr.family = AF_UNSPEC;
 			continue;
 		}
 		if (!pl)
@@ -858,6 +865,14 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 		pl->keep = true;
 		pl->next = ctx->listeners;
 		ctx->listeners = pl;
+	}
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < ctx->n_cands; i++)
+			if (ctx->cands[i].addr.family != AF_UNSPEC)
+				ctx->cands[k++] = ctx->cands[i];
+		ctx->n_cands = k;
 	}
 	pp = &ctx->listeners;
 	while (*pp) {
