@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "candidates.h"
@@ -378,6 +379,23 @@ static int disc_connected(struct fconn *c, int err)
 	return 0;
 }
 
+/* The daemon that answers must be the node we asked for: the same name (case
+ * does not matter in host names), or one of the two names is the other plus a
+ * domain. A peer given as an address literal is identified by the address. */
+static bool node_name_matches(const char *asked, const char *answered)
+{
+	struct npf_addr a;
+	size_t la = strlen(asked), lb = strlen(answered);
+
+	if (npf_wire_addr_parse(asked, &a) == 0)
+		return true;
+	if (la == lb)
+		return strcasecmp(asked, answered) == 0;
+	if (la > lb)
+		return asked[lb] == '.' && strncasecmp(asked, answered, lb) == 0;
+	return answered[la] == '.' && strncasecmp(asked, answered, la) == 0;
+}
+
 static void on_hello_reply(struct ppeer *pp, json_t *j)
 {
 	struct npf_node *n = node_of(pp);
@@ -392,6 +410,13 @@ static void on_hello_reply(struct ppeer *pp, json_t *j)
 	if (hr.instance == pp->pc->ctx->instance) {
 		npf_wire_hello_reply_clear(&hr);
 		peer_fail(pp, "%s resolves to this node", n->name);
+		return;
+	}
+	if (!node_name_matches(n->name, hr.node)) {
+		/* Another daemon (or something squatting the port) answered. */
+		fmt(pp->last_err, sizeof(pp->last_err), "answered as node '%s'", hr.node);
+		npf_wire_hello_reply_clear(&hr);
+		try_next(pp);
 		return;
 	}
 	pp->timer = sd_event_source_disable_unref(pp->timer);
