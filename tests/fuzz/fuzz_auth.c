@@ -71,8 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  &jl) == 0)
 			abort();
 	}
-	/* ...and a genuine one always does, whatever the payload. */
-	if (size <= 4096) {
+	/* ...and a genuine one always does, whatever the (non-empty) payload. */
+	if (size >= 1 && size <= 4096) {
 		struct npf_auth_session cli;
 		uint8_t *fr = malloc(NPF_WIRE_HDR_LEN + size + NPF_AUTH_TAG_LEN);
 
