@@ -457,7 +457,7 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 		else
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "malformed reverse result");
 		free(rr);
-		fconn_close(c);
+		/* Held until our forward probes end too: its loss says the daemon went away. */
 		maybe_peer_done(pp);
 		return 0;
 	}
@@ -494,11 +494,22 @@ static int disc_error(struct fconn *c, int err)
 	char d[96];
 
 	if (pp->st == PP_PROBING) {
+		struct npf_node *n = node_of(pp);
+		bool involved = pp->rev_wait || pp->fwd_pending;
+
 		fconn_close(c);
 		if (pp->rev_wait) {
-			fmt(d, sizeof(d), "connection to %s lost before its reverse result",
-			    node_of(pp)->name);
+			fmt(d, sizeof(d), "connection to %s lost before its reverse result", n->name);
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
+		}
+		/* The daemon went away (killed, restarted with a new instance) while
+		 * its paths were being probed: what it answered, and the refusals and
+		 * wrong-peer answers that follow its death, are no evidence about the
+		 * network. The peer counts as unavailable (unknown, never fail). */
+		if (involved) {
+			fmt(n->error, sizeof(n->error), "the daemon on %s went away during the check (%s)",
+			    n->name, err == 0 ? "connection closed" : strerror(-err));
+			n->available = false;
 		}
 		maybe_peer_done(pp);
 		return 0;

@@ -32,7 +32,10 @@
 #define PROBE_MAX_PREAUTH 64          /* connections that have not said HELLO/authenticated */
 #define PROBE_MAX_PREAUTH_PER_PEER 8
 #define PROBE_PREAUTH_USEC (3ull * 1000000) /* HELLO (or AUTH) must come this fast */
-#define PROBE_SCONN_IDLE_USEC (15ull * 1000000)
+/* A prober holds its discovery connection for the whole check (its loss means
+ * the daemon went away), so idle authenticated connections live as long as the
+ * longest check; per-peer caps bound what an idle peer can hold. */
+#define PROBE_SCONN_IDLE_USEC ((NPF_WIRE_MAX_TIMEOUT_MS + 5000ull) * 1000)
 #define PROBE_DATA_LIFETIME_USEC (10ull * 1000000)
 #define PROBE_MAX_OUTBUF (256u << 10)
 #define PROBE_MAX_RESOLVED 8           /* addresses kept per resolved name */
