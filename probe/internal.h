@@ -29,6 +29,7 @@
 #define PROBE_DLISTEN_FACTOR 4         /* data listeners at once: this times max_conns */
 #define PROBE_MAX_REV_ACTIVE 64       /* reverse probes running at once: the rest is ours */
 #define PROBE_MAX_REVJOBS_PER_PEER 8  /* reverse requests held at once per peer address */
+#define PROBE_MAX_REV_ACTIVE_PER_PEER 16 /* of those slots, what one peer address may hold */
 #define PROBE_MAX_PREAUTH 64          /* connections that have not said HELLO/authenticated */
 #define PROBE_MAX_PREAUTH_PER_PEER 8
 #define PROBE_PREAUTH_USEC (3ull * 1000000) /* HELLO (or AUTH) must come this fast */

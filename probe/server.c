@@ -195,13 +195,26 @@ static void revjob_complete(struct revjob *rj)
  * PROBE_MAX_REV_ACTIVE: the rest of the probe slots stay for this node's own
  * checks) and completes finished jobs. tprobe_start() never completes
  * synchronously, so nothing here runs revjob_probe_done(). */
+static uint32_t rev_active_of(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
+{
+	uint32_t n = 0;
+
+	for (const struct revjob *rj = ctx->revjobs; rj; rj = rj->next)
+		if (npf_addr_equal(&rj->remote, a))
+			n += (uint32_t)rj->pending;
+	return n;
+}
+
 static void rev_kick(struct npf_probe_ctx *ctx)
 {
 	uint64_t now = fconn_now_usec();
 
 	for (struct revjob *rj = ctx->revjobs, *nx; rj; rj = nx) {
 		nx = rj->next;
-		while (rj->started < rj->n && ctx->n_rev_active < PROBE_MAX_REV_ACTIVE) {
+		/* One peer address cannot take every reverse slot: a requester that
+		 * keeps 64 slow targets busy still leaves the other peers theirs. */
+		while (rj->started < rj->n && ctx->n_rev_active < PROBE_MAX_REV_ACTIVE &&
+		       rev_active_of(ctx, &rj->remote) < PROBE_MAX_REV_ACTIVE_PER_PEER) {
 			size_t i = rj->started++;
 			struct npf_rev_result *o = &rj->res.results[i];
 
