@@ -533,7 +533,8 @@ static int add_client(struct npf_daemon *d, int fd)
 		 * Prolog) has a reserve beyond the common cap. */
 		for (const struct ctl_client *o = d->clients; o; o = o->next)
 			same += o->uid == cred.uid;
-		if (same >= DMN_MAX_CLIENTS_PER_UID || d->n_clients >= DMN_MAX_CLIENTS) {
+		if (same >= DMN_MAX_CLIENTS_PER_UID ||
+		    d->n_clients >= DMN_MAX_CLIENTS - DMN_ROOT_RESERVE) {
 			free(c);
 			reject_busy(fd, same >= DMN_MAX_CLIENTS_PER_UID ? "too many clients of this uid"
 									 : "too many clients");
@@ -594,7 +595,7 @@ static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userda
 			}
 			break;
 		}
-		if (d->n_clients >= DMN_MAX_CLIENTS + DMN_ROOT_RESERVE) {
+		if (d->n_clients >= DMN_MAX_CLIENTS) {
 			reject_busy(fd, "too many clients");
 			continue;
 		}

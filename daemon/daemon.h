@@ -18,7 +18,7 @@
 
 #define DMN_MAX_CLIENTS 64          /* concurrent local API connections */
 #define DMN_MAX_CLIENTS_PER_UID 16  /* one user cannot hold them all; root is exempt */
-#define DMN_ROOT_RESERVE 8          /* extra slots only root (the Prolog) may use */
+#define DMN_ROOT_RESERVE 8          /* of DMN_MAX_CLIENTS, slots only root (the Prolog) may use */
 #define DMN_PERM_CACHE 16           /* remembered may-probe decisions (NSS off the hot path) */
 #define DMN_PERM_TTL_US (60ull * 1000000)
 #define DMN_CLIENT_IDLE_MS 5000     /* a request must arrive (whole) within this */

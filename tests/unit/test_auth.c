@@ -41,15 +41,16 @@ static void test_keyfile(void **state)
 	assert_int_equal(npf_auth_keys_parse(buf, strlen(buf), &k, err, sizeof(err)), 0);
 	assert_int_equal(npf_auth_key_generate(buf, 10), -ENOSPC);
 
+#define K64 "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	static const char twice[] = "npf-key-v1 " K64 "\nnpf-key-v1 " K64 "\n";
 	static const char *bad[] = {
 		"",
 		"# only a comment\n",
 		"npf-key-v1 0011\n",
-		"npf-key-v2 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+		"npf-key-v2 " K64 "\n",
 		"npf-key-v1 00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff\n",
-		"npf-key-v100112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
-		"npf-key-v1 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"
-		"npf-key-v1 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+		"npf-key-v1" K64 "\n",
+		twice,
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
