@@ -48,6 +48,7 @@ FAILS=0
 cleanup() {
 	local n pid
 	[ -n "$APID" ] && kill -KILL "$APID" 2>/dev/null
+	[ -n "${SQ:-}" ] && kill -KILL "$SQ" 2>/dev/null
 	for n in "${!PIDS[@]}"; do kill -TERM "${PIDS[$n]}" 2>/dev/null; done
 	for n in "${!PIDS[@]}"; do
 		pid=${PIDS[$n]}
@@ -174,7 +175,9 @@ api_answers() { # NODE TAG
 attack() {
 	local tag=$1
 	shift
-	X atk "$ATK" "$1" 198.18.1.2 7718 "${@:2}" >"$T/atk.$tag.out" 2>"$T/atk.$tag.err" &
+	# Not through X: a backgrounded function is a subshell, and $! would not be the attacker.
+	ip netns exec "$(ns atk)" "$ATK" "$1" 198.18.1.2 7718 "${@:2}" >"$T/atk.$tag.out" \
+		2>"$T/atk.$tag.err" &
 	APID=$!
 	for _ in $(seq 600); do
 		grep -q '^ready' "$T/atk.$tag.out" 2>/dev/null && return 0
@@ -236,7 +239,7 @@ alive "after the attacks" && pass "no daemon crashed under attack"
 
 # --- port squatting before the daemon starts ------------------------------------------
 stop_daemon node3
-X node3 "$ATK" squat 198.18.1.3 7718 "$HOLD_MS" >"$T/squat.out" 2>&1 &
+ip netns exec "$(ns node3)" "$ATK" squat 198.18.1.3 7718 "$HOLD_MS" >"$T/squat.out" 2>&1 &
 SQ=$!
 for _ in $(seq 50); do grep -q '^ready' "$T/squat.out" && break; sleep 0.1; done
 start_daemon node3
@@ -348,7 +351,7 @@ expect_verdict node1 fault.after ok
 
 # The local daemon restarted under socket activation while a client waits.
 stop_daemon node1
-X node1 systemd-socket-activate -l "$T/node1.sock" -E NOTIFY_SOCKET= "$DAEMON" --foreground \
+ip netns exec "$(ns node1)" systemd-socket-activate -l "$T/node1.sock" -E NOTIFY_SOCKET= "$DAEMON" --foreground \
 	--socket "$T/node1.sock" --node-name node1 --state-dir "$T/node1" \
 	--key-file "$T/cluster.key" >>"$T/node1.log" 2>&1 &
 PIDS[node1]=$!

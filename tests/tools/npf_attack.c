@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,13 @@
 
 static struct sockaddr_in dst;
 static long inputs;
+static volatile sig_atomic_t stop; /* SIGTERM: end the attack, still print the figures */
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static uint64_t now_ms(void)
 {
@@ -129,7 +137,7 @@ static void hold(uint64_t ms)
 {
 	uint64_t end = now_ms() + ms;
 
-	while (now_ms() < end)
+	while (now_ms() < end && !stop)
 		usleep(50000);
 }
 
@@ -141,7 +149,7 @@ static int many(long n, uint64_t hold_ms, int what)
 	raise_nofile();
 	if (n > MAX_CONNS)
 		n = MAX_CONNS;
-	for (; k < n; k++) {
+	for (; k < n && !stop; k++) {
 		fds[k] = dial();
 		if (fds[k] < 0)
 			break; /* out of descriptors or the backlog is full: enough */
@@ -174,7 +182,7 @@ static int many(long n, uint64_t hold_ms, int what)
 		/* slowloris: one byte of a header at a time */
 		uint64_t end = now_ms() + hold_ms;
 
-		for (int step = 0; now_ms() < end; step++) {
+		for (int step = 0; now_ms() < end && !stop; step++) {
 			for (long i = 0; i < k; i++)
 				put(fds[i], step % 8 == 0 ? "\x00" : "\x01", 1);
 			usleep(200000);
@@ -192,7 +200,7 @@ static int flood(long n, bool talk)
 	raise_nofile();
 	printf("ready\n");
 	fflush(stdout);
-	for (long k = 0; k < n; k++) {
+	for (long k = 0; k < n && !stop; k++) {
 		int fd = dial();
 
 		if (fd < 0) {
@@ -457,6 +465,7 @@ int main(int argc, char **argv)
 	}
 	if (sodium_init() < 0)
 		return 2;
+	signal(SIGTERM, on_term);
 	mode = argv[1];
 	dst.sin_family = AF_INET;
 	dst.sin_port = htons((uint16_t)atoi(argv[3]));
