@@ -582,8 +582,10 @@ static void wrap_up(struct pcheck *pc)
 			if (pp->rev_wait) {
 				char d[96];
 
+				/* A result that never came is missing evidence, not a
+				 * timed-out path: the peer reports its own timeouts. */
 				fmt(d, sizeof(d), "no reverse result from %s in time", n->name);
-				rev_fill_missing(pp, NPF_OUT_TIMEOUT, d);
+				rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
 			}
 			break;
 		case PP_IDLE:

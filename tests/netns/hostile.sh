@@ -300,11 +300,12 @@ wait_daemon node3
 expect_verdict node1 key.again ok
 
 # --- faults mid-check ------------------------------------------------------------------
-# fault TAG DELAY_S ACTION...: starts a check from node1, runs ACTION after DELAY_S, and
-# requires the check to end within its timeout with anything but a fail.
+# fault TAG BLAME DELAY_S ACTION...: starts a check from node1, runs ACTION after DELAY_S, and
+# requires the check to end within its timeout; a fail is allowed only when BLAME names the
+# node the fault really broke and the verdict suspects exactly that node.
 fault() {
-	local tag=$1 delay=$2 t0 t1 ms got
-	shift 2
+	local tag=$1 blame=$2 delay=$3 t0 t1 ms got sus
+	shift 3
 	t0=$(date +%s%N)
 	"$CLI" --socket "$T/node1.sock" check --nodes 'node[1-3]' --timeout "$TIMEOUT_S" --json \
 		>"$T/$tag.json" 2>"$T/$tag.err" &
@@ -318,36 +319,58 @@ fault() {
 	# 3x margin over the timeout for a loaded machine under ASan: this only catches hangs.
 	[ "$ms" -lt $((TIMEOUT_S * 3000 + 2000)) ] && pass "$tag: ended after ${ms} ms" ||
 		fail "$tag: took ${ms} ms (timeout ${TIMEOUT_S}s)"
+	sus=$(jq -r '.recommendation.failure.node // ""' "$T/$tag.json" 2>/dev/null)
 	case $got in
-	ok | unknown) pass "$tag: verdict $got (never fail)" ;;
+	ok | unknown) pass "$tag: verdict $got (not fail)" ;;
+	fail) if [ -n "$blame" ] && [ "$sus" = "$blame" ]; then
+		pass "$tag: verdict fail suspecting $sus, whose link the fault broke"
+	else
+		fail "$tag: verdict fail (suspect '$sus'), not earned: $(jq -r .verdict.summary "$T/$tag.json")"
+	fi ;;
 	*) fail "$tag: verdict '$got': $(jq -r .verdict.summary "$T/$tag.json" 2>/dev/null) $(cat "$T/$tag.err")" ;;
 	esac
 	echo "figure: $tag: verdict $got after ${ms} ms"
 }
-for d in 0 0.02 0.05 0.1; do
-	fault "kill.$d" "$d" stop_daemon node3 KILL
+# Slow node3's link both ways (when tbf exists) so that a check lasts long enough for the
+# faults to land in the middle of it.
+if X node3 tc qdisc add dev fab0 root tbf rate 20mbit burst 16kb latency 400ms 2>/dev/null &&
+	S tc qdisc add dev h3fab root tbf rate 20mbit burst 16kb latency 400ms 2>/dev/null; then
+	pass "faults: node3's link shaped to 20 Mbit/s"
+fi
+expect_verdict node1 fault.base ok
+echo "figure: a check with node3 shaped takes $(jq -r .duration_ms "$T/fault.base.json" 2>/dev/null) ms"
+for d in 0 0.05 0.15 0.3; do
+	fault "kill.$d" "" "$d" stop_daemon node3 KILL
 	start_daemon node3 --key-file "$T/cluster.key"
 	wait_daemon node3
 done
-for d in 0 0.02 0.05; do
-	fault "restart.$d" "$d" eval 'stop_daemon node3 KILL; start_daemon node3 --key-file "$T/cluster.key"'
+for d in 0 0.05 0.15 0.3; do
+	fault "restart.$d" "" "$d" eval 'stop_daemon node3 KILL; start_daemon node3 --key-file "$T/cluster.key"'
 	wait_daemon node3
 done
 expect_verdict node1 fault.healthy ok
 # A link really going down is a real failure of that node; what the fault must not do is
 # hang a check or leave an ok standing on missing evidence after it.
-for d in 0 0.05; do
-	fault "linkdown.$d" "$d" X node3 ip link set fab0 down
+for d in 0 0.05 0.15; do
+	fault "linkdown.$d" node3 "$d" X node3 ip link set fab0 down
 	X node3 ip link set fab0 up
+	X node3 tc qdisc add dev fab0 root tbf rate 20mbit burst 16kb latency 400ms 2>/dev/null
 	got=$(verdict node1 "linkdown.$d.after")
 	[ "$got" != none ] && pass "linkdown.$d: the next check runs ($got)" || fail "linkdown.$d: no check after"
 done
-for d in 0 0.05; do
-	fault "addrdel.$d" "$d" X node3 ip addr del 198.18.1.3/24 dev fab0
+for d in 0 0.05 0.15; do
+	fault "addrdel.$d" node3 "$d" X node3 ip addr del 198.18.1.3/24 dev fab0
 	X node3 ip addr add 198.18.1.3/24 dev fab0
 done
-sleep 1 # the daemons see the address come back (netlink) before the last healthy check
-expect_verdict node1 fault.after ok
+# The daemons see the address come back over netlink: wait (bounded) for the healthy verdict.
+got=none
+for _ in $(seq 20); do
+	got=$(verdict node1 fault.after)
+	[ "$got" = ok ] && break
+	sleep 0.5
+done
+[ "$got" = ok ] && pass "fault.after: check from node1 is ok again" ||
+	fail "fault.after: check from node1 stays '$got': $(jq -r .verdict.summary "$T/fault.after.json")"
 
 # The local daemon restarted under socket activation while a client waits.
 stop_daemon node1
