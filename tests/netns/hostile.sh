@@ -394,6 +394,14 @@ case $rc in
 esac
 [ "$ms" -lt $((TIMEOUT_S * 3000 + 2000)) ] || fail "sockact: the client waited ${ms} ms"
 echo "figure: sockact: client exit $rc after ${ms} ms"
+# ...and the restarted daemon serves the next client on the same socket path.
+rm -f "$T/node1.sock"
+ip netns exec "$(ns node1)" systemd-socket-activate -l "$T/node1.sock" -E NOTIFY_SOCKET= "$DAEMON" \
+	--foreground --socket "$T/node1.sock" --node-name node1 --state-dir "$T/node1" \
+	--key-file "$T/cluster.key" >>"$T/node1.log" 2>&1 &
+PIDS[node1]=$!
+for _ in $(seq 50); do [ -S "$T/node1.sock" ] && break; sleep 0.1; done
+expect_verdict node1 sockact.after ok
 
 alive "end" && pass "every daemon alive at the end"
 echo "netns.hostile: $FAILS failure(s)"
