@@ -33,8 +33,7 @@ static int hex_exact(const char *s, size_t slen, uint8_t *out, size_t n)
 	return 0;
 }
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errsz,
-						       const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errsz, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -183,7 +182,8 @@ int npf_auth_hello_from_json(json_t *j, struct npf_auth_hello *m)
 		return -EBADMSG;
 	if (node_field(node, m->node) < 0 || hex_field(nonce, m->nonce, sizeof(m->nonce)) < 0)
 		return -EBADMSG;
-	json_array_foreach(ids, i, v) {
+	json_array_foreach(ids, i, v)
+	{
 		if (hex_field(json_string_value(v), m->ids[i], NPF_AUTH_ID_LEN) < 0)
 			return -EBADMSG;
 	}
@@ -193,9 +193,9 @@ int npf_auth_hello_from_json(json_t *j, struct npf_auth_hello *m)
 
 json_t *npf_auth_challenge_to_json(const struct npf_auth_challenge *m)
 {
-	return json_pack("{s:s, s:o, s:o, s:o}", "node", m->node, "key",
-			 hex_json(m->id, sizeof(m->id)), "nonce",
-			 hex_json(m->nonce, sizeof(m->nonce)), "mac", hex_json(m->mac, sizeof(m->mac)));
+	return json_pack(
+	    "{s:s, s:o, s:o, s:o}", "node", m->node, "key", hex_json(m->id, sizeof(m->id)), "nonce",
+	    hex_json(m->nonce, sizeof(m->nonce)), "mac", hex_json(m->mac, sizeof(m->mac)));
 }
 
 int npf_auth_challenge_from_json(json_t *j, struct npf_auth_challenge *m)
@@ -338,8 +338,8 @@ static void frame_tag(const uint8_t key[NPF_AUTH_KEY_LEN], uint64_t seq, const u
 void npf_auth_seal(struct npf_auth_session *s, const uint8_t *frame, size_t len,
 		   uint8_t tag[NPF_AUTH_TAG_LEN])
 {
-	frame_tag(s->k_send, s->seq_send++, frame, frame + NPF_WIRE_HDR_LEN,
-		  len - NPF_WIRE_HDR_LEN, tag);
+	frame_tag(s->k_send, s->seq_send++, frame, frame + NPF_WIRE_HDR_LEN, len - NPF_WIRE_HDR_LEN,
+		  tag);
 }
 
 int npf_auth_open(struct npf_auth_session *s, const uint8_t hdr[NPF_WIRE_HDR_LEN],
@@ -365,7 +365,7 @@ void npf_auth_data_token(const struct npf_auth_session *s, uint16_t port,
 			 uint8_t token[NPF_WIRE_TOKEN_LEN])
 {
 	uint8_t full[crypto_auth_hmacsha256_BYTES];
-	uint8_t msg[6] = { 'd', 'a', 't', 'a', (uint8_t)(port >> 8), (uint8_t)port };
+	uint8_t msg[6] = {'d', 'a', 't', 'a', (uint8_t)(port >> 8), (uint8_t)port};
 
 	crypto_auth_hmacsha256(full, msg, sizeof(msg), s->k_data);
 	memcpy(token, full, NPF_WIRE_TOKEN_LEN);

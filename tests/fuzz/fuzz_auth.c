@@ -13,8 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void session(struct npf_auth_session *s, bool client)
 {
-	struct npf_auth_key k = { .key = { 1, 2, 3 } };
-	struct npf_auth_hello h = { .node = "a", .n_ids = 1 };
+	struct npf_auth_key k = {.key = {1, 2, 3}};
+	struct npf_auth_hello h = {.node = "a", .n_ids = 1};
 
 	npf_auth_key_id(&k);
 	npf_auth_session_init(s, &k, &h, "b", h.nonce, client);
@@ -83,11 +83,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		npf_wire_hdr_encode(fr, NPF_MSG_HELLO, (uint32_t)(size + NPF_AUTH_TAG_LEN));
 		memcpy(fr + NPF_WIRE_HDR_LEN, data, size);
 		npf_auth_seal(&cli, fr, NPF_WIRE_HDR_LEN + size, fr + NPF_WIRE_HDR_LEN + size);
-		if (npf_auth_open(&srv, fr, fr + NPF_WIRE_HDR_LEN, size + NPF_AUTH_TAG_LEN, &jl) != 0 ||
+		if (npf_auth_open(&srv, fr, fr + NPF_WIRE_HDR_LEN, size + NPF_AUTH_TAG_LEN, &jl) !=
+			0 ||
 		    jl != size)
 			abort();
 		/* the same frame twice: a replay */
-		if (npf_auth_open(&srv, fr, fr + NPF_WIRE_HDR_LEN, size + NPF_AUTH_TAG_LEN, &jl) == 0)
+		if (npf_auth_open(&srv, fr, fr + NPF_WIRE_HDR_LEN, size + NPF_AUTH_TAG_LEN, &jl) ==
+		    0)
 			abort();
 		free(fr);
 	}

@@ -82,7 +82,7 @@ static int dial(void)
 		close(fd);
 		return err;
 	}
-	p = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	p = (struct pollfd){.fd = fd, .events = POLLOUT};
 	if (poll(&p, 1, 2000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 || err) {
 		close(fd);
 		return -(err ? err : ETIMEDOUT);
@@ -117,7 +117,7 @@ static long read_to_eof(int fd, uint8_t *buf, size_t len)
 	size_t got = 0;
 
 	while (now_ms() < end) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		ssize_t n;
 
 		if (poll(&p, 1, 100) <= 0)
@@ -161,13 +161,15 @@ static int many(long n, uint64_t hold_ms, int what)
 		} else if (what == 2) {
 			char req[4096];
 
-			snprintf(req, sizeof(req),
-				 "{\"id\":%ld,\"timeout_ms\":60000,\"bytes\":16777216,\"targets\":[", k);
+			snprintf(
+			    req, sizeof(req),
+			    "{\"id\":%ld,\"timeout_ms\":60000,\"bytes\":16777216,\"targets\":[", k);
 			for (int i = 0; i < NPF_WIRE_MAX_TARGETS; i++) {
 				char t[32];
 
 				snprintf(t, sizeof(t), "%s\"%s\"", i ? "," : "",
-					 inet_ntoa((struct in_addr){ htonl(ntohl(dst.sin_addr.s_addr) + 1 + (uint32_t)i) }));
+					 inet_ntoa((struct in_addr){
+					     htonl(ntohl(dst.sin_addr.s_addr) + 1 + (uint32_t)i)}));
 				strcat(req, t);
 			}
 			strcat(req, "]}");
@@ -226,24 +228,25 @@ static int garbage(void)
 		uint16_t version, type;
 		const char *json;
 	} frames[] = {
-		{ 2, NPF_MSG_HELLO, HELLO_JSON },              /* unknown version */
-		{ 0xffff, NPF_MSG_HELLO, HELLO_JSON },
-		{ 1, 0, "{}" },                                /* unknown types */
-		{ 1, 99, "{}" },
-		{ 1, 0xffff, "{}" },
-		{ 1, NPF_MSG_HELLO, "{\"node\":\"a\",\"node\":\"b\"}" },
-		{ 1, NPF_MSG_HELLO, "[]" },
-		{ 1, NPF_MSG_HELLO, "{\"node\":\"\\u0000\",\"instance\":\"1\",\"candidates\":1}" },
-		{ 1, NPF_MSG_HELLO, "{\"node\":\"x\",\"instance\":\"0000000000000000\",\"candidates\":false}" },
-		{ 1, NPF_MSG_HELLO, "not json at all" },
-		{ 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}" },          /* before HELLO */
-		{ 1, NPF_MSG_REVERSE_REQ, "{\"id\":1}" },               /* before HELLO */
-		{ 1, NPF_MSG_HELLO_REPLY, "{}" },                       /* a reply, unasked */
-		{ 1, NPF_MSG_REVERSE_RESULT, "{\"id\":1,\"results\":[]}" },
-		{ 1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}" },
-		{ 1, NPF_MSG_ERROR, "{\"code\":\"busy\",\"message\":\"\\u001b[2J\"}" },
-		{ 1, NPF_MSG_AUTH_FINISH, "{\"mac\":\"00\"}" },         /* auth out of order */
-		{ 1, NPF_MSG_AUTH_CHALLENGE, "{}" },
+	    {2, NPF_MSG_HELLO, HELLO_JSON}, /* unknown version */
+	    {0xffff, NPF_MSG_HELLO, HELLO_JSON},
+	    {1, 0, "{}"}, /* unknown types */
+	    {1, 99, "{}"},
+	    {1, 0xffff, "{}"},
+	    {1, NPF_MSG_HELLO, "{\"node\":\"a\",\"node\":\"b\"}"},
+	    {1, NPF_MSG_HELLO, "[]"},
+	    {1, NPF_MSG_HELLO, "{\"node\":\"\\u0000\",\"instance\":\"1\",\"candidates\":1}"},
+	    {1, NPF_MSG_HELLO,
+	     "{\"node\":\"x\",\"instance\":\"0000000000000000\",\"candidates\":false}"},
+	    {1, NPF_MSG_HELLO, "not json at all"},
+	    {1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}"}, /* before HELLO */
+	    {1, NPF_MSG_REVERSE_REQ, "{\"id\":1}"},	 /* before HELLO */
+	    {1, NPF_MSG_HELLO_REPLY, "{}"},		 /* a reply, unasked */
+	    {1, NPF_MSG_REVERSE_RESULT, "{\"id\":1,\"results\":[]}"},
+	    {1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}"},
+	    {1, NPF_MSG_ERROR, "{\"code\":\"busy\",\"message\":\"\\u001b[2J\"}"},
+	    {1, NPF_MSG_AUTH_FINISH, "{\"mac\":\"00\"}"}, /* auth out of order */
+	    {1, NPF_MSG_AUTH_CHALLENGE, "{}"},
 	};
 	uint8_t buf[4096], hdr[NPF_WIRE_HDR_LEN];
 	int fd, bad = 0;
@@ -313,8 +316,9 @@ static int read_frame(int fd, uint8_t *pl, size_t cap, struct npf_wire_hdr *h, u
 	size_t got = 0;
 	uint64_t end = now_ms() + 2000;
 
-	while (got < NPF_WIRE_HDR_LEN + (got >= NPF_WIRE_HDR_LEN ? h->length : 0) && now_ms() < end) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+	while (got < NPF_WIRE_HDR_LEN + (got >= NPF_WIRE_HDR_LEN ? h->length : 0) &&
+	       now_ms() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		ssize_t n;
 		size_t want;
 
@@ -322,8 +326,8 @@ static int read_frame(int fd, uint8_t *pl, size_t cap, struct npf_wire_hdr *h, u
 			continue;
 		want = got < NPF_WIRE_HDR_LEN ? NPF_WIRE_HDR_LEN - got
 					      : NPF_WIRE_HDR_LEN + h->length - got;
-		n = recv(fd, got < NPF_WIRE_HDR_LEN ? hdr + got : pl + (got - NPF_WIRE_HDR_LEN), want,
-			 MSG_DONTWAIT);
+		n = recv(fd, got < NPF_WIRE_HDR_LEN ? hdr + got : pl + (got - NPF_WIRE_HDR_LEN),
+			 want, MSG_DONTWAIT);
 		if (n <= 0)
 			return -1;
 		got += (size_t)n;
@@ -367,7 +371,7 @@ static int unauth(void)
 static int replay(const char *keyfile)
 {
 	struct npf_auth_keys k;
-	struct npf_auth_hello hl = { .n_ids = 1 };
+	struct npf_auth_hello hl = {.n_ids = 1};
 	struct npf_auth_challenge ch;
 	struct npf_auth_finish fin;
 	struct npf_auth_session s;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* lib/auth.c: key files, handshake proofs, frame tags, replays. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <sodium.h>
@@ -44,13 +44,13 @@ static void test_keyfile(void **state)
 #define K64 "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	static const char twice[] = "npf-key-v1 " K64 "\nnpf-key-v1 " K64 "\n";
 	static const char *bad[] = {
-		"",
-		"# only a comment\n",
-		"npf-key-v1 0011\n",
-		"npf-key-v2 " K64 "\n",
-		"npf-key-v1 00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff\n",
-		"npf-key-v1" K64 "\n",
-		twice,
+	    "",
+	    "# only a comment\n",
+	    "npf-key-v1 0011\n",
+	    "npf-key-v2 " K64 "\n",
+	    "npf-key-v1 00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff\n",
+	    "npf-key-v1" K64 "\n",
+	    twice,
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
@@ -78,8 +78,8 @@ static void test_keyfile(void **state)
 static int handshake(const struct npf_auth_keys *cli, const struct npf_auth_keys *srv,
 		     struct npf_auth_session *cs, struct npf_auth_session *ss)
 {
-	struct npf_auth_hello h = { .n_ids = cli->n }, h2;
-	struct npf_auth_challenge ch = { 0 }, ch2;
+	struct npf_auth_hello h = {.n_ids = cli->n}, h2;
+	struct npf_auth_challenge ch = {0}, ch2;
 	struct npf_auth_finish fin, fin2;
 	const struct npf_auth_key *sk, *ck;
 	json_t *j;
@@ -186,16 +186,16 @@ static void test_messages_strict(void **state)
 	struct npf_auth_challenge c;
 	struct npf_auth_finish f;
 	static const char *hello_bad[] = {
-		"{}",
-		"{\"v\":2,\"node\":\"a\",\"keys\":[\"0011223344556677\"],\"nonce\":\"00\"}",
-		"{\"v\":1,\"node\":\"a\",\"keys\":[],\"nonce\":"
-		"\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}",
-		"{\"v\":1,\"node\":\"a b\",\"keys\":[\"0011223344556677\"],\"nonce\":"
-		"\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}",
-		"{\"v\":1,\"node\":\"a\",\"keys\":[1],\"nonce\":"
-		"\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}",
-		"{\"v\":1,\"node\":\"a\",\"keys\":[\"0011223344556677\"],\"nonce\":"
-		"\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\",\"x\":1}",
+	    "{}",
+	    "{\"v\":2,\"node\":\"a\",\"keys\":[\"0011223344556677\"],\"nonce\":\"00\"}",
+	    "{\"v\":1,\"node\":\"a\",\"keys\":[],\"nonce\":"
+	    "\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}",
+	    "{\"v\":1,\"node\":\"a b\",\"keys\":[\"0011223344556677\"],\"nonce\":"
+	    "\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}",
+	    "{\"v\":1,\"node\":\"a\",\"keys\":[1],\"nonce\":"
+	    "\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}",
+	    "{\"v\":1,\"node\":\"a\",\"keys\":[\"0011223344556677\"],\"nonce\":"
+	    "\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\",\"x\":1}",
 	};
 	json_t *j;
 
@@ -223,9 +223,9 @@ static void test_messages_strict(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_keyfile),
-		cmocka_unit_test(test_handshake_and_frames),
-		cmocka_unit_test(test_messages_strict),
+	    cmocka_unit_test(test_keyfile),
+	    cmocka_unit_test(test_handshake_and_frames),
+	    cmocka_unit_test(test_messages_strict),
 	};
 
 	if (sodium_init() < 0)
