@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* lib/auth.c: key files, handshake proofs, frame tags, replays. */
-#include <cmocka.h>
+#include <errno.h>
 #include <setjmp.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <errno.h>
-#include <sodium.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "auth.h"
 
