@@ -98,6 +98,9 @@ for n in "${NODES[@]}" atk; do
 done
 
 # --- daemons -------------------------------------------------------------------
+# Under ASan freed memory sits in a 256 MiB quarantine, which would read as growth: keep it
+# small so RSS measures what the daemon holds.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
 start_daemon() {
 	local n=$1
 	shift
