@@ -35,6 +35,7 @@ int cmd_interfaces(int argc, char **argv, const struct cli_global *g);
 int cmd_rdma(int argc, char **argv, const struct cli_global *g);
 int cmd_check(int argc, char **argv, const struct cli_global *g);
 int cmd_status(int argc, char **argv, const struct cli_global *g);
+int cmd_key(int argc, char **argv, const struct cli_global *g);
 int cmd_env(int argc, char **argv, const struct cli_global *g);
 
 /* cmd_check.c: "3", "2.5", "3s" -> milliseconds within the API's timeout bounds.

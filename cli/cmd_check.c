@@ -114,6 +114,25 @@ static void print_matrix(const struct npf_check *c, const struct npf_verdict_rep
 	free(w);
 }
 
+/* Details carry text a peer chose (its ERROR messages, its reverse results):
+ * every control byte, newlines included, is shown as '?' so a peer cannot
+ * move the cursor, recolour the terminal or forge a line. */
+static void put_peer_text(const char *s)
+{
+	for (; s && *s; s++)
+		putchar((unsigned char)*s < ' ' || (unsigned char)*s >= 0x7f ? '?' : *s);
+}
+
+static void put_paren(const char *pre, const char *s)
+{
+	fputs(pre, stdout);
+	if (s[0]) {
+		fputs(" (", stdout);
+		put_peer_text(s);
+		fputs(")", stdout);
+	}
+}
+
 /* Why each failing cell failed, from the probe details. */
 static void print_details(const struct npf_check *c)
 {
@@ -125,8 +144,11 @@ static void print_details(const struct npf_check *c)
 		if (!head)
 			printf("failures:\n");
 		head = true;
-		printf("  %s: peer-unavailable%s%s\n", c->nodes[p].name,
-		       c->nodes[p].error[0] ? ": " : "", c->nodes[p].error);
+		printf("  ");
+		put_peer_text(c->nodes[p].name);
+		printf(": peer-unavailable%s", c->nodes[p].error[0] ? ": " : "");
+		put_peer_text(c->nodes[p].error);
+		printf("\n");
 	}
 	for (size_t i = 0; i < c->n_links; i++) {
 		const struct npf_link *l = &c->links[i];
@@ -137,14 +159,19 @@ static void print_details(const struct npf_check *c)
 		if (!head)
 			printf("failures:\n");
 		head = true;
-		printf("  %s -> %s:", l->ifname, c->nodes[l->peer].name);
-		if (l->fwd != NPF_OUT_OK)
-			printf(" fwd %s%s%s%s", npf_outcome_name(l->fwd), l->fwd_detail[0] ? " (" : "",
-			       l->fwd_detail, l->fwd_detail[0] ? ")" : "");
-		if (l->rev != NPF_OUT_OK)
-			printf("%s rev %s%s%s%s", l->fwd != NPF_OUT_OK ? ";" : "",
-			       npf_outcome_name(l->rev), l->rev_detail[0] ? " (" : "", l->rev_detail,
-			       l->rev_detail[0] ? ")" : "");
+		printf("  ");
+		put_peer_text(l->ifname);
+		printf(" -> ");
+		put_peer_text(c->nodes[l->peer].name);
+		printf(":");
+		if (l->fwd != NPF_OUT_OK) {
+			printf(" fwd ");
+			put_paren(npf_outcome_name(l->fwd), l->fwd_detail);
+		}
+		if (l->rev != NPF_OUT_OK) {
+			printf("%s rev ", l->fwd != NPF_OUT_OK ? ";" : "");
+			put_paren(npf_outcome_name(l->rev), l->rev_detail);
+		}
 		printf("\n");
 	}
 }

@@ -17,6 +17,7 @@ static const struct cli_cmd cmds[] = {
 	{ "rdma", cmd_rdma, "rdma [--json] [--sysfs-root DIR]" },
 	{ "check", cmd_check, "check --nodes HOSTLIST [--timeout S] [--json]" },
 	{ "status", cmd_status, "status [--json]" },
+	{ "key", cmd_key, "key generate [--json] > FILE" },
 	{ "env", cmd_env,
 	  "env --nodes HOSTLIST [--format shell|taskprolog|nccl-conf|json] [--job-wide] "
 	  "[--timeout S] [--max-age S] [--cached]" },

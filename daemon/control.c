@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "probe.h"
 #include "iface_json.h"
 #include "log.h"
 #include "rdma_json.h"
@@ -111,19 +112,66 @@ static void reply_error(struct ctl_client *c, const struct npf_api_error *err)
 	ctl_reply(c, npf_api_reply_error(err->code, "%s", err->message));
 }
 
+#define NSS_BUF_MIN 16384
+#define NSS_BUF_MAX (1u << 20)
+
+/* getpwuid_r/getgrnam_r with a buffer that grows on ERANGE (big LDAP groups
+ * overflow 16 KiB). Returns the malloc'd buffer (caller frees) or NULL; *r gets
+ * the lookup's error (0 with *out NULL: no such entry). */
+static char *nss_pw(uid_t uid, struct passwd *pw, struct passwd **out, int *r)
+{
+	char *buf = NULL;
+
+	for (size_t sz = NSS_BUF_MIN; sz <= NSS_BUF_MAX; sz *= 2) {
+		char *nb = realloc(buf, sz);
+
+		if (!nb)
+			break;
+		buf = nb;
+		*r = getpwuid_r(uid, pw, buf, sz, out);
+		if (*r != ERANGE)
+			return buf;
+	}
+	free(buf);
+	*out = NULL;
+	return NULL;
+}
+
+static char *nss_gr(const char *name, struct group *gr, struct group **out, int *r)
+{
+	char *buf = NULL;
+
+	for (size_t sz = NSS_BUF_MIN; sz <= NSS_BUF_MAX; sz *= 2) {
+		char *nb = realloc(buf, sz);
+
+		if (!nb)
+			break;
+		buf = nb;
+		*r = getgrnam_r(name, gr, buf, sz, out);
+		if (*r != ERANGE)
+			return buf;
+	}
+	free(buf);
+	*out = NULL;
+	return NULL;
+}
+
 /* SO_PEERCRED decides, never anything the client says about itself. */
 static bool in_group(gid_t want, uid_t uid, gid_t gid)
 {
 	struct passwd pw, *pwp = NULL;
 	gid_t *groups = NULL;
-	int ng = 64;
+	int ng = 64, r = 0;
 	bool found = false;
-	char buf[16384];
+	char *buf;
 
 	if (gid == want)
 		return true;
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
+	buf = nss_pw(uid, &pw, &pwp, &r);
+	if (!buf || r != 0 || !pwp) {
+		free(buf);
 		return false;
+	}
 	for (int tries = 0; tries < 2 && !found; tries++) {
 		int cap = ng;
 		gid_t *g = realloc(groups, (size_t)cap * sizeof(*groups));
@@ -141,28 +189,54 @@ static bool in_group(gid_t want, uid_t uid, gid_t gid)
 		break;
 	}
 	free(groups);
+	free(buf);
 	return found;
 }
 
-bool ctl_may_probe(const struct npf_daemon *d, const struct ctl_client *c)
+static bool may_probe_lookup(const struct npf_daemon *d, const struct ctl_client *c)
 {
 	struct group gr, *grp = NULL;
-	char buf[16384];
+	int r = 0;
+	char *buf = nss_gr(d->cfg.daemon.check_group, &gr, &grp, &r);
+	bool ok;
+
+	if (!buf || r != 0 || !grp) {
+		if (r)
+			log_errc(-r, "check_group '%s' lookup", d->cfg.daemon.check_group);
+		else
+			log_warnx("check_group '%s' does not exist", d->cfg.daemon.check_group);
+		free(buf);
+		return false;
+	}
+	ok = in_group(grp->gr_gid, c->uid, c->gid);
+	free(buf);
+	return ok;
+}
+
+bool ctl_may_probe(struct npf_daemon *d, const struct ctl_client *c)
+{
+	uint64_t now = dmn_now_mono_us();
+	struct dmn_perm *slot = &d->perm_cache[0];
+	bool ok;
 
 	if (c->uid == 0 || c->uid == geteuid())
 		return true;
 	if (!d->cfg.daemon.check_group[0])
 		return false;
-	int r = getgrnam_r(d->cfg.daemon.check_group, &gr, buf, sizeof(buf), &grp);
+	for (size_t i = 0; i < DMN_PERM_CACHE; i++) {
+		struct dmn_perm *p = &d->perm_cache[i];
 
-	if (r != 0 || !grp) {
-		if (r)
-			log_errc(-r, "check_group '%s' lookup", d->cfg.daemon.check_group);
-		else
-			log_warnx("check_group '%s' does not exist", d->cfg.daemon.check_group);
-		return false;
+		if (p->until_us > now && p->uid == c->uid && p->gid == c->gid)
+			return p->ok;
+		if (p->until_us < slot->until_us)
+			slot = p; /* the oldest (or an empty) slot is reused */
 	}
-	return in_group(grp->gr_gid, c->uid, c->gid);
+	ok = may_probe_lookup(d, c);
+	slot->uid = c->uid;
+	slot->gid = c->gid;
+	slot->ok = ok;
+	slot->until_us = now + DMN_PERM_TTL_US;
+	return ok;
 }
 
 static json_t *status_reply(struct npf_daemon *d)
@@ -181,6 +255,16 @@ static json_t *status_reply(struct npf_daemon *d)
 			   d->cfg.daemon.socket, "probe_port", (int)d->cfg.probe.port, "config",
 			   d->config_path, "clients", (json_int_t)d->n_clients,
 			   "default_timeout_ms", (json_int_t)d->cfg.probe.timeout_ms);
+	/* Unauthenticated mode is said out loud: anyone reaching the probe port is trusted. */
+	if (daemon && (json_object_set_new(daemon, "probe_auth",
+					   json_string(d->keys.n ? "cluster-key" : "none")) < 0 ||
+		       json_object_set_new(daemon, "probe_listen_error",
+					   npf_probe_listen_error(d->probe)
+						   ? json_string(npf_probe_listen_error(d->probe))
+						   : json_null()) < 0)) {
+		json_decref(daemon);
+		daemon = NULL;
+	}
 	if (json_object_set_new(r, "daemon", daemon) < 0 ||
 	    json_object_set_new(r, "inventory", d->inv ? snap_status_json(d) : json_null()) < 0 ||
 	    json_object_set_new(r, "checks", dchk_status_json(d)) < 0) {
@@ -407,9 +491,9 @@ static void client_free(struct ctl_client *c)
 	free(c);
 }
 
-static void reject_busy(int fd)
+static void reject_busy(int fd, const char *why)
 {
-	json_t *e = npf_api_reply_error(NPF_API_E_BUSY, "too many clients (%d)", DMN_MAX_CLIENTS);
+	json_t *e = npf_api_reply_error(NPF_API_E_BUSY, "%s", why);
 	char *buf = NULL;
 	size_t len;
 
@@ -442,6 +526,21 @@ static int add_client(struct npf_daemon *d, int fd)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
+	if (cred.uid != 0) {
+		unsigned int same = 0;
+
+		/* One user holding every slot would starve the TaskPrologs; root (the
+		 * Prolog) has a reserve beyond the common cap. */
+		for (const struct ctl_client *o = d->clients; o; o = o->next)
+			same += o->uid == cred.uid;
+		if (same >= DMN_MAX_CLIENTS_PER_UID ||
+		    d->n_clients >= DMN_MAX_CLIENTS - DMN_ROOT_RESERVE) {
+			free(c);
+			reject_busy(fd, same >= DMN_MAX_CLIENTS_PER_UID ? "too many clients of this uid"
+									 : "too many clients");
+			return 0;
+		}
+	}
 	r = sd_event_add_io(d->event, &c->io, fd, EPOLLIN | EPOLLRDHUP, on_client_io, c);
 	if (r < 0)
 		goto err;
@@ -497,7 +596,7 @@ static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userda
 			break;
 		}
 		if (d->n_clients >= DMN_MAX_CLIENTS) {
-			reject_busy(fd);
+			reject_busy(fd, "too many clients");
 			continue;
 		}
 		r = add_client(d, fd);

@@ -10,12 +10,17 @@
 #include <systemd/sd-event.h>
 
 #include "api.h"
+#include "auth.h"
 #include "check.h"
 #include "config.h"
 #include "metrics.h"
 #include "model.h"
 
 #define DMN_MAX_CLIENTS 64          /* concurrent local API connections */
+#define DMN_MAX_CLIENTS_PER_UID 16  /* one user cannot hold them all; root is exempt */
+#define DMN_ROOT_RESERVE 8          /* of DMN_MAX_CLIENTS, slots only root (the Prolog) may use */
+#define DMN_PERM_CACHE 16           /* remembered may-probe decisions (NSS off the hot path) */
+#define DMN_PERM_TTL_US (60ull * 1000000)
 #define DMN_CLIENT_IDLE_MS 5000     /* a request must arrive (whole) within this */
 #define DMN_CLIENT_WRITE_MS 5000    /* a reply must drain within this */
 #define DMN_MAX_RUNNING 4           /* distinct peer sets probed at once */
@@ -71,6 +76,7 @@ struct npf_daemon {
 
 	char node_name[NPF_NAME_MAX];
 	uint64_t instance;
+	struct npf_auth_keys keys; /* n: keys loaded (the key bytes live in the probe context) */
 	uint64_t start_mono_us;
 	uint64_t start_unix_ms;
 
@@ -89,6 +95,14 @@ struct npf_daemon {
 	sd_event_source *listen_src, *accept_retry_src;
 	struct ctl_client *clients;
 	unsigned int n_clients;
+	/* ctl_may_probe() decisions by uid: NSS (LDAP, sssd) can block for seconds,
+	 * so each uid costs a lookup at most once a minute. */
+	struct dmn_perm {
+		uid_t uid;
+		gid_t gid; /* SO_PEERCRED's primary group counts too */
+		bool ok;
+		uint64_t until_us; /* 0: empty slot */
+	} perm_cache[DMN_PERM_CACHE];
 
 	/* Probes and results. */
 	struct npf_probe_ctx *probe;
@@ -134,7 +148,7 @@ void ctl_reply_frame(struct ctl_client *c, int err, char *frame, size_t len);
 void ctl_wait(struct ctl_client *c, uint32_t ms);
 /* SO_PEERCRED policy: may this client make the daemon probe other nodes (root, the
  * daemon's uid, [daemon] check_group)? */
-bool ctl_may_probe(const struct npf_daemon *d, const struct ctl_client *c);
+bool ctl_may_probe(struct npf_daemon *d, const struct ctl_client *c);
 
 /* checks.c */
 /* Answers or starts a check for c; always ends in exactly one ctl_reply(). */

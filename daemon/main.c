@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "keyfile.h"
 #include "log.h"
 #include "probe.h"
 
@@ -129,7 +130,16 @@ void dmn_notify_status(struct npf_daemon *d)
 	snprintf(line, sizeof(line), "%s: %zu interfaces (%zu up), %u clients, last check: %s",
 		 d->node_name, n_if, n_up, d->n_clients,
 		 d->last_summary[0] ? d->last_summary : "none");
-	/* Ready means answering: the first inventory is built and the socket listens. */
+	const char *lerr = npf_probe_listen_error(d->probe);
+
+	if (lerr) {
+		/* Not ready until the probe port is ours on every candidate. */
+		snprintf(line, sizeof(line), "%s: probe port not bound on %s", d->node_name, lerr);
+		sd_notifyf(0, "STATUS=%s", line);
+		return;
+	}
+	/* Ready means answering: the first inventory is built, the socket listens
+	 * and the probe port is bound on every candidate. */
 	if (d->ready && d->listen_src && !d->ready_notified) {
 		sd_notifyf(0, "READY=1\nSTATUS=%s", line);
 		d->ready_notified = true;
@@ -218,6 +228,18 @@ static int resolve_node_name(struct npf_daemon *d)
 	return npf_api_name_valid(d->node_name) ? 0 : -EINVAL;
 }
 
+static void probe_listen_changed(void *userdata)
+{
+	struct npf_daemon *d = userdata;
+	const char *e = npf_probe_listen_error(d->probe);
+
+	if (e)
+		log_warnx("probe: port not bound on %s: not ready", e);
+	else
+		log_info("probe: port bound on every candidate address");
+	dmn_notify_status(d);
+}
+
 static int start_probe(struct npf_daemon *d)
 {
 	const struct npf_pattern_list *excl = &d->cfg.probe.interfaces_exclude;
@@ -234,11 +256,32 @@ static int start_probe(struct npf_daemon *d)
 		.sparse_k = d->cfg.probe.sparse_k,
 		.bulk_bytes = d->cfg.probe.bulk_bytes,
 		.exclude = globs,
+		.keys = &d->keys,
+		.listen_changed = probe_listen_changed,
 	};
+	char err[256] = "";
+	int r;
 
 	for (unsigned int i = 0; i < excl->n && i < NPF_CONFIG_PATTERNS_MAX; i++)
 		globs[p.n_exclude++] = excl->pat[i];
-	return npf_probe_ctx_new(&d->probe, &p);
+	if (d->cfg.probe.key_file[0]) {
+		/* A key that is configured but unusable is fatal: running
+		 * unauthenticated instead would be a silent downgrade. */
+		r = npf_keyfile_load(d->cfg.probe.key_file, &d->keys, err, sizeof(err));
+		if (r < 0) {
+			log_warnx("probe: cluster key: %s", err);
+			return r;
+		}
+		log_info("probe: peers authenticated with the cluster key in %s (%zu key%s)",
+			 d->cfg.probe.key_file, d->keys.n, d->keys.n > 1 ? "s" : "");
+	} else {
+		log_warnx("probe: no [probe] key_file: peers are NOT authenticated; anyone who "
+			  "reaches port %u can answer probes (see README, cluster key)",
+			  d->cfg.probe.port);
+	}
+	r = npf_probe_ctx_new(&d->probe, &p);
+	sodium_memzero(&d->keys.k, sizeof(d->keys.k)); /* the context holds its copy */
+	return r;
 }
 
 static int setup_loop(struct npf_daemon *d)
@@ -447,6 +490,8 @@ int main(int argc, char **argv)
 		 d.node_name, d.instance, d.cfg.daemon.socket, d.cfg.probe.port);
 	/* Build info and counters are there before the first check. */
 	d.metrics.start_unix_ms = d.start_unix_ms;
+	d.metrics.auth_reported = true;
+	d.metrics.authenticated = d.keys.n > 0;
 	dchk_publish_metrics(&d);
 	dmn_notify_status(&d);
 	r = sd_event_loop(d.event);

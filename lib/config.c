@@ -56,6 +56,10 @@ static const struct npf_config_key keys[] = {
 	{ "probe", "interfaces_exclude", "interfaces-exclude", NPF_CT_PATTERNS,
 	  FIELD(probe.interfaces_exclude), "", 0, 0, NPF_CK_EMPTY_OK,
 	  "interface globs never probed" },
+	{ "probe", "key_file", "key-file", NPF_CT_PATH, FIELD(probe.key_file), "", 0, 0,
+	  NPF_CK_EMPTY_OK,
+	  "cluster key (netpreflight key generate; mode 0600/0640, the daemon's user); "
+	  "empty: peers are not authenticated" },
 
 	{ "publish", "prefer", "prefer", NPF_CT_PATTERNS, FIELD(publish.prefer), "", 0, 0,
 	  NPF_CK_EMPTY_OK, "interface globs preferred among working ones" },

@@ -101,6 +101,7 @@ struct npf_config {
 		uint32_t max_conns;
 		uint32_t cache_ttl_ms;
 		struct npf_pattern_list interfaces_exclude;
+		char key_file[NPF_CONFIG_PATH_MAX]; /* "" = no cluster key */
 	} probe;
 	struct {
 		struct npf_pattern_list prefer;

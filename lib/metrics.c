@@ -133,6 +133,12 @@ static void render_counters(struct mbuf *b, const struct npf_metrics_counters *c
 		mprintf(b, "netpreflight_daemon_start_time_seconds ");
 		mseconds(b, ctr->start_unix_ms);
 	}
+	if (ctr->auth_reported) {
+		mfamily(b, "netpreflight_probe_authenticated", "gauge",
+			"1 when peers are authenticated with a cluster key, 0 when anyone "
+			"reaching the probe port is trusted.");
+		mprintf(b, "netpreflight_probe_authenticated %d\n", ctr->authenticated ? 1 : 0);
+	}
 	mfamily(b, "netpreflight_checks_total", "counter",
 		"Preflight checks completed since the daemon started, by verdict.");
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)

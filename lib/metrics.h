@@ -3,6 +3,7 @@
 #ifndef NPF_METRICS_H
 #define NPF_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "check.h"
@@ -18,6 +19,8 @@ struct npf_metrics_counters {
 	uint64_t checks[3];      /* completed checks by enum npf_verdict (index) */
 	uint64_t check_errors;   /* checks the probe engine could not run */
 	uint64_t start_unix_ms;  /* when the daemon started, 0 = unknown (not rendered) */
+	bool auth_reported;      /* render netpreflight_probe_authenticated */
+	bool authenticated;      /* a cluster key is configured */
 };
 
 /* Renders the metrics as Prometheus text exposition format 0.0.4 (no sample

@@ -57,7 +57,8 @@ int npf_wire_hdr_decode(const uint8_t *buf, size_t len, uint32_t max_payload,
 		return -EPROTONOSUPPORT;
 	if (h->length > max_payload || h->length > NPF_WIRE_MAX_PAYLOAD)
 		return -EMSGSIZE;
-	if (h->type < NPF_MSG_HELLO || h->type >= NPF_MSG__END)
+	/* 48..50: the authentication handshake (lib/auth.h). */
+	if ((h->type < NPF_MSG_HELLO || h->type >= NPF_MSG__END) && (h->type < 48 || h->type > 50))
 		return -EBADMSG;
 	return 0;
 }
@@ -679,6 +680,9 @@ const char *npf_wire_type_name(uint16_t type)
 	case NPF_MSG_REVERSE_REQ: return "REVERSE_REQ";
 	case NPF_MSG_REVERSE_RESULT: return "REVERSE_RESULT";
 	case NPF_MSG_ERROR: return "ERROR";
+	case 48: return "AUTH_HELLO";
+	case 49: return "AUTH_CHALLENGE";
+	case 50: return "AUTH_FINISH";
 	}
 	return "UNKNOWN";
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "candidates.h"
@@ -602,8 +603,7 @@ static void try_next(struct ppeer *pp)
 		left = pp->n_addrs - pp->next_addr + 1;
 		if (now >= pc->disc_deadline)
 			break;
-		r = fconn_connect(&pp->c, pc->ctx->event, a, pc->ctx->port, NPF_WIRE_MAX_PAYLOAD,
-				  &disc_ops, pp);
+		r = fconn_connect_ctl(&pp->c, pc->ctx, a, NPF_WIRE_MAX_PAYLOAD, &disc_ops, pp);
 		if (r < 0) {
 			fmt(pp->last_err, sizeof(pp->last_err), "%s: %s",
 			    npf_addr_str(a, txt, sizeof(txt)), strerror(-r));
@@ -653,6 +653,23 @@ static int disc_connected(struct fconn *c, int err)
 	return 0;
 }
 
+/* The daemon that answers must be the node we asked for: the same name (case
+ * does not matter in host names), or one of the two names is the other plus a
+ * domain. A peer given as an address literal is identified by the address. */
+static bool node_name_matches(const char *asked, const char *answered)
+{
+	struct npf_addr a;
+	size_t la = strlen(asked), lb = strlen(answered);
+
+	if (npf_wire_addr_parse(asked, &a) == 0)
+		return true;
+	if (la == lb)
+		return strcasecmp(asked, answered) == 0;
+	if (la > lb)
+		return asked[lb] == '.' && strncasecmp(asked, answered, lb) == 0;
+	return answered[la] == '.' && strncasecmp(asked, answered, la) == 0;
+}
+
 static void on_hello_reply(struct ppeer *pp, json_t *j)
 {
 	struct npf_node *n = node_of(pp);
@@ -667,6 +684,13 @@ static void on_hello_reply(struct ppeer *pp, json_t *j)
 	if (hr.instance == pp->pc->ctx->instance) {
 		npf_wire_hello_reply_clear(&hr);
 		peer_fail(pp, "%s resolves to this node", n->name);
+		return;
+	}
+	if (!node_name_matches(n->name, hr.node)) {
+		/* Another daemon (or something squatting the port) answered. */
+		fmt(pp->last_err, sizeof(pp->last_err), "answered as node '%s'", hr.node);
+		npf_wire_hello_reply_clear(&hr);
+		try_next(pp);
 		return;
 	}
 	pp->timer = sd_event_source_disable_unref(pp->timer);
@@ -716,8 +740,7 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 		else
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "malformed reverse result");
 		free(rr);
-		if (!again)
-			fconn_close(c);
+		/* Held until our forward probes end too: its loss says the daemon went away. */
 		maybe_peer_done(pp);
 		return 0;
 	}
@@ -754,11 +777,22 @@ static int disc_error(struct fconn *c, int err)
 	char d[96];
 
 	if (pp->st == PP_PROBING) {
+		struct npf_node *n = node_of(pp);
+		bool involved = pp->rev_wait || pp->fwd_pending;
+
 		fconn_close(c);
 		if (pp->rev_wait) {
-			fmt(d, sizeof(d), "connection to %s lost before its reverse result",
-			    node_of(pp)->name);
+			fmt(d, sizeof(d), "connection to %s lost before its reverse result", n->name);
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
+		}
+		/* The daemon went away (killed, restarted with a new instance) while
+		 * its paths were being probed: what it answered, and the refusals and
+		 * wrong-peer answers that follow its death, are no evidence about the
+		 * network. The peer counts as unavailable (unknown, never fail). */
+		if (involved) {
+			fmt(n->error, sizeof(n->error), "the daemon on %s went away during the check (%s)",
+			    n->name, err == 0 ? "connection closed" : strerror(-err));
+			n->available = false;
 		}
 		maybe_peer_done(pp);
 		return 0;

@@ -69,11 +69,25 @@ int ctx_collect(struct npf_probe_ctx *ctx, struct npf_candidate **cands, size_t 
 	return 0;
 }
 
+#define LISTEN_RETRY_USEC (1000ull * 1000)
+
+static int listen_retry_cb(sd_event_source *s, uint64_t usec, void *ud)
+{
+	struct npf_probe_ctx *ctx = ud;
+
+	(void)s;
+	(void)usec;
+	ctx->listen_retry = sd_event_source_disable_unref(ctx->listen_retry);
+	(void)npf_probe_ctx_refresh(ctx);
+	return 0;
+}
+
 int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx)
 {
 	struct npf_candidate *cands;
 	char(*names)[IFNAMSIZ];
 	size_t nc, nn;
+	bool had_error;
 	int r;
 
 	if (!ctx)
@@ -87,8 +101,19 @@ int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx)
 	ctx->n_cands = nc;
 	ctx->ifnames = names;
 	ctx->n_ifnames = nn;
+	had_error = ctx->listen_error[0] != '\0';
 	r = server_sync_listeners(ctx);
+	if (ctx->listen_error[0] && !ctx->listen_retry)
+		(void)sd_event_add_time_relative(ctx->event, &ctx->listen_retry, CLOCK_MONOTONIC,
+						 LISTEN_RETRY_USEC, 100000, listen_retry_cb, ctx);
+	if (had_error != (ctx->listen_error[0] != '\0') && ctx->listen_changed)
+		ctx->listen_changed(ctx->userdata);
 	return r < 0 ? r : 0;
+}
+
+const char *npf_probe_listen_error(const struct npf_probe_ctx *ctx)
+{
+	return ctx && ctx->listen_error[0] ? ctx->listen_error : NULL;
 }
 
 static void free_exclude(struct npf_probe_ctx *ctx)
@@ -145,10 +170,13 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 	ctx->instance = p->instance;
 	ctx->inventory = p->inventory;
 	ctx->userdata = p->userdata;
+	ctx->listen_changed = p->listen_changed;
 	ctx->max_conns = p->max_conns ? p->max_conns : PROBE_DEFAULT_MAX_CONNS;
 	ctx->full_mesh_max = p->full_mesh_max ? p->full_mesh_max : PROBE_DEFAULT_FULL_MESH;
 	ctx->sparse_k = p->sparse_k ? p->sparse_k : PROBE_DEFAULT_SPARSE_K;
 	ctx->bulk_bytes = p->bulk_bytes ? p->bulk_bytes : PROBE_DEFAULT_BULK;
+	if (p->keys && p->keys->n <= NPF_AUTH_MAX_KEYS)
+		ctx->keys = *p->keys;
 	if (p->n_exclude) {
 		r = npf_probe_ctx_set_exclude(ctx, p->exclude, p->n_exclude);
 		if (r < 0) {
@@ -173,8 +201,10 @@ void npf_probe_ctx_free(struct npf_probe_ctx *ctx)
 	while (ctx->checks)
 		check_cancel(ctx->checks);
 	server_shutdown(ctx);
+	ctx->listen_retry = sd_event_source_disable_unref(ctx->listen_retry);
 	free(ctx->cands);
 	free(ctx->ifnames);
 	free_exclude(ctx);
+	sodium_memzero(&ctx->keys, sizeof(ctx->keys));
 	free(ctx);
 }

@@ -6,11 +6,55 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
+#include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
+
+enum fa_state {
+	FA_CLI_CHALLENGE, /* client: AUTH_HELLO sent, waiting for AUTH_CHALLENGE */
+	FA_SRV_HELLO,     /* server: waiting for AUTH_HELLO */
+	FA_SRV_FINISH,    /* server: AUTH_CHALLENGE sent, waiting for AUTH_FINISH */
+	FA_DONE,          /* every frame is tagged both ways */
+};
+
+struct fconn_auth {
+	const struct npf_auth_keys *keys; /* borrowed from the context */
+	const char *node;                 /* ours, borrowed */
+	enum fa_state st;
+	bool server;
+	struct npf_auth_hello hello; /* the client's offer: half of the transcript */
+	uint8_t srv_nonce[NPF_AUTH_NONCE_LEN];
+	char srv_node[NPF_NAME_MAX];
+	const struct npf_auth_key *key;
+	struct npf_auth_session sess;
+};
+
+static void auth_free(struct fconn *c)
+{
+	if (!c->auth)
+		return;
+	sodium_memzero(c->auth, sizeof(*c->auth));
+	free(c->auth);
+	c->auth = NULL;
+}
+
+static struct fconn_auth *auth_new(const struct npf_auth_keys *keys, const char *node,
+				   enum fa_state st)
+{
+	struct fconn_auth *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->keys = keys;
+	a->node = node;
+	a->st = st;
+	a->server = st != FA_CLI_CHALLENGE;
+	return a;
+}
 
 uint64_t fconn_now_usec(void)
 {
@@ -76,6 +120,15 @@ enum npf_outcome fconn_errno_outcome(int err)
 		return NPF_OUT_REFUSED;
 	case ETIMEDOUT:
 		return NPF_OUT_TIMEOUT;
+	case EMFILE:
+	case ENFILE:
+	case ENOBUFS:
+	case ENOMEM:
+	case EAGAIN:
+	case EADDRNOTAVAIL: /* connect() without bind: no ephemeral port left */
+	case EKEYREJECTED:  /* no proof of the cluster key: nothing it says counts */
+		/* Our own resources ran out: no evidence about the path either way. */
+		return NPF_OUT_NOT_PROBED;
 	default:
 		/* ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, EACCES/EPERM (local policy)... */
 		return NPF_OUT_UNREACHABLE;
@@ -104,6 +157,7 @@ void fconn_close(struct fconn *c)
 	c->out = NULL;
 	c->out_len = c->out_off = 0;
 	c->in_len = c->hdr_len = 0;
+	auth_free(c);
 }
 
 static int set_events(struct fconn *c)
@@ -223,21 +277,45 @@ static int flush(struct fconn *c)
 	return 0;
 }
 
+/* Frames and queues; once authenticated, with the tag behind the payload. */
+static int queue_frame(struct fconn *c, uint16_t type, const json_t *payload)
+{
+	uint8_t *f, *g;
+	size_t len;
+	int r;
+
+	r = npf_wire_frame(type, payload, &f, &len);
+	if (r < 0)
+		return r;
+	if (c->auth && c->auth->st == FA_DONE) {
+		if (len - NPF_WIRE_HDR_LEN + NPF_AUTH_TAG_LEN > NPF_WIRE_MAX_PAYLOAD) {
+			free(f);
+			return -EMSGSIZE;
+		}
+		g = realloc(f, len + NPF_AUTH_TAG_LEN);
+		if (!g) {
+			free(f);
+			return -ENOMEM;
+		}
+		f = g;
+		npf_wire_hdr_encode(f, type, (uint32_t)(len - NPF_WIRE_HDR_LEN + NPF_AUTH_TAG_LEN));
+		npf_auth_seal(&c->auth->sess, f, len, f + len);
+		len += NPF_AUTH_TAG_LEN;
+	}
+	r = queue(c, f, len);
+	free(f);
+	return r;
+}
+
 int fconn_send(struct fconn *c, uint16_t type, const json_t *payload)
 {
-	uint8_t *f;
-	size_t len;
 	int r;
 
 	if (c->fd < 0 || c->closing)
 		return -ENOTCONN;
 	if (!payload)
 		return -ENOMEM;
-	r = npf_wire_frame(type, payload, &f, &len);
-	if (r < 0)
-		return r;
-	r = queue(c, f, len);
-	free(f);
+	r = queue_frame(c, type, payload);
 	if (r < 0)
 		return r;
 	return set_events(c);
@@ -247,17 +325,13 @@ void fconn_send_error(struct fconn *c, enum npf_wire_err code, const char *msg)
 {
 	struct npf_msg_error m = { .code = code };
 	json_t *j;
-	uint8_t *f;
-	size_t len;
 
 	if (c->fd < 0 || c->closing)
 		return;
 	snprintf(m.message, sizeof(m.message), "%s", msg ? msg : "");
 	j = npf_wire_error_to_json(&m);
-	if (j && npf_wire_frame(NPF_MSG_ERROR, j, &f, &len) == 0) {
-		(void)queue(c, f, len);
-		free(f);
-	}
+	if (j)
+		(void)queue_frame(c, NPF_MSG_ERROR, j);
 	json_decref(j);
 	c->closing = true;
 	c->raw = false;
@@ -276,6 +350,141 @@ int fconn_set_raw(struct fconn *c, uint32_t events)
 	return sd_event_source_set_io_events(c->io, events);
 }
 
+/* Refuses the handshake (or a frame whose tag is wrong) and ends as a protocol
+ * error: the owner lingers so the ERROR is read, then closes. */
+static int auth_refuse(struct fconn *c, const char *msg)
+{
+	fconn_send_error(c, NPF_WERR_FORBIDDEN, msg);
+	return c->ops->error(c, -EBADMSG);
+}
+
+/* Client side failed: the owner learns it as a failed connect. */
+static int auth_client_fail(struct fconn *c)
+{
+	fconn_close(c);
+	return c->ops->connected(c, -EKEYREJECTED);
+}
+
+static int auth_send(struct fconn *c, uint16_t type, json_t *j)
+{
+	int r = j ? queue_frame(c, type, j) : -ENOMEM;
+
+	json_decref(j);
+	if (r == 0)
+		r = set_events(c);
+	return r;
+}
+
+/* One handshake frame; returns like an ops callback. */
+static int auth_frame(struct fconn *c, uint16_t type, json_t *j)
+{
+	struct fconn_auth *a = c->auth;
+
+	switch (a->st) {
+	case FA_CLI_CHALLENGE: {
+		struct npf_auth_challenge ch;
+		struct npf_auth_finish fin;
+
+		if (type != NPF_MSG_AUTH_CHALLENGE || npf_auth_challenge_from_json(j, &ch) < 0)
+			return auth_client_fail(c);
+		a->key = npf_auth_find(a->keys, ch.id);
+		if (!a->key || npf_auth_proof_check(a->key, &a->hello, ch.node, ch.nonce, true,
+						    ch.mac) < 0)
+			return auth_client_fail(c);
+		npf_auth_proof(a->key, &a->hello, ch.node, ch.nonce, false, fin.mac);
+		if (auth_send(c, NPF_MSG_AUTH_FINISH, npf_auth_finish_to_json(&fin)) < 0)
+			return auth_client_fail(c);
+		snprintf(a->srv_node, sizeof(a->srv_node), "%s", ch.node);
+		npf_auth_session_init(&a->sess, a->key, &a->hello, ch.node, ch.nonce, true);
+		a->st = FA_DONE;
+		return c->ops->connected(c, 0);
+	}
+	case FA_SRV_HELLO: {
+		struct npf_auth_challenge ch = { 0 };
+
+		if (type != NPF_MSG_AUTH_HELLO)
+			return auth_refuse(c, "authentication required");
+		if (npf_auth_hello_from_json(j, &a->hello) < 0)
+			return auth_refuse(c, "malformed AUTH_HELLO");
+		a->key = npf_auth_choose(a->keys, &a->hello);
+		if (!a->key)
+			return auth_refuse(c, "no common cluster key");
+		randombytes_buf(a->srv_nonce, sizeof(a->srv_nonce));
+		snprintf(a->srv_node, sizeof(a->srv_node), "%s", a->node);
+		snprintf(ch.node, sizeof(ch.node), "%s", a->node);
+		memcpy(ch.id, a->key->id, sizeof(ch.id));
+		memcpy(ch.nonce, a->srv_nonce, sizeof(ch.nonce));
+		npf_auth_proof(a->key, &a->hello, a->srv_node, a->srv_nonce, true, ch.mac);
+		if (auth_send(c, NPF_MSG_AUTH_CHALLENGE, npf_auth_challenge_to_json(&ch)) < 0)
+			return c->ops->error(c, -ENOBUFS);
+		a->st = FA_SRV_FINISH;
+		return 0;
+	}
+	case FA_SRV_FINISH: {
+		struct npf_auth_finish fin;
+
+		if (type != NPF_MSG_AUTH_FINISH || npf_auth_finish_from_json(j, &fin) < 0 ||
+		    npf_auth_proof_check(a->key, &a->hello, a->srv_node, a->srv_nonce, false,
+					 fin.mac) < 0)
+			return auth_refuse(c, "authentication failed");
+		npf_auth_session_init(&a->sess, a->key, &a->hello, a->srv_node, a->srv_nonce, false);
+		a->st = FA_DONE;
+		return 0;
+	}
+	case FA_DONE:
+		break;
+	}
+	return c->ops->frame(c, type, j);
+}
+
+static int auth_client_start(struct fconn *c)
+{
+	struct fconn_auth *a = c->auth;
+
+	snprintf(a->hello.node, sizeof(a->hello.node), "%s", a->node);
+	for (size_t i = 0; i < a->keys->n; i++)
+		memcpy(a->hello.ids[i], a->keys->k[i].id, NPF_AUTH_ID_LEN);
+	a->hello.n_ids = a->keys->n;
+	randombytes_buf(a->hello.nonce, sizeof(a->hello.nonce));
+	return auth_send(c, NPF_MSG_AUTH_HELLO, npf_auth_hello_to_json(&a->hello));
+}
+
+int fconn_connect_ctl(struct fconn *c, struct npf_probe_ctx *ctx, const struct npf_addr *dst,
+		      uint32_t max_payload, const struct fconn_ops *ops, void *owner)
+{
+	int r = fconn_connect(c, ctx->event, dst, ctx->port, max_payload, ops, owner);
+
+	if (r < 0 || !ctx->keys.n)
+		return r;
+	c->auth = auth_new(&ctx->keys, ctx->node, FA_CLI_CHALLENGE);
+	if (!c->auth) {
+		fconn_close(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int fconn_auth_server(struct fconn *c, const struct npf_auth_keys *keys, const char *node)
+{
+	c->auth = auth_new(keys, node, FA_SRV_HELLO);
+	return c->auth ? 0 : -ENOMEM;
+}
+
+const char *fconn_auth_peer(const struct fconn *c)
+{
+	if (!c->auth || c->auth->st != FA_DONE)
+		return NULL;
+	return c->auth->server ? c->auth->hello.node : c->auth->srv_node;
+}
+
+int fconn_data_token(const struct fconn *c, uint16_t port, uint8_t token[NPF_WIRE_TOKEN_LEN])
+{
+	if (!c->auth || c->auth->st != FA_DONE)
+		return -ENOKEY;
+	npf_auth_data_token(&c->auth->sess, port, token);
+	return 0;
+}
+
 static int protocol_error(struct fconn *c, int err)
 {
 	enum npf_wire_err code = NPF_WERR_BAD_REQUEST;
@@ -292,14 +501,22 @@ static int protocol_error(struct fconn *c, int err)
 	return c->ops->error(c, err);
 }
 
+/* Per wakeup, one connection reads at most this much: a peer streaming bytes
+ * cannot keep the loop (and every other connection) waiting. The sources are
+ * level-triggered, so what is left wakes us again on the next iteration. */
+#define FCONN_READ_BUDGET (64u << 10)
+#define FCONN_FRAME_BUDGET 32u
+
 /* Discards input while closing; reports EOF to the owner. */
 static int drain(struct fconn *c)
 {
 	uint8_t buf[4096];
 
-	for (;;) {
+	for (size_t got = 0; got < FCONN_READ_BUDGET;) {
 		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
+		if (n > 0)
+			got += (size_t)n;
 		if (n > 0)
 			continue;
 		if (n < 0 && errno == EINTR)
@@ -308,13 +525,16 @@ static int drain(struct fconn *c)
 			return 0;
 		return c->ops->error(c, n == 0 ? 0 : -errno);
 	}
+	return 0;
 }
 
 /* Reads exactly as much as the current frame needs, so raw bytes that follow a
  * frame stay in the socket for the raw handler. */
 static int read_frames(struct fconn *c)
 {
-	for (;;) {
+	size_t got = 0, frames = 0;
+
+	while (got < FCONN_READ_BUDGET && frames < FCONN_FRAME_BUDGET) {
 		ssize_t n;
 		json_t *j = NULL;
 		int r;
@@ -334,11 +554,14 @@ static int read_frames(struct fconn *c)
 		}
 		if (n == 0)
 			return c->ops->error(c, c->hdr_len || c->in_len ? -EBADMSG : 0);
+		got += (size_t)n;
 		if (c->hdr_len < NPF_WIRE_HDR_LEN) {
 			c->hdr_len += (size_t)n;
 			if (c->hdr_len < NPF_WIRE_HDR_LEN)
 				continue;
-			r = npf_wire_hdr_decode(c->hdr, c->hdr_len, c->max_payload, &c->h);
+			r = npf_wire_hdr_decode(c->hdr, c->hdr_len,
+						c->max_payload + (c->auth ? NPF_AUTH_TAG_LEN : 0),
+						&c->h);
 			if (r < 0)
 				return protocol_error(c, r);
 			if (c->h.length == 0)
@@ -352,19 +575,37 @@ static int read_frames(struct fconn *c)
 		c->in_len += (size_t)n;
 		if (c->in_len < c->h.length)
 			continue;
-		r = npf_wire_parse_json(c->in, c->in_len, &j);
+		if (c->auth && c->auth->st == FA_DONE) {
+			size_t jl = 0;
+
+			/* The tag first: nothing unauthenticated reaches the JSON parser. */
+			r = npf_auth_open(&c->auth->sess, c->hdr, c->in, c->in_len, &jl);
+			if (r == 0)
+				r = npf_wire_parse_json(c->in, jl, &j);
+			else
+				r = -EKEYREJECTED;
+		} else {
+			r = npf_wire_parse_json(c->in, c->in_len, &j);
+		}
 		free(c->in);
 		c->in = NULL;
 		c->in_len = c->hdr_len = 0;
+		if (r == -EKEYREJECTED)
+			return auth_refuse(c, "frame authentication failed");
 		if (r < 0)
 			return protocol_error(c, r);
-		r = c->ops->frame(c, c->h.type, j);
+		frames++;
+		if (c->auth && c->auth->st != FA_DONE)
+			r = auth_frame(c, c->h.type, j);
+		else
+			r = c->ops->frame(c, c->h.type, j);
 		json_decref(j);
 		if (r)
 			return 1;
 		if (c->raw || c->closing || c->fd < 0)
 			return 0;
 	}
+	return 0;
 }
 
 static int io_cb(sd_event_source *s, int fd, uint32_t revents, void *ud)
@@ -386,6 +627,12 @@ static int io_cb(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		c->connecting = false;
 		if (!err)
 			(void)set_events(c);
+		if (!err && c->auth) {
+			/* ops->connected waits for the handshake. */
+			if (auth_client_start(c) < 0)
+				auth_client_fail(c);
+			return 0;
+		}
 		c->ops->connected(c, -err);
 		return 0;
 	}

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
+#include "auth.h"
 #include "check.h"
 #include "model.h"
 #include "probe.h"
@@ -27,7 +28,16 @@
 #define PROBE_MAX_REVJOBS_PER_CONN 2
 #define PROBE_MAX_OPEN_DATA_PER_CONN 4 /* data listeners one control connection may ask for */
 #define PROBE_DLISTEN_FACTOR 4         /* data listeners at once: this times max_conns */
-#define PROBE_SCONN_IDLE_USEC (15ull * 1000000)
+#define PROBE_MAX_REV_ACTIVE 64       /* reverse probes running at once: the rest is ours */
+#define PROBE_MAX_REVJOBS_PER_PEER 8  /* reverse requests held at once per peer address */
+#define PROBE_MAX_REV_ACTIVE_PER_PEER 16 /* of those slots, what one peer address may hold */
+#define PROBE_MAX_PREAUTH 64          /* connections that have not said HELLO/authenticated */
+#define PROBE_MAX_PREAUTH_PER_PEER 8
+#define PROBE_PREAUTH_USEC (3ull * 1000000) /* HELLO (or AUTH) must come this fast */
+/* A prober holds its discovery connection for the whole check (its loss means
+ * the daemon went away), so idle authenticated connections live as long as the
+ * longest check; per-peer caps bound what an idle peer can hold. */
+#define PROBE_SCONN_IDLE_USEC ((NPF_WIRE_MAX_TIMEOUT_MS + 5000ull) * 1000)
 #define PROBE_DATA_LIFETIME_USEC (10ull * 1000000)
 #define PROBE_MAX_OUTBUF (256u << 10)
 #define PROBE_MAX_RESOLVED 8           /* addresses kept per resolved name */
@@ -36,6 +46,7 @@
 /* ---- fconn.c: a non-blocking socket carrying framed JSON messages ---- */
 
 struct fconn;
+struct fconn_auth;
 
 /* Callbacks return 0 to keep going or 1 when they destroyed the connection
  * (fconn_close() and/or freed its owner); fconn then touches nothing. */
@@ -70,6 +81,7 @@ struct fconn {
 	size_t in_len;
 	uint8_t *out;
 	size_t out_len, out_off;
+	struct fconn_auth *auth; /* owned; NULL without a cluster key */
 };
 
 /* Makes a struct fconn for an accepted fd (takes ownership of fd). Returns 0 or -errno
@@ -82,6 +94,26 @@ int fconn_adopt(struct fconn *c, sd_event *e, int fd, uint32_t max_payload,
  * -errno (nothing left to close then). */
 int fconn_connect(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint16_t port,
 		  uint32_t max_payload, const struct fconn_ops *ops, void *owner);
+
+/* Connects to a daemon's control port (ctx->port). With a cluster key the
+ * handshake runs first and ops->connected sees 0 only once both sides proved the
+ * key; a peer that cannot gets -EKEYREJECTED. Returns as fconn_connect(). */
+int fconn_connect_ctl(struct fconn *c, struct npf_probe_ctx *ctx, const struct npf_addr *dst,
+		      uint32_t max_payload, const struct fconn_ops *ops, void *owner);
+
+/* Server side of the handshake on an adopted connection: until a client proves
+ * the key nothing reaches ops->frame, and anything else than the handshake gets
+ * a "forbidden" ERROR. keys and node are borrowed (they outlive c). Returns 0 or
+ * -ENOMEM. */
+int fconn_auth_server(struct fconn *c, const struct npf_auth_keys *keys, const char *node);
+
+/* The peer's node name as proven by the handshake, or NULL (no key, or not yet). */
+const char *fconn_auth_peer(const struct fconn *c);
+
+/* The data-port token derived from this connection's session. Returns 0, or
+ * -ENOKEY when the connection is not authenticated (the token then travels in
+ * OPEN_DATA_REPLY as before). */
+int fconn_data_token(const struct fconn *c, uint16_t port, uint8_t token[NPF_WIRE_TOKEN_LEN]);
 
 /* Queues one frame. Returns 0, -ENOBUFS (output cap) or -ENOMEM/-EMSGSIZE. */
 int fconn_send(struct fconn *c, uint16_t type, const json_t *payload);
@@ -108,7 +140,8 @@ int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, u
 /* CLOCK_MONOTONIC now, in microseconds (not cached: RTTs need it fresh). */
 uint64_t fconn_now_usec(void);
 
-/* Maps a connect()/socket errno (positive) to a path outcome. */
+/* Maps a connect()/socket errno (positive) to a path outcome. EKEYREJECTED (the
+ * peer does not hold our cluster key) is not-probed: no trusted evidence. */
 enum npf_outcome fconn_errno_outcome(int err);
 
 /* ---- tprobe.c: probe_path(target, expected instance) ---- */
@@ -215,11 +248,13 @@ struct npf_probe_ctx {
 	char node[NPF_NAME_MAX];
 	uint64_t instance;
 	npf_probe_inventory_fn inventory;
+	void (*listen_changed)(void *userdata);
 	void *userdata;
 	uint32_t max_conns, full_mesh_max, sparse_k, bulk_bytes;
 	char **exclude;
 	size_t n_exclude;
 
+	struct npf_auth_keys keys;   /* cluster keys; n == 0: unauthenticated mode */
 	struct npf_candidate *cands; /* owned: from the last refresh */
 	size_t n_cands;
 	char (*ifnames)[IFNAMSIZ];   /* owned */
@@ -228,6 +263,10 @@ struct npf_probe_ctx {
 	struct plisten *listeners;
 	struct sconn *sconns;
 	uint32_t n_sconns;
+	char listen_error[160]; /* first candidate whose listener failed, "" = all bound */
+	sd_event_source *listen_retry;
+	uint32_t n_preauth;  /* sconns still before HELLO/authentication (in n_sconns) */
+	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused; /* at max_conns: new connections wait in the backlog */
 	struct dlisten *dlisteners;
 	uint32_t n_dlisteners;
@@ -240,6 +279,7 @@ struct npf_probe_ctx {
 	uint64_t n_tprobes_started, n_tprobes_joined; /* for tests and bench */
 	uint32_t n_active_tprobes;
 	uint32_t next_rev_id;
+	bool kicking;       /* inside tprobe_kick_queue(): no nested runs */
 	bool shutting_down; /* no queued probe starts during teardown */
 };
 

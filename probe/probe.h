@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "auth.h"
 #include "check.h"
 #include "model.h"
 
@@ -31,6 +32,9 @@ struct npf_probe_params {
 	 * or bulk_bytes means the default (256, 64, 4, 256 KiB, as lib/config.c). */
 	const char *const *exclude; /* fnmatch globs of interfaces never announced; copied */
 	size_t n_exclude;
+	/* Cluster keys (copied); NULL or n == 0: unauthenticated, as before. */
+	const struct npf_auth_keys *keys;
+	void (*listen_changed)(void *userdata); /* optional, see npf_probe_listen_error() */
 };
 
 /* Creates the context and starts listening on the probe port on every candidate
@@ -41,6 +45,12 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 /* Stops listeners, aborts in-flight checks (their callbacks run with -ECANCELED,
  * and must not free the context again) and frees. NULL-safe. */
 void npf_probe_ctx_free(struct npf_probe_ctx *ctx);
+
+/* NULL when the probe port is bound on every candidate address; otherwise which
+ * address failed and why (borrowed, valid until the next refresh). Failed
+ * addresses are not announced, and are retried every second; listen_changed runs
+ * when this changes. */
+const char *npf_probe_listen_error(const struct npf_probe_ctx *ctx);
 
 /* Re-reads the inventory and adjusts listeners after a link/address change. */
 int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx);

@@ -33,7 +33,9 @@ struct sconn {
 	struct fconn c;
 	sd_event_source *timer;
 	struct npf_addr local; /* the address the peer connected to */
+	struct npf_addr remote; /* the peer's address: per-peer caps count by it */
 	bool hello;
+	bool authed; /* HELLO seen (and, with a key, authenticated): out of n_preauth */
 	uint64_t peer_instance;
 	char peer_node[NPF_NAME_MAX];
 	uint32_t n_open_data; /* over the connection's life */
@@ -43,6 +45,8 @@ struct sconn {
 
 struct dlisten {
 	struct npf_probe_ctx *ctx;
+	struct sconn *sc; /* the control connection that asked; NULL once it is gone */
+	struct npf_addr remote;
 	int lfd;
 	sd_event_source *lsrc, *timer;
 	struct fconn c;
@@ -58,9 +62,13 @@ struct dlisten {
 struct revjob {
 	struct npf_probe_ctx *ctx;
 	struct sconn *sc;
+	struct npf_addr remote;
 	struct npf_msg_reverse_result res;
 	struct tprobe *tp[NPF_WIRE_MAX_TARGETS];
-	size_t n, pending;
+	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
+	uint64_t expect, deadline;
+	uint32_t bytes;
+	size_t n, started, pending; /* targets, started so far, still running */
 	struct revjob *prev, *next;
 };
 
@@ -84,13 +92,55 @@ struct revjob {
 	} while (0)
 
 static void throttle(struct npf_probe_ctx *ctx);
+static void dlisten_free(struct dlisten *dl);
+static void rev_kick(struct npf_probe_ctx *ctx);
+
+static uint32_t per_peer_conns(const struct npf_probe_ctx *ctx)
+{
+	return ctx->max_conns / 4 > 16 ? ctx->max_conns / 4 : 16;
+}
+
+static uint32_t count_sconns(const struct npf_probe_ctx *ctx, const struct npf_addr *a,
+			     bool preauth_only)
+{
+	uint32_t n = 0;
+
+	for (const struct sconn *sc = ctx->sconns; sc; sc = sc->next)
+		if ((!preauth_only || !sc->authed) && npf_addr_equal(&sc->remote, a))
+			n++;
+	return n;
+}
+
+static uint32_t count_dlisteners(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
+{
+	uint32_t n = 0;
+
+	for (const struct dlisten *dl = ctx->dlisteners; dl; dl = dl->next)
+		if (npf_addr_equal(&dl->remote, a))
+			n++;
+	return n;
+}
+
+static uint32_t count_revjobs(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
+{
+	uint32_t n = 0;
+
+	for (const struct revjob *rj = ctx->revjobs; rj; rj = rj->next)
+		if (npf_addr_equal(&rj->remote, a))
+			n++;
+	return n;
+}
 
 /* ---- reverse jobs ---- */
 
 static void revjob_free(struct revjob *rj)
 {
-	for (size_t i = 0; i < rj->n; i++)
-		tprobe_free(rj->tp[i]);
+	for (size_t i = 0; i < rj->n; i++) {
+		if (rj->tp[i]) {
+			tprobe_free(rj->tp[i]);
+			rj->ctx->n_rev_active--;
+		}
+	}
 	if (rj->sc)
 		rj->sc->n_rev--;
 	LIST_DEL(rj->ctx->revjobs, rj);
@@ -101,7 +151,6 @@ static void revjob_free(struct revjob *rj)
 static void revjob_probe_done(struct tprobe *tp, void *ud)
 {
 	struct revjob *rj = ud;
-	json_t *j;
 
 	for (size_t i = 0; i < rj->n; i++) {
 		const struct tprobe_result *r;
@@ -119,10 +168,17 @@ static void revjob_probe_done(struct tprobe *tp, void *ud)
 		tprobe_free(tp);
 		rj->tp[i] = NULL;
 		rj->pending--;
+		rj->ctx->n_rev_active--;
 		break;
 	}
-	if (rj->pending)
-		return;
+	rev_kick(rj->ctx);
+}
+
+/* Sends the result once every target has one, and frees the job. */
+static void revjob_complete(struct revjob *rj)
+{
+	json_t *j;
+
 	rj->res.n_results = rj->n;
 	if (rj->sc && fconn_is_open(&rj->sc->c)) {
 		j = npf_wire_reverse_result_to_json(&rj->res);
@@ -133,6 +189,53 @@ static void revjob_probe_done(struct tprobe *tp, void *ud)
 		(void)sd_event_source_set_time_relative(rj->sc->timer, PROBE_SCONN_IDLE_USEC);
 	}
 	revjob_free(rj);
+}
+
+/* Starts waiting reverse targets while reverse slots are free (at most
+ * PROBE_MAX_REV_ACTIVE: the rest of the probe slots stay for this node's own
+ * checks) and completes finished jobs. tprobe_start() never completes
+ * synchronously, so nothing here runs revjob_probe_done(). */
+static uint32_t rev_active_of(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
+{
+	uint32_t n = 0;
+
+	for (const struct revjob *rj = ctx->revjobs; rj; rj = rj->next)
+		if (npf_addr_equal(&rj->remote, a))
+			n += (uint32_t)rj->pending;
+	return n;
+}
+
+static void rev_kick(struct npf_probe_ctx *ctx)
+{
+	uint64_t now = fconn_now_usec();
+
+	for (struct revjob *rj = ctx->revjobs, *nx; rj; rj = nx) {
+		nx = rj->next;
+		/* One peer address cannot take every reverse slot: a requester that
+		 * keeps 64 slow targets busy still leaves the other peers theirs. */
+		while (rj->started < rj->n && ctx->n_rev_active < PROBE_MAX_REV_ACTIVE &&
+		       rev_active_of(ctx, &rj->remote) < PROBE_MAX_REV_ACTIVE_PER_PEER) {
+			size_t i = rj->started++;
+			struct npf_rev_result *o = &rj->res.results[i];
+
+			o->addr = rj->targets[i];
+			/* Only other daemons' control ports (tprobe uses ctx->port), and the
+			 * data port only after that daemon proved to be the requester. */
+			if (now < rj->deadline &&
+			    tprobe_start(ctx, &rj->targets[i], rj->expect, rj->bytes, rj->deadline,
+					 revjob_probe_done, rj, &rj->tp[i]) == 0) {
+				rj->pending++;
+				ctx->n_rev_active++;
+				continue;
+			}
+			o->outcome = NPF_OUT_NOT_PROBED;
+			snprintf(o->detail, sizeof(o->detail), "%s",
+				 now < rj->deadline ? "could not start the probe"
+						    : "reverse probe slots busy until the deadline");
+		}
+		if (rj->started == rj->n && !rj->pending)
+			revjob_complete(rj);
+	}
 }
 
 /* ---- inbound control connections ---- */
@@ -146,6 +249,18 @@ static void sconn_free(struct sconn *sc)
 		if (rj->sc == sc)
 			revjob_free(rj);
 	}
+	/* Data listeners die with the connection that asked for them (a peer that
+	 * hangs up cannot leave them behind); an accepted one finishes its echo. */
+	for (struct dlisten *dl = ctx->dlisteners, *nx; dl; dl = nx) {
+		nx = dl->next;
+		if (dl->sc != sc)
+			continue;
+		dl->sc = NULL;
+		if (dl->lfd >= 0)
+			dlisten_free(dl);
+	}
+	if (!sc->authed)
+		ctx->n_preauth--;
 	sc->timer = sd_event_source_disable_unref(sc->timer);
 	fconn_close(&sc->c);
 	LIST_DEL(ctx->sconns, sc);
@@ -193,7 +308,16 @@ static int on_hello(struct sconn *sc, json_t *j)
 		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "HELLO already received");
 	if (npf_wire_hello_from_json(j, &h) < 0)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed HELLO");
+	/* With a key, who the peer is was proven in the handshake: its HELLO must
+	 * not claim another node. */
+	if (fconn_auth_peer(&sc->c) && strcmp(fconn_auth_peer(&sc->c), h.node) != 0)
+		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO names another node");
 	sc->hello = true;
+	if (!sc->authed) {
+		sc->authed = true;
+		ctx->n_preauth--;
+		throttle(ctx);
+	}
 	sc->peer_instance = h.instance;
 	snprintf(sc->peer_node, sizeof(sc->peer_node), "%s", h.node);
 	snprintf(rep.node, sizeof(rep.node), "%s", ctx->node);
@@ -381,12 +505,15 @@ static int on_open_data(struct sconn *sc, json_t *j)
 	if (npf_wire_open_data_from_json(j, &od) < 0)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed OPEN_DATA");
 	if (sc->n_open_data >= PROBE_MAX_OPEN_DATA_PER_CONN ||
-	    ctx->n_dlisteners >= PROBE_DLISTEN_FACTOR * ctx->max_conns)
+	    ctx->n_dlisteners >= PROBE_DLISTEN_FACTOR * ctx->max_conns ||
+	    count_dlisteners(ctx, &sc->remote) >= 2 * per_peer_conns(ctx))
 		return sconn_reject(sc, NPF_WERR_BUSY, "too many data listeners");
 	dl = calloc(1, sizeof(*dl));
 	if (!dl)
 		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
 	dl->ctx = ctx;
+	dl->sc = sc;
+	dl->remote = sc->remote;
 	dl->lfd = -1;
 	dl->c.fd = -1;
 	dl->bulk = od.bytes;
@@ -410,7 +537,12 @@ static int on_open_data(struct sconn *sc, json_t *j)
 				       PROBE_DATA_LIFETIME_USEC, 1000, dlisten_timer, dl);
 	if (r < 0)
 		goto fail;
-	memcpy(rep.token, dl->token, sizeof(rep.token));
+	/* Authenticated: both sides derive the token from the session, and it never
+	 * travels on the control connection. */
+	if (fconn_data_token(&sc->c, rep.port, dl->token) == 0)
+		memset(rep.token, 0, sizeof(rep.token));
+	else
+		memcpy(rep.token, dl->token, sizeof(rep.token));
 	return send_or_drop(sc, NPF_MSG_OPEN_DATA_REPLY, npf_wire_open_data_reply_to_json(&rep));
 fail:
 	log_debug("probe: data listener for %s failed: %s", sc->peer_node, strerror(errno));
@@ -423,7 +555,6 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	struct npf_probe_ctx *ctx = sc->ctx;
 	struct npf_msg_reverse_req *rq;
 	struct revjob *rj;
-	uint64_t deadline;
 
 	if (!sc->hello)
 		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO first");
@@ -434,7 +565,8 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 		free(rq);
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed REVERSE_REQ");
 	}
-	if (sc->n_rev >= PROBE_MAX_REVJOBS_PER_CONN || ctx->n_revjobs >= PROBE_MAX_REVJOBS) {
+	if (sc->n_rev >= PROBE_MAX_REVJOBS_PER_CONN || ctx->n_revjobs >= PROBE_MAX_REVJOBS ||
+	    count_revjobs(ctx, &sc->remote) >= PROBE_MAX_REVJOBS_PER_PEER) {
 		struct npf_msg_error e = { .code = NPF_WERR_BUSY };
 
 		/* Not fatal for the connection: the requester records "busy". */
@@ -450,27 +582,23 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	}
 	rj->ctx = ctx;
 	rj->sc = sc;
+	rj->remote = sc->remote;
 	rj->res.id = rq->id;
+	rj->expect = sc->peer_instance;
+	/* We send what we would send for our own probes, never more: a small
+	 * request must not move a peer-chosen amount of data. */
+	rj->bytes = rq->bytes < ctx->bulk_bytes ? rq->bytes : ctx->bulk_bytes;
+	rj->deadline = fconn_now_usec() + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
+	/* No more targets than we would probe on one peer in our own checks. */
+	rj->n = rq->n_targets < PROBE_MAX_FWD_PER_PEER ? rq->n_targets : PROBE_MAX_FWD_PER_PEER;
+	memcpy(rj->targets, rq->targets, rj->n * sizeof(rj->targets[0]));
+	free(rq);
 	LIST_ADD(ctx->revjobs, rj);
 	ctx->n_revjobs++;
 	sc->n_rev++;
-	deadline = fconn_now_usec() + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
 	/* Keep the connection until the result is sent. */
-	(void)sd_event_source_set_time(sc->timer, deadline + PROBE_SCONN_IDLE_USEC);
-	for (size_t i = 0; i < rq->n_targets; i++) {
-		/* Only other daemons' control ports (tprobe uses ctx->port), and the
-		 * data port only after that daemon proved to be the requester. */
-		if (tprobe_start(ctx, &rq->targets[i], sc->peer_instance, rq->bytes, deadline,
-				 revjob_probe_done, rj, &rj->tp[i]) < 0)
-			break;
-		rj->n++;
-		rj->pending++;
-	}
-	free(rq);
-	if (rj->n == 0) {
-		revjob_free(rj);
-		return sconn_reject(sc, NPF_WERR_BUSY, "cannot start probes");
-	}
+	(void)sd_event_source_set_time(sc->timer, rj->deadline + PROBE_SCONN_IDLE_USEC);
+	rev_kick(ctx);
 	return 0;
 }
 
@@ -478,7 +606,8 @@ static int sconn_frame(struct fconn *c, uint16_t type, json_t *j)
 {
 	struct sconn *sc = c->owner;
 
-	if (!sc->n_rev)
+	/* Before HELLO the short pre-auth deadline stands, whatever arrives. */
+	if (!sc->n_rev && sc->authed)
 		(void)sd_event_source_set_time_relative(sc->timer, PROBE_SCONN_IDLE_USEC);
 	switch (type) {
 	case NPF_MSG_HELLO:
@@ -519,7 +648,9 @@ static const struct fconn_ops sconn_ops = {
  * backlog for a few milliseconds instead of failing as "refused". */
 static void throttle(struct npf_probe_ctx *ctx)
 {
-	bool pause = ctx->n_sconns >= ctx->max_conns;
+	/* Only connections that said HELLO count: idle unauthenticated ones have
+	 * their own cap and are evicted, so they can never pause accept(). */
+	bool pause = ctx->n_sconns - ctx->n_preauth >= ctx->max_conns;
 
 	if (pause == ctx->accept_paused)
 		return;
@@ -539,6 +670,56 @@ static int listen_pause_end(sd_event_source *s, uint64_t usec, void *ud)
 	if (!pl->ctx->accept_paused)
 		(void)sd_event_source_set_enabled(pl->src, SD_EVENT_ON);
 	return 0;
+}
+
+/* Answers "busy" on a connection we will not serve, then closes it: the
+ * prober then records not-probed, not a refused path. */
+static void refuse_busy(int fd, const char *msg)
+{
+	struct npf_msg_error e = { .code = NPF_WERR_BUSY };
+	json_t *j;
+	uint8_t *f;
+	size_t len;
+
+	snprintf(e.message, sizeof(e.message), "%s", msg);
+	j = npf_wire_error_to_json(&e);
+	if (j && npf_wire_frame(NPF_MSG_ERROR, j, &f, &len) == 0) {
+		(void)!send(fd, f, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		free(f);
+	}
+	json_decref(j);
+	close(fd);
+}
+
+/* Keeps unauthenticated connections under their caps by evicting the oldest one
+ * of the address holding the most (this one's own when it is over its share):
+ * a flood of idle connections pushes out only itself. */
+static void make_preauth_room(struct npf_probe_ctx *ctx, const struct npf_addr *from)
+{
+	struct sconn *victim = NULL;
+	uint32_t best = 0;
+
+	if (count_sconns(ctx, from, true) >= PROBE_MAX_PREAUTH_PER_PEER) {
+		for (struct sconn *sc = ctx->sconns; sc; sc = sc->next)
+			if (!sc->authed && npf_addr_equal(&sc->remote, from))
+				victim = sc; /* the list is newest first: the last is the oldest */
+	} else if (ctx->n_preauth >= PROBE_MAX_PREAUTH) {
+		for (struct sconn *sc = ctx->sconns; sc; sc = sc->next) {
+			uint32_t n;
+
+			if (sc->authed)
+				continue;
+			n = count_sconns(ctx, &sc->remote, true);
+			if (n >= best) {
+				best = n;
+				victim = sc;
+			}
+		}
+	}
+	if (victim) {
+		fconn_send_error(&victim->c, NPF_WERR_BUSY, "too many unauthenticated connections");
+		sconn_free(victim);
+	}
 }
 
 static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
@@ -575,18 +756,37 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		free(sc);
 		return 0;
 	}
+	sl = sizeof(ss);
+	if (getpeername(cfd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    fconn_from_sockaddr(&ss, &sc->remote, NULL) < 0) {
+		close(cfd);
+		free(sc);
+		return 0;
+	}
+	if (count_sconns(ctx, &sc->remote, false) >= per_peer_conns(ctx)) {
+		refuse_busy(cfd, "too many connections from this address");
+		free(sc);
+		return 0;
+	}
+	make_preauth_room(ctx, &sc->remote);
 	if (fconn_adopt(&sc->c, ctx->event, cfd, NPF_WIRE_MAX_PAYLOAD, &sconn_ops, sc) < 0) {
 		free(sc);
 		return 0;
 	}
+	if (ctx->keys.n && fconn_auth_server(&sc->c, &ctx->keys, ctx->node) < 0) {
+		fconn_close(&sc->c);
+		free(sc);
+		return 0;
+	}
 	if (sd_event_add_time_relative(ctx->event, &sc->timer, CLOCK_MONOTONIC,
-				       PROBE_SCONN_IDLE_USEC, 1000, sconn_timer, sc) < 0) {
+				       PROBE_PREAUTH_USEC, 1000, sconn_timer, sc) < 0) {
 		fconn_close(&sc->c);
 		free(sc);
 		return 0;
 	}
 	LIST_ADD(ctx->sconns, sc);
 	ctx->n_sconns++;
+	ctx->n_preauth++;
 	throttle(ctx);
 	return 0;
 }
@@ -646,6 +846,7 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 
 	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
 		pl->keep = false;
+	ctx->listen_error[0] = '\0';
 	for (size_t i = 0; i < ctx->n_cands; i++) {
 		const struct npf_addr *a = &ctx->cands[i].addr;
 		struct plisten *pl = NULL, *found = NULL;
@@ -662,8 +863,14 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 		if (r < 0) {
 			char txt[INET6_ADDRSTRLEN];
 
-			log_warnx("probe: cannot listen on %s port %u: %s",
+			log_warnx("probe: cannot listen on %s port %u: %s; not announcing it",
 				  npf_addr_str(a, txt, sizeof(txt)), ctx->port, strerror(-r));
+			if (!ctx->listen_error[0])
+				snprintf(ctx->listen_error, sizeof(ctx->listen_error),
+					 "%s port %u: %s", txt, ctx->port, strerror(-r));
+			/* Whatever holds the port there (a local user who bound it
+			 * first) must not answer as us: the address is not announced. */
+			ctx->cands[i].addr.family = AF_UNSPEC;
 			continue;
 		}
 		if (!pl)
@@ -671,6 +878,14 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 		pl->keep = true;
 		pl->next = ctx->listeners;
 		ctx->listeners = pl;
+	}
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < ctx->n_cands; i++)
+			if (ctx->cands[i].addr.family != AF_UNSPEC)
+				ctx->cands[k++] = ctx->cands[i];
+		ctx->n_cands = k;
 	}
 	pp = &ctx->listeners;
 	while (*pp) {

@@ -285,7 +285,9 @@ static void peer_error(struct tprobe *tp, json_t *j)
 		finish(tp, NPF_OUT_WRONG_PEER, "malformed ERROR frame");
 		return;
 	}
-	finish(tp, NPF_OUT_REFUSED, "peer error %s: %s", npf_wire_err_name(e.code), e.message);
+	/* A busy peer ran out of slots: that says nothing about the path. */
+	finish(tp, e.code == NPF_WERR_BUSY ? NPF_OUT_NOT_PROBED : NPF_OUT_REFUSED,
+	       "peer error %s: %s", npf_wire_err_name(e.code), e.message);
 }
 
 static void begin(struct tprobe *tp)
@@ -325,7 +327,7 @@ static void begin(struct tprobe *tp)
 		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
 		return;
 	}
-	r = fconn_connect(&tp->ctl, ctx->event, &tp->target, ctx->port, 4096, &ctl_ops, tp);
+	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, 4096, &ctl_ops, tp);
 	if (r < 0) {
 		finish(tp, fconn_errno_outcome(-r), "connect to %s port %u: %s", a, ctx->port,
 		       strerror(-r));
@@ -335,6 +337,11 @@ static void begin(struct tprobe *tp)
 
 void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 {
+	/* finish() kicks the queue, and a probe started here may finish at once:
+	 * the outer loop carries on instead of recursing once per queued probe. */
+	if (ctx->kicking)
+		return;
+	ctx->kicking = true;
 	while (!ctx->shutting_down && ctx->queue_head && ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
 		struct tprobe *tp = ctx->queue_head;
 
@@ -345,6 +352,7 @@ void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 		}
 		begin(tp);
 	}
+	ctx->kicking = false;
 }
 
 /* ---- control connection ---- */
@@ -368,7 +376,7 @@ static int ctl_connected(struct fconn *c, int err)
 	r = fconn_send(c, NPF_MSG_HELLO, j);
 	json_decref(j);
 	if (r < 0) {
-		finish(tp, NPF_OUT_UNREACHABLE, "sending HELLO: %s", strerror(-r));
+		finish(tp, NPF_OUT_NOT_PROBED, "sending HELLO: %s", strerror(-r));
 		return 0;
 	}
 	tp->phase = TP_HELLO;
@@ -403,7 +411,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		r = fconn_send(c, NPF_MSG_OPEN_DATA, o);
 		json_decref(o);
 		if (r < 0) {
-			finish(tp, NPF_OUT_UNREACHABLE, "sending OPEN_DATA: %s", strerror(-r));
+			finish(tp, NPF_OUT_NOT_PROBED, "sending OPEN_DATA: %s", strerror(-r));
 			return 0;
 		}
 		tp->phase = TP_OPEN_DATA;
@@ -416,10 +424,11 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 			finish(tp, NPF_OUT_WRONG_PEER, "malformed OPEN_DATA reply from %s", a);
 			return 0;
 		}
-		memcpy(tp->token, odr.token, sizeof(tp->token));
+		if (fconn_data_token(&tp->ctl, odr.port, tp->token) < 0)
+			memcpy(tp->token, odr.token, sizeof(tp->token));
 		tp->data_port = odr.port;
-		/* The peer's data listener lives on its own; the control leg is done. */
-		fconn_close(&tp->ctl);
+		/* The peer frees the data listener with this control connection:
+		 * keep it until the data port has answered. */
 		tp->phase = TP_DATA_CONNECT;
 		tp->t0 = fconn_now_usec();
 		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024,
@@ -487,7 +496,7 @@ static int data_connected(struct fconn *c, int err)
 	r = fconn_send(c, NPF_MSG_DATA_AUTH, j);
 	json_decref(j);
 	if (r < 0) {
-		finish(tp, NPF_OUT_UNREACHABLE, "sending DATA_AUTH: %s", strerror(-r));
+		finish(tp, NPF_OUT_NOT_PROBED, "sending DATA_AUTH: %s", strerror(-r));
 		return 0;
 	}
 	tp->phase = TP_AUTH;
@@ -513,9 +522,10 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 		return 0;
 	tp->rxbuf = malloc(TP_RXBUF);
 	if (!tp->rxbuf) {
-		finish(tp, NPF_OUT_BULK_STALL, "out of memory");
+		finish(tp, NPF_OUT_NOT_PROBED, "out of memory");
 		return 0;
 	}
+	fconn_close(&tp->ctl);
 	tp->phase = TP_BULK;
 	(void)fconn_set_raw(c, EPOLLIN | EPOLLOUT);
 	return 0;

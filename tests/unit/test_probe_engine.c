@@ -26,6 +26,9 @@
 
 #include "npf_test.h"
 
+#include <sodium.h>
+
+#include "auth.h"
 #include "probe.h"
 #include "wire.h"
 
@@ -45,7 +48,7 @@ struct node {
 
 struct env {
 	sd_event *ev;
-	struct node a, b, c;
+	struct node a, b, c, d;
 };
 
 struct result {
@@ -101,7 +104,10 @@ static int make_netns(void)
 	}
 	if ((r = ifreq_addr(fd, "lo:1", "198.18.0.1")) < 0 ||
 	    (r = ifreq_addr(fd, "lo:2", "198.18.0.2")) < 0 ||
-	    (r = ifreq_addr(fd, "lo:3", "198.18.0.3")) < 0)
+	    (r = ifreq_addr(fd, "lo:3", "198.18.0.3")) < 0 ||
+	    (r = ifreq_addr(fd, "lo:4", "198.18.0.4")) < 0 ||
+	    (r = ifreq_addr(fd, "lo:5", "198.18.0.5")) < 0 ||
+	    (r = ifreq_addr(fd, "lo:9", "198.18.0.9")) < 0) /* the attacker's */
 		goto out;
 out:
 	close(fd);
@@ -135,12 +141,13 @@ static const struct npf_inventory *inv_cb(void *ud)
 	return &((struct node *)ud)->inv;
 }
 
-static void node_start_max(struct env *e, struct node *n, const char *name, const char *addr,
-			   uint64_t instance, uint32_t max_conns)
+static void node_start_key(struct env *e, struct node *n, const char *name, const char *addr,
+			   uint64_t instance, uint32_t max_conns, const struct npf_auth_keys *keys)
 {
 	struct npf_probe_params p = {
 		.event = e->ev, .port = PORT, .node_name = name, .instance = instance,
 		.inventory = inv_cb, .userdata = n, .bulk_bytes = 65536, .max_conns = max_conns,
+		.keys = keys,
 	};
 
 	n->name = name;
@@ -149,6 +156,12 @@ static void node_start_max(struct env *e, struct node *n, const char *name, cons
 	fake_inventory(n);
 	p.userdata = n;
 	assert_int_equal(npf_probe_ctx_new(&n->ctx, &p), 0);
+}
+
+static void node_start_max(struct env *e, struct node *n, const char *name, const char *addr,
+			   uint64_t instance, uint32_t max_conns)
+{
+	node_start_key(e, n, name, addr, instance, max_conns, NULL);
 }
 
 static void node_start(struct env *e, struct node *n, const char *name, const char *addr,
@@ -284,7 +297,7 @@ static void test_job_check_shares_paths(void **state)
 	npf_probe_get_stats(e->b.ctx, &b0);
 	assert_int_equal(npf_probe_check_start(e->a.ctx, pa, 1, 2000, on_check, &ra), 0);
 	assert_int_equal(npf_probe_check_start(e->b.ctx, pb, 1, 2000, on_check, &rb), 0);
-	end = now_ms() + 3000;
+	end = now_ms() + HANG_MS;
 	while (!(ra.done && rb.done) && now_ms() < end)
 		assert_true(sd_event_run(e->ev, 10000) >= 0);
 	both = ra.done && rb.done;
@@ -310,7 +323,7 @@ static void test_job_check_shares_paths(void **state)
 	free_result(&rb);
 	/* A new check right after reuses nothing that ended: it probes. */
 	assert_int_equal(npf_probe_check_start(e->a.ctx, pa, 1, 2000, on_check, &ra), 0);
-	run_until(e, &ra.done, 3000);
+	run_until(e, &ra.done, HANG_MS);
 	assert_true(ra.done);
 	assert_int_equal(find_link(ra.chk, "198.18.0.2")->fwd, NPF_OUT_OK);
 	assert_int_equal(ra.chk->n_shared, 0);
@@ -319,8 +332,9 @@ static void test_job_check_shares_paths(void **state)
 	free_result(&ra);
 }
 
-/* bravo announces an address that belongs to charlie: the answer comes from the
- * wrong daemon. */
+/* bravo holds an address whose probe port another process (charlie) bound
+ * first, as a local user squatting the port would: bravo does not announce it,
+ * says which address failed, and is checked on the rest. */
 static void test_wrong_peer(void **state)
 {
 	struct env *e = *state;
@@ -333,33 +347,28 @@ static void test_wrong_peer(void **state)
 	node_start(e, &e->c, "charlie", "198.18.0.3", 0x3333);
 	assert_int_equal(npf_wire_addr_parse("198.18.0.3", &a), 0);
 	a.prefixlen = 32;
-	/* Announced but not bound by bravo (the listener on it is charlie's). */
 	assert_int_equal(npf_iface_add_addr(&e->b.inv.ifaces[0], &a), 0);
 	(void)npf_probe_ctx_refresh(e->b.ctx);
+	assert_non_null(npf_probe_listen_error(e->b.ctx));
+	assert_non_null(strstr(npf_probe_listen_error(e->b.ctx), "198.18.0.3 port 7718"));
+	assert_null(npf_probe_listen_error(e->a.ctx));
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 2000, on_check, &r), 0);
 	run_until(e, &r.done, HANG_MS);
 	assert_int_equal(r.err, 0);
-	assert_int_equal(r.chk->nodes[1].n_cands, 2);
+	assert_int_equal(r.chk->nodes[1].n_cands, 1);
 	for (size_t i = 0; i < r.chk->n_paths; i++) {
-		const struct npf_path *p = &r.chk->paths[i];
 		char buf[64];
 
-		if (p->dir != NPF_DIR_FORWARD)
-			continue;
-		npf_addr_str(&p->peer_addr, buf, sizeof(buf));
-		if (strcmp(buf, "198.18.0.3") == 0) {
-			assert_int_equal(p->outcome, NPF_OUT_WRONG_PEER);
-			assert_string_equal(p->detail, "answered by charlie");
-		} else {
-			assert_int_equal(p->outcome, NPF_OUT_OK);
-		}
+		npf_addr_str(&r.chk->paths[i].peer_addr, buf, sizeof(buf));
+		assert_string_not_equal(buf, "198.18.0.3");
 	}
 	l = find_link(r.chk, "198.18.0.2");
-	assert_int_equal(l->fwd, NPF_OUT_OK); /* best of ok and wrong-peer */
+	assert_int_equal(l->fwd, NPF_OUT_OK);
 	free_result(&r);
 	node_stop(&e->c);
 	e->b.inv.ifaces[0].n_addrs = 1;
 	(void)npf_probe_ctx_refresh(e->b.ctx);
+	assert_null(npf_probe_listen_error(e->b.ctx));
 
 	/* Our own address as a peer name: it resolves to this node. */
 	peers[0] = "198.18.0.1";
@@ -820,6 +829,336 @@ static void test_conn_cap(void **state)
 	node_stop(&e->c);
 }
 
+/* A client socket bound to the attacker's address 198.18.0.9, so that per-peer
+ * caps tell it from the healthy nodes on the same loopback. */
+static int attacker_connect(const char *addr, uint16_t port)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	inet_pton(AF_INET, "198.18.0.9", &src.sin_addr);
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 && errno != EINPROGRESS)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* Best effort: a full socket buffer or a closed connection is the attacker's problem. */
+static void blast_frame(int fd, uint16_t type, const char *json)
+{
+	uint8_t f[512];
+	size_t n = strlen(json);
+
+	npf_wire_hdr_encode(f, type, (uint32_t)n);
+	memcpy(f + NPF_WIRE_HDR_LEN, json, n);
+	(void)!send(fd, f, NPF_WIRE_HDR_LEN + n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void pump(struct env *e, uint64_t ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (now_ms() < end)
+		(void)sd_event_run(e->ev, 1000);
+}
+
+/* alpha checks bravo; the pair must come out ok both ways whatever else runs. */
+static void expect_healthy(struct env *e)
+{
+	const char *peers[] = { "198.18.0.2" };
+	struct result r = { 0 };
+	const struct npf_link *l;
+
+	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 3000, on_check, &r), 0);
+	run_until(e, &r.done, HANG_MS);
+	assert_true(r.done);
+	assert_int_equal(r.err, 0);
+	assert_true(r.chk->nodes[1].available);
+	l = find_link(r.chk, "198.18.0.2");
+	assert_int_equal(l->fwd, NPF_OUT_OK);
+	assert_int_equal(l->rev, NPF_OUT_OK);
+	free_result(&r);
+}
+
+#define ATTACK_CONNS 256
+
+/* The attack of issue 12: 256 connections, each HELLO + 4 OPEN_DATA, from one
+ * host. Kept open, then closed: neither changes a healthy pair's verdict. */
+static void test_listener_exhaustion(void **state)
+{
+	struct env *e = *state;
+	int fds[ATTACK_CONNS];
+
+	NEED_ENV(state);
+	for (int i = 0; i < ATTACK_CONNS; i++) {
+		fds[i] = attacker_connect("198.18.0.2", PORT);
+		assert_true(fds[i] >= 0);
+		pump(e, 0);
+		blast_frame(fds[i], NPF_MSG_HELLO, HELLO);
+		for (int k = 0; k < 4; k++)
+			blast_frame(fds[i], NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+		(void)sd_event_run(e->ev, 1000);
+	}
+	pump(e, 200);
+	expect_healthy(e);
+	for (int i = 0; i < ATTACK_CONNS; i++)
+		close(fds[i]);
+	pump(e, 100);
+	/* the same again, closing each at once */
+	for (int i = 0; i < ATTACK_CONNS; i++) {
+		int fd = attacker_connect("198.18.0.2", PORT);
+
+		assert_true(fd >= 0);
+		blast_frame(fd, NPF_MSG_HELLO, HELLO);
+		for (int k = 0; k < 4; k++)
+			blast_frame(fd, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+		(void)sd_event_run(e->ev, 1000);
+		close(fd);
+	}
+	pump(e, 200);
+	expect_healthy(e);
+}
+
+/* Idle connections that never say HELLO, far over every cap: accept() keeps
+ * serving, the noisy address loses its oldest ones. */
+static void test_preauth_flood(void **state)
+{
+	struct env *e = *state;
+	enum { N = 600 };
+	int *fds = calloc(N, sizeof(int));
+	int n = 0;
+
+	NEED_ENV(state);
+	assert_non_null(fds);
+	for (; n < N; n++) {
+		fds[n] = attacker_connect("198.18.0.2", PORT);
+		if (fds[n] < 0)
+			break; /* out of descriptors here: enough */
+		if (n % 16 == 0)
+			(void)sd_event_run(e->ev, 0);
+	}
+	pump(e, 100);
+	expect_healthy(e);
+	/* slowloris: one header byte at a time on the survivors */
+	for (int i = 0; i < n; i++)
+		(void)!send(fds[i], "\x00", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	pump(e, 50);
+	expect_healthy(e);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+}
+
+/* Reverse-request abuse: 64 targets, 16 MiB asked, repeated; the node's own
+ * check keeps its slots. */
+static void test_reverse_abuse(void **state)
+{
+	struct env *e = *state;
+	char req[4096];
+	int fds[16];
+
+	NEED_ENV(state);
+	snprintf(req, sizeof(req), "{\"id\":1,\"timeout_ms\":3000,\"bytes\":16777216,\"targets\":[");
+	for (int i = 0; i < NPF_WIRE_MAX_TARGETS; i++) {
+		char t[32];
+
+		snprintf(t, sizeof(t), "%s\"198.18.%d.%d\"", i ? "," : "", 1 + i / 200, 1 + i % 200);
+		strcat(req, t);
+	}
+	strcat(req, "]}");
+	for (int i = 0; i < 16; i++) {
+		fds[i] = attacker_connect("198.18.0.2", PORT);
+		assert_true(fds[i] >= 0);
+		blast_frame(fds[i], NPF_MSG_HELLO, HELLO);
+	}
+	pump(e, 50);
+	for (int i = 0; i < 16; i++) {
+		uint8_t f[NPF_WIRE_HDR_LEN + 4096];
+		size_t n = strlen(req);
+
+		npf_wire_hdr_encode(f, NPF_MSG_REVERSE_REQ, (uint32_t)n);
+		memcpy(f + NPF_WIRE_HDR_LEN, req, n);
+		(void)!send(fds[i], f, NPF_WIRE_HDR_LEN + n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)!send(fds[i], f, NPF_WIRE_HDR_LEN + n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	pump(e, 50);
+	expect_healthy(e);
+	for (int i = 0; i < 16; i++)
+		close(fds[i]);
+	pump(e, 50);
+}
+
+static void make_keys(struct npf_auth_keys *k)
+{
+	char buf[256];
+
+	assert_true(npf_auth_key_generate(buf, sizeof(buf)) > 0);
+	assert_int_equal(npf_auth_keys_parse(buf, strlen(buf), k, NULL, 0), 0);
+}
+
+/* Speaks the handshake by hand; returns the session or fails the test. */
+static void manual_handshake(struct env *e, int fd, const struct npf_auth_keys *k,
+			     struct npf_auth_session *s)
+{
+	struct npf_auth_hello h = { .n_ids = 1 };
+	struct npf_auth_challenge ch;
+	struct npf_auth_finish fin;
+	json_t *j;
+	char *txt;
+
+	strcpy(h.node, "evil");
+	memcpy(h.ids[0], k->k[0].id, NPF_AUTH_ID_LEN);
+	randombytes_buf(h.nonce, sizeof(h.nonce));
+	j = npf_auth_hello_to_json(&h);
+	txt = json_dumps(j, JSON_COMPACT);
+	send_frame(e, fd, 1, NPF_MSG_AUTH_HELLO, txt);
+	free(txt);
+	json_decref(j);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_AUTH_CHALLENGE);
+	assert_int_equal(npf_auth_challenge_from_json(j, &ch), 0);
+	json_decref(j);
+	assert_int_equal(npf_auth_proof_check(&k->k[0], &h, ch.node, ch.nonce, true, ch.mac), 0);
+	npf_auth_proof(&k->k[0], &h, ch.node, ch.nonce, false, fin.mac);
+	j = npf_auth_finish_to_json(&fin);
+	txt = json_dumps(j, JSON_COMPACT);
+	send_frame(e, fd, 1, NPF_MSG_AUTH_FINISH, txt);
+	free(txt);
+	json_decref(j);
+	npf_auth_session_init(s, &k->k[0], &h, ch.node, ch.nonce, true);
+}
+
+static size_t sealed(struct npf_auth_session *s, uint16_t type, const char *json, uint8_t *f)
+{
+	size_t n = strlen(json);
+
+	npf_wire_hdr_encode(f, type, (uint32_t)(n + NPF_AUTH_TAG_LEN));
+	memcpy(f + NPF_WIRE_HDR_LEN, json, n);
+	npf_auth_seal(s, f, NPF_WIRE_HDR_LEN + n, f + NPF_WIRE_HDR_LEN + n);
+	return NPF_WIRE_HDR_LEN + n + NPF_AUTH_TAG_LEN;
+}
+
+/* With a cluster key: key holders check each other as before; a peer without
+ * the key gets "forbidden" and nothing else, and is not-probed (never fail) in
+ * the key holders' checks; a replayed authenticated frame is refused. */
+static void test_cluster_key(void **state)
+{
+	struct env *e = *state;
+	struct npf_auth_keys k, other;
+	struct npf_auth_session s;
+	const char *peers[] = { "198.18.0.4", "198.18.0.1" };
+	struct result r = { 0 };
+	const struct npf_link *l;
+	uint8_t f[512], b[16];
+	size_t n;
+	json_t *j = NULL;
+	int fd;
+
+	NEED_ENV(state);
+	make_keys(&k);
+	make_keys(&other);
+	node_start_key(e, &e->c, "charlie", "198.18.0.3", 0x3333, 0, &k);
+	node_start_key(e, &e->d, "delta", "198.18.0.4", 0x4444, 0, &k);
+
+	/* charlie checks delta (key) and alpha (no key) */
+	assert_int_equal(npf_probe_check_start(e->c.ctx, peers, 2, 3000, on_check, &r), 0);
+	run_until(e, &r.done, HANG_MS);
+	assert_int_equal(r.err, 0);
+	l = find_link(r.chk, "198.18.0.4");
+	assert_int_equal(l->fwd, NPF_OUT_OK);
+	assert_int_equal(l->rev, NPF_OUT_OK);
+	for (size_t i = 1; i < r.chk->n_nodes; i++)
+		if (strcmp(r.chk->nodes[i].name, "198.18.0.1") == 0)
+			assert_false(r.chk->nodes[i].available);
+	free_result(&r);
+
+	/* unauthenticated HELLO, wrong key, garbage AUTH_HELLO: forbidden, then EOF */
+	fd = client_connect("198.18.0.3", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_ERROR);
+	assert_string_equal(json_string_value(json_object_get(j, "code")), "forbidden");
+	assert_null(json_object_get(j, "instance"));
+	json_decref(j);
+	assert_int_equal(pump_recv(e, fd, b, sizeof(b), HANG_MS), 0);
+	close(fd);
+	fd = client_connect("198.18.0.3", PORT);
+	send_frame(e, fd, 1, NPF_MSG_AUTH_HELLO, "{\"v\":1}");
+	expect_error(e, fd, "forbidden");
+	close(fd);
+	fd = client_connect("198.18.0.3", PORT);
+	{
+		struct npf_auth_hello h = { .n_ids = 1 };
+		char *txt;
+
+		strcpy(h.node, "evil");
+		memcpy(h.ids[0], other.k[0].id, NPF_AUTH_ID_LEN);
+		j = npf_auth_hello_to_json(&h);
+		txt = json_dumps(j, JSON_COMPACT);
+		send_frame(e, fd, 1, NPF_MSG_AUTH_HELLO, txt);
+		free(txt);
+		json_decref(j);
+	}
+	expect_error(e, fd, "forbidden");
+	close(fd);
+
+	/* a key holder: HELLO answered; the same sealed bytes again are refused */
+	fd = client_connect("198.18.0.3", PORT);
+	manual_handshake(e, fd, &k, &s);
+	n = sealed(&s, NPF_MSG_HELLO, HELLO, f);
+	send_all(e, fd, f, n);
+	{
+		uint8_t hdr[NPF_WIRE_HDR_LEN], pl[4096];
+		struct npf_wire_hdr h;
+		size_t got = 0;
+
+		while (got < sizeof(hdr)) {
+			ssize_t m = pump_recv(e, fd, hdr + got, sizeof(hdr) - got, HANG_MS);
+
+			assert_true(m > 0);
+			got += (size_t)m;
+		}
+		assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), sizeof(pl), &h), 0);
+		assert_int_equal(h.type, NPF_MSG_HELLO_REPLY);
+		for (got = 0; got < h.length;) {
+			ssize_t m = pump_recv(e, fd, pl + got, h.length - got, HANG_MS);
+
+			assert_true(m > 0);
+			got += (size_t)m;
+		}
+		assert_int_equal(npf_auth_open(&s, hdr, pl, h.length, &got), 0);
+	}
+	send_all(e, fd, f, n); /* replay */
+	{
+		/* The refusal is tagged in the session: read past it to EOF. */
+		uint8_t buf[512];
+		ssize_t m;
+		uint64_t end = now_ms() + HANG_MS;
+
+		while ((m = pump_recv(e, fd, buf, sizeof(buf), HANG_MS)) > 0 && now_ms() < end)
+			;
+		assert_int_equal(m, 0);
+	}
+	close(fd);
+	/* still healthy among key holders afterwards */
+	{
+		const char *p1[] = { "198.18.0.4" };
+
+		assert_int_equal(npf_probe_check_start(e->c.ctx, p1, 1, 3000, on_check, &r), 0);
+		run_until(e, &r.done, HANG_MS);
+		l = find_link(r.chk, "198.18.0.4");
+		assert_int_equal(l->fwd, NPF_OUT_OK);
+		assert_int_equal(l->rev, NPF_OUT_OK);
+		free_result(&r);
+	}
+	node_stop(&e->c);
+	node_stop(&e->d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +1170,10 @@ int main(void)
 		cmocka_unit_test(test_reverse_request),
 		cmocka_unit_test(test_data_port),
 		cmocka_unit_test(test_conn_cap),
+		cmocka_unit_test(test_listener_exhaustion),
+		cmocka_unit_test(test_preauth_flood),
+		cmocka_unit_test(test_reverse_abuse),
+		cmocka_unit_test(test_cluster_key),
 		cmocka_unit_test(test_many_candidates),
 		cmocka_unit_test(test_job_check_shares_paths),
 	};

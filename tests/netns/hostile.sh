@@ -1,0 +1,411 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# netns.hostile: real netpreflightd daemons under attack and faults (issue 12).
+#
+# Topology (namespaces npfho<pid>-*; nothing in the host namespace): one switch namespace with
+# bridge brfab; node1..node3 with fab0 198.18.1.<i>/24; an attacker namespace "atk" with
+# 198.18.1.66/24 on the same bridge. The attacker tool (tests/tools/npf_attack) talks only to
+# node2's address. Every attack is bounded in connections and time.
+#
+# During each attack: a check among the healthy nodes, from node1 and from the victim node2,
+# gives the baseline verdict (never fail; one rerun allowed for an unknown under load), the
+# victim's local API answers, its RSS stays within the baseline + 128 MiB, and no daemon dies.
+# Then: port squatting before the daemon starts, a cluster key (unauthenticated peer, replayed
+# authenticated frame, a node without the key), and faults mid-check (peer killed, peer
+# restarted with a new instance, link down, address removed, the local daemon restarted under
+# socket activation while a client waits): each ends within its timeout, never with a fail the
+# fault did not earn.
+#
+# Figures go to stdout as "figure:" lines (docs/security.md quotes them).
+# Runs as root; exit 77 (skipped) without root, network namespaces or jq.
+set -uo pipefail
+
+SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${NPF_BUILD_DIR:-$SRC/build}
+DAEMON=${NPF_DAEMON:-$BUILD/daemon/netpreflightd}
+CLI=${NPF_CLI:-$BUILD/cli/netpreflight}
+ATK=$BUILD/tests/tools/npf_attack
+TIMEOUT_S=3
+HOLD_MS=60000 # attackers hold this long at most; the suite kills them when done
+IDLE_CONNS=${NPF_HOSTILE_IDLE:-10000}
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+command -v jq >/dev/null || skip "'jq' not installed (scripts/setup-deps)"
+for b in "$DAEMON" "$CLI" "$ATK"; do [ -x "$b" ] || skip "$b not built"; done
+
+P=npfho$(($$ % 100000))
+SW=$P-sw
+NODES=(node1 node2 node3)
+ns() { echo "$P-$1"; }
+ip netns add "$SW" 2>/dev/null || skip "cannot create network namespaces here"
+
+T=$(mktemp -d /tmp/npfho.XXXXXX)
+declare -A PIDS=()
+APID=""
+FAILS=0
+
+cleanup() {
+	local n pid
+	[ -n "$APID" ] && kill -KILL "$APID" 2>/dev/null
+	[ -n "${SQ:-}" ] && kill -KILL "$SQ" 2>/dev/null
+	for n in "${!PIDS[@]}"; do kill -TERM "${PIDS[$n]}" 2>/dev/null; done
+	for n in "${!PIDS[@]}"; do
+		pid=${PIDS[$n]}
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+	done
+	for n in "${NODES[@]}" atk; do
+		ip netns del "$(ns "$n")" 2>/dev/null
+		rm -rf "/etc/netns/$(ns "$n")"
+	done
+	ip netns del "$SW" 2>/dev/null
+	if [ "$FAILS" -ne 0 ]; then
+		for n in "${NODES[@]}"; do
+			[ -f "$T/$n.log" ] && { echo "--- $n daemon log"; tail -n 30 "$T/$n.log"; }
+		done
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
+die() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); exit 1; }
+X() { local n=$1; shift; ip netns exec "$(ns "$n")" "$@"; }
+S() { ip netns exec "$SW" "$@"; }
+
+# --- the network ---------------------------------------------------------------
+S ip link set lo up
+S ip link add brfab type bridge stp_state 0 || die "bridge"
+S ip link set brfab up
+i=0
+for n in "${NODES[@]}" atk; do
+	i=$((i + 1))
+	addr=198.18.1.$i
+	[ "$n" = atk ] && addr=198.18.1.66
+	ip netns add "$(ns "$n")" || die "netns $n"
+	X "$n" ip link set lo up
+	X "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip link add fab0 netns "$(ns "$n")" type veth peer name "h${i}fab" netns "$SW" || die "veth $n"
+	S ip link set "h${i}fab" master brfab up
+	X "$n" ip addr add "$addr/24" dev fab0
+	X "$n" ip link set fab0 up
+	mkdir -p "/etc/netns/$(ns "$n")"
+	printf '127.0.0.1 localhost\n198.18.1.1 node1\n198.18.1.2 node2\n198.18.1.3 node3\n' \
+		>"/etc/netns/$(ns "$n")/hosts"
+done
+
+# --- daemons -------------------------------------------------------------------
+# Under ASan freed memory sits in a 256 MiB quarantine, which would read as growth: keep it
+# small so RSS measures what the daemon holds.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
+start_daemon() {
+	local n=$1
+	shift
+	mkdir -p "$T/$n"
+	rm -f "$T/$n.sock"
+	ip netns exec "$(ns "$n")" "$DAEMON" --foreground --socket "$T/$n.sock" --node-name "$n" \
+		--state-dir "$T/$n" --cache-ttl 1s "$@" >>"$T/$n.log" 2>&1 &
+	PIDS[$n]=$!
+}
+wait_daemon() {
+	local n=$1
+	for _ in $(seq 150); do
+		[ -S "$T/$n.sock" ] && "$CLI" --socket "$T/$n.sock" status >/dev/null 2>&1 && return 0
+		kill -0 "${PIDS[$n]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	die "$n: daemon did not come up ($(tail -n 5 "$T/$n.log"))"
+}
+stop_daemon() { # NODE [SIGNAL]
+	local n=$1 pid=${PIDS[$1]:-}
+	[ -n "$pid" ] || return 0
+	kill "-${2:-TERM}" "$pid" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	unset "PIDS[$n]"
+}
+alive() {
+	local n
+	for n in "${NODES[@]}"; do
+		[ -n "${PIDS[$n]:-}" ] || continue
+		kill -0 "${PIDS[$n]}" 2>/dev/null || { fail "$1: $n's daemon died"; return 1; }
+	done
+	if grep -qE 'Sanitizer|runtime error' "$T"/node*.log; then
+		fail "$1: sanitizer report: $(grep -m3 -hE 'Sanitizer|runtime error' "$T"/node*.log)"
+		return 1
+	fi
+	return 0
+}
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/${PIDS[$1]}/status" 2>/dev/null || echo 0; }
+
+# verdict FROM TAG: checks node[1-3] from FROM; prints the verdict; output in $T/TAG.json.
+verdict() {
+	local from=$1 tag=$2
+	"$CLI" --socket "$T/$from.sock" check --nodes 'node[1-3]' --timeout "$TIMEOUT_S" --json \
+		>"$T/$tag.json" 2>"$T/$tag.err"
+	jq -r '.verdict.verdict // "none"' "$T/$tag.json" 2>/dev/null || echo none
+}
+# expect_verdict FROM TAG WANT: WANT, or one rerun when the first try was unknown (load);
+# a fail is never retried.
+expect_verdict() {
+	local from=$1 tag=$2 want=$3 got
+	got=$(verdict "$from" "$tag")
+	if [ "$got" = unknown ] && [ "$want" != unknown ]; then
+		got=$(verdict "$from" "$tag.rerun")
+		tag=$tag.rerun
+	fi
+	if [ "$got" = "$want" ]; then
+		pass "$tag: check from $from: $got"
+	else
+		fail "$tag: check from $from: '$got', want '$want': $(jq -r '.verdict.summary' "$T/$tag.json" 2>/dev/null) $(cat "$T/$tag.err")"
+	fi
+}
+api_answers() { # NODE TAG
+	if "$CLI" --socket "$T/$1.sock" status --json >"$T/$2.status" 2>&1 &&
+		jq -e '.daemon.node' "$T/$2.status" >/dev/null 2>&1; then
+		pass "$2: $1's local API answers"
+	else
+		fail "$2: $1's local API did not answer: $(head -c 300 "$T/$2.status")"
+	fi
+}
+
+# attack TAG MODE ARGS...: starts npf_attack in the attacker namespace against node2 and
+# waits (bounded) until it reports the attack in place.
+attack() {
+	local tag=$1
+	shift
+	# Not through X: a backgrounded function is a subshell, and $! would not be the attacker.
+	ip netns exec "$(ns atk)" "$ATK" "$1" 198.18.1.2 7718 "${@:2}" >"$T/atk.$tag.out" \
+		2>"$T/atk.$tag.err" &
+	APID=$!
+	for _ in $(seq 600); do
+		grep -q '^ready' "$T/atk.$tag.out" 2>/dev/null && return 0
+		kill -0 "$APID" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^ready' "$T/atk.$tag.out" || fail "$tag: attacker did not start: $(cat "$T/atk.$tag.err")"
+}
+attack_end() { # TAG: stops the attacker; prints its figures
+	local tag=$1
+	kill -TERM "$APID" 2>/dev/null
+	wait "$APID" 2>/dev/null
+	APID=""
+	echo "figure: $tag: $(grep -h '^ready' "$T/atk.$tag.out" | head -1 | cut -c7-) $(grep -h '^inputs' "$T/atk.$tag.out" | tail -1)"
+}
+
+for n in "${NODES[@]}"; do start_daemon "$n"; done
+for n in "${NODES[@]}"; do wait_daemon "$n"; done
+pass "three daemons up (no cluster key)"
+if jq -e '.daemon.probe_auth == "none"' <("$CLI" --socket "$T/node1.sock" status --json) >/dev/null; then
+	pass "status says probe_auth none without a key"
+else
+	fail "status lacks probe_auth none"
+fi
+grep -q 'NOT authenticated' "$T/node1.log" && pass "the log warns about unauthenticated peers" ||
+	fail "no warning about unauthenticated peers in the log"
+
+BASE=$(verdict node1 base)
+[ "$BASE" = ok ] && pass "baseline: check from node1 is ok" ||
+	die "baseline: check from node1 is '$BASE': $(cat "$T/base.err") $(jq -r .verdict.summary "$T/base.json")"
+RSS0=$(rss_kb node2)
+echo "figure: node2 RSS before attacks: ${RSS0} kB"
+
+# --- attacks, each against node2 ----------------------------------------------------
+run_attack() { # TAG MODE ARGS...
+	local tag=$1 rss
+	attack "$@"
+	expect_verdict node1 "$tag.n1" "$BASE"
+	expect_verdict node2 "$tag.n2" "$BASE"
+	api_answers node2 "$tag"
+	rss=$(rss_kb node2)
+	if [ "$rss" -le $((RSS0 + 131072)) ]; then
+		pass "$tag: node2 RSS ${rss} kB (baseline ${RSS0} kB)"
+	else
+		fail "$tag: node2 RSS ${rss} kB grew past baseline ${RSS0} kB + 128 MiB"
+	fi
+	echo "figure: $tag: node2 RSS ${rss} kB"
+	alive "$tag" && pass "$tag: every daemon alive"
+	attack_end "$tag"
+}
+run_attack garbage garbage
+run_attack idle idle "$IDLE_CONNS" "$HOLD_MS"
+run_attack flood flood 5000
+run_attack exhaust exhaust 256 "$HOLD_MS"
+run_attack exhaust-close exhaust-close 256
+run_attack slowloris slowloris 300 "$HOLD_MS"
+run_attack reverse reverse 64 "$HOLD_MS"
+alive "after the attacks" && pass "no daemon crashed under attack"
+
+# --- port squatting before the daemon starts ------------------------------------------
+stop_daemon node3
+ip netns exec "$(ns node3)" "$ATK" squat 198.18.1.3 7718 "$HOLD_MS" >"$T/squat.out" 2>&1 &
+SQ=$!
+for _ in $(seq 50); do grep -q '^ready' "$T/squat.out" && break; sleep 0.1; done
+start_daemon node3
+wait_daemon node3
+lerr=$("$CLI" --socket "$T/node3.sock" status --json | jq -r '.daemon.probe_listen_error')
+case $lerr in
+*198.18.1.3*) pass "squat: node3 says its probe port is not bound: $lerr" ;;
+*) fail "squat: node3's status probe_listen_error = '$lerr'" ;;
+esac
+got=$(verdict node1 squat)
+[ "$got" = unknown ] && pass "squat: check from node1 is unknown (node3 has no probe port)" ||
+	fail "squat: check from node1 is '$got', want unknown: $(jq -r .verdict.summary "$T/squat.json")"
+kill "$SQ" 2>/dev/null
+wait "$SQ" 2>/dev/null
+for _ in $(seq 50); do
+	lerr=$("$CLI" --socket "$T/node3.sock" status --json | jq -r '.daemon.probe_listen_error')
+	[ "$lerr" = null ] && break
+	sleep 0.2
+done
+[ "$lerr" = null ] && pass "squat: the port is retried and bound once free" ||
+	fail "squat: probe_listen_error still '$lerr'"
+expect_verdict node1 squat.after ok
+
+# --- the cluster key -----------------------------------------------------------------
+"$CLI" key generate >"$T/cluster.key" && chmod 0600 "$T/cluster.key" || die "key generate"
+for n in "${NODES[@]}"; do stop_daemon "$n"; done
+for n in "${NODES[@]}"; do start_daemon "$n" --key-file "$T/cluster.key"; done
+for n in "${NODES[@]}"; do wait_daemon "$n"; done
+if jq -e '.daemon.probe_auth == "cluster-key"' <("$CLI" --socket "$T/node1.sock" status --json) >/dev/null; then
+	pass "key: status says probe_auth cluster-key"
+else
+	fail "key: status lacks probe_auth cluster-key"
+fi
+expect_verdict node1 key.base ok
+attack unauth unauth
+wait "$APID"
+rc=$?
+[ "$rc" -eq 0 ] && pass "key: an unauthenticated peer gets one forbidden ERROR and nothing else" ||
+	fail "key: unauthenticated peer: $(cat "$T/atk.unauth.err")"
+attack_end unauth
+attack replay replay "$T/cluster.key"
+wait "$APID"
+rc=$?
+[ "$rc" -eq 0 ] && pass "key: a replayed authenticated frame is refused" ||
+	fail "key: replay: $(cat "$T/atk.replay.err")"
+attack_end replay
+run_attack key.exhaust exhaust 256 "$HOLD_MS"
+# node3 without the key: not trusted, so unknown (never fail, never ok).
+stop_daemon node3
+start_daemon node3
+wait_daemon node3
+got=$(verdict node1 key.nokey)
+[ "$got" = unknown ] && pass "key: node3 without the key: check from node1 is unknown" ||
+	fail "key: node3 without the key: '$got': $(jq -r .verdict.summary "$T/key.nokey.json")"
+stop_daemon node3
+start_daemon node3 --key-file "$T/cluster.key"
+wait_daemon node3
+expect_verdict node1 key.again ok
+
+# --- faults mid-check ------------------------------------------------------------------
+# fault TAG BLAME DELAY_S ACTION...: starts a check from node1, runs ACTION after DELAY_S, and
+# requires the check to end within its timeout; a fail is allowed only when BLAME names the
+# node the fault really broke and the verdict suspects exactly that node.
+fault() {
+	local tag=$1 blame=$2 delay=$3 t0 t1 ms got sus
+	shift 3
+	t0=$(date +%s%N)
+	"$CLI" --socket "$T/node1.sock" check --nodes 'node[1-3]' --timeout "$TIMEOUT_S" --json \
+		>"$T/$tag.json" 2>"$T/$tag.err" &
+	local cpid=$!
+	sleep "$delay"
+	"$@"
+	wait "$cpid"
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	got=$(jq -r '.verdict.verdict // "none"' "$T/$tag.json" 2>/dev/null)
+	# 3x margin over the timeout for a loaded machine under ASan: this only catches hangs.
+	[ "$ms" -lt $((TIMEOUT_S * 3000 + 2000)) ] && pass "$tag: ended after ${ms} ms" ||
+		fail "$tag: took ${ms} ms (timeout ${TIMEOUT_S}s)"
+	sus=$(jq -r '.recommendation.failure.node // ""' "$T/$tag.json" 2>/dev/null)
+	case $got in
+	ok | unknown) pass "$tag: verdict $got (not fail)" ;;
+	fail) if [ -n "$blame" ] && [ "$sus" = "$blame" ]; then
+		pass "$tag: verdict fail suspecting $sus, whose link the fault broke"
+	else
+		fail "$tag: verdict fail (suspect '$sus'), not earned: $(jq -r .verdict.summary "$T/$tag.json")"
+	fi ;;
+	*) fail "$tag: verdict '$got': $(jq -r .verdict.summary "$T/$tag.json" 2>/dev/null) $(cat "$T/$tag.err")" ;;
+	esac
+	echo "figure: $tag: verdict $got after ${ms} ms"
+}
+# Slow node3's link both ways (when tbf exists) so that a check lasts long enough for the
+# faults to land in the middle of it.
+if X node3 tc qdisc add dev fab0 root tbf rate 20mbit burst 16kb latency 400ms 2>/dev/null &&
+	S tc qdisc add dev h3fab root tbf rate 20mbit burst 16kb latency 400ms 2>/dev/null; then
+	pass "faults: node3's link shaped to 20 Mbit/s"
+fi
+expect_verdict node1 fault.base ok
+echo "figure: a check with node3 shaped takes $(jq -r .duration_ms "$T/fault.base.json" 2>/dev/null) ms"
+for d in 0 0.05 0.15 0.3; do
+	fault "kill.$d" "" "$d" stop_daemon node3 KILL
+	start_daemon node3 --key-file "$T/cluster.key"
+	wait_daemon node3
+done
+for d in 0 0.05 0.15 0.3; do
+	fault "restart.$d" "" "$d" eval 'stop_daemon node3 KILL; start_daemon node3 --key-file "$T/cluster.key"'
+	wait_daemon node3
+done
+expect_verdict node1 fault.healthy ok
+# A link really going down is a real failure of that node; what the fault must not do is
+# hang a check or leave an ok standing on missing evidence after it.
+for d in 0 0.05 0.15; do
+	fault "linkdown.$d" node3 "$d" X node3 ip link set fab0 down
+	X node3 ip link set fab0 up
+	X node3 tc qdisc add dev fab0 root tbf rate 20mbit burst 16kb latency 400ms 2>/dev/null
+	got=$(verdict node1 "linkdown.$d.after")
+	[ "$got" != none ] && pass "linkdown.$d: the next check runs ($got)" || fail "linkdown.$d: no check after"
+done
+for d in 0 0.05 0.15; do
+	fault "addrdel.$d" node3 "$d" X node3 ip addr del 198.18.1.3/24 dev fab0
+	X node3 ip addr add 198.18.1.3/24 dev fab0
+done
+# The daemons see the address come back over netlink: wait (bounded) for the healthy verdict.
+got=none
+for _ in $(seq 20); do
+	got=$(verdict node1 fault.after)
+	[ "$got" = ok ] && break
+	sleep 0.5
+done
+[ "$got" = ok ] && pass "fault.after: check from node1 is ok again" ||
+	fail "fault.after: check from node1 stays '$got': $(jq -r .verdict.summary "$T/fault.after.json")"
+
+# The local daemon restarted under socket activation while a client waits.
+stop_daemon node1
+ip netns exec "$(ns node1)" systemd-socket-activate -l "$T/node1.sock" -E NOTIFY_SOCKET= "$DAEMON" --foreground \
+	--socket "$T/node1.sock" --node-name node1 --state-dir "$T/node1" \
+	--key-file "$T/cluster.key" >>"$T/node1.log" 2>&1 &
+PIDS[node1]=$!
+for _ in $(seq 50); do [ -S "$T/node1.sock" ] && break; sleep 0.1; done
+t0=$(date +%s%N)
+"$CLI" --socket "$T/node1.sock" check --nodes 'node[1-3]' --timeout "$TIMEOUT_S" --json \
+	>"$T/sockact.json" 2>"$T/sockact.err" &
+cpid=$!
+sleep 0.3
+stop_daemon node1
+wait "$cpid"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+case $rc in
+0 | 2 | 3) pass "sockact: the waiting client ended (exit $rc) after ${ms} ms, never a fail" ;;
+*) fail "sockact: the waiting client exit $rc: $(cat "$T/sockact.err")" ;;
+esac
+[ "$ms" -lt $((TIMEOUT_S * 3000 + 2000)) ] || fail "sockact: the client waited ${ms} ms"
+echo "figure: sockact: client exit $rc after ${ms} ms"
+# ...and the restarted daemon serves the next client on the same socket path.
+rm -f "$T/node1.sock"
+ip netns exec "$(ns node1)" systemd-socket-activate -l "$T/node1.sock" -E NOTIFY_SOCKET= "$DAEMON" \
+	--foreground --socket "$T/node1.sock" --node-name node1 --state-dir "$T/node1" \
+	--key-file "$T/cluster.key" >>"$T/node1.log" 2>&1 &
+PIDS[node1]=$!
+for _ in $(seq 50); do [ -S "$T/node1.sock" ] && break; sleep 0.1; done
+expect_verdict node1 sockact.after ok
+
+alive "end" && pass "every daemon alive at the end"
+echo "netns.hostile: $FAILS failure(s)"
+[ "$FAILS" -eq 0 ]

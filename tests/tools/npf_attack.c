@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: MIT
+/* npf_attack: a hostile peer for the netns hostile suite. Every mode is bounded
+ * in connections and time and talks only to the address it is given (the test
+ * passes addresses inside its own namespaces). Prints "ready" once the attack is
+ * in place (the suite waits for it), then one "inputs N" line with how many
+ * hostile inputs it sent, and exits 0 unless the daemon answered in a way the
+ * mode forbids (then 1, with the reason on stderr).
+ *
+ *   npf_attack MODE ADDR PORT [N] [HOLD_MS] [KEYFILE]
+ *   idle N HOLD        N connections that never say anything
+ *   flood N            N connect + close, as fast as possible
+ *   exhaust N HOLD     N x (HELLO + 4 OPEN_DATA), held (the issue-12 attack)
+ *   exhaust-close N    the same, each connection closed at once
+ *   garbage            malformed, oversized, truncated, wrong-version and wrong-state frames
+ *   slowloris N HOLD   N connections dribbling one byte every 200 ms
+ *   reverse N HOLD     N x (HELLO + 2 REVERSE_REQ of 64 targets, 16 MiB each)
+ *   unauth             HELLO to a keyed daemon: only a "forbidden" ERROR may come back
+ *   replay KEYFILE     authenticate, send a tagged HELLO, replay it: must be refused
+ *   squat HOLD         bind ADDR:PORT first and hold it (port squatting) */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "keyfile.h"
+#include "wire.h"
+
+#define MAX_CONNS 20000
+#define HELLO_JSON "{\"node\":\"mallory\",\"instance\":\"00000000000000ee\",\"candidates\":true}"
+
+static struct sockaddr_in dst;
+static long inputs;
+static volatile sig_atomic_t stop; /* SIGTERM: end the attack, still print the figures */
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Blocking connect with a 2 s bound; returns the fd or -errno. */
+static int dial(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct pollfd p;
+	int err = 0;
+	socklen_t l = sizeof(err);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 && errno != EINPROGRESS) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	p = (struct pollfd){.fd = fd, .events = POLLOUT};
+	if (poll(&p, 1, 2000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 || err) {
+		close(fd);
+		return -(err ? err : ETIMEDOUT);
+	}
+	return fd;
+}
+
+static void put(int fd, const void *b, size_t n)
+{
+	(void)!send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	inputs++;
+}
+
+static void frame(int fd, uint16_t version, uint16_t type, const char *json)
+{
+	uint8_t f[NPF_WIRE_HDR_LEN + 8192];
+	size_t n = strlen(json);
+
+	if (n > 8192)
+		n = 8192;
+	npf_wire_hdr_encode(f, type, (uint32_t)n);
+	f[0] = (uint8_t)(version >> 8);
+	f[1] = (uint8_t)version;
+	memcpy(f + NPF_WIRE_HDR_LEN, json, n);
+	put(fd, f, NPF_WIRE_HDR_LEN + n);
+}
+
+/* Reads until EOF or 2 s; returns bytes read (-1 on timeout). */
+static long read_to_eof(int fd, uint8_t *buf, size_t len)
+{
+	uint64_t end = now_ms() + 2000;
+	size_t got = 0;
+
+	while (now_ms() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(fd, buf + got, got < len ? len - got : 0, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return (long)got;
+		if (n > 0)
+			got += (size_t)n;
+		if (got >= len)
+			return (long)got;
+	}
+	return -1;
+}
+
+static void hold(uint64_t ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (now_ms() < end && !stop)
+		usleep(50000);
+}
+
+static int many(long n, uint64_t hold_ms, int what)
+{
+	static int fds[MAX_CONNS];
+	long k = 0;
+
+	raise_nofile();
+	if (n > MAX_CONNS)
+		n = MAX_CONNS;
+	for (; k < n && !stop; k++) {
+		fds[k] = dial();
+		if (fds[k] < 0)
+			break; /* out of descriptors or the backlog is full: enough */
+		inputs++;
+		if (what == 1) {
+			frame(fds[k], 1, NPF_MSG_HELLO, HELLO_JSON);
+			for (int i = 0; i < 4; i++)
+				frame(fds[k], 1, NPF_MSG_OPEN_DATA, "{\"bytes\":16777216}");
+		} else if (what == 2) {
+			char req[4096];
+
+			snprintf(
+			    req, sizeof(req),
+			    "{\"id\":%ld,\"timeout_ms\":60000,\"bytes\":16777216,\"targets\":[", k);
+			for (int i = 0; i < NPF_WIRE_MAX_TARGETS; i++) {
+				char t[32];
+
+				snprintf(t, sizeof(t), "%s\"%s\"", i ? "," : "",
+					 inet_ntoa((struct in_addr){
+					     htonl(ntohl(dst.sin_addr.s_addr) + 1 + (uint32_t)i)}));
+				strcat(req, t);
+			}
+			strcat(req, "]}");
+			frame(fds[k], 1, NPF_MSG_HELLO, HELLO_JSON);
+			frame(fds[k], 1, NPF_MSG_REVERSE_REQ, req);
+			frame(fds[k], 1, NPF_MSG_REVERSE_REQ, req);
+		}
+	}
+	printf("ready %ld connections\n", k);
+	fflush(stdout);
+	if (what == 3) {
+		/* slowloris: one byte of a header at a time */
+		uint64_t end = now_ms() + hold_ms;
+
+		for (int step = 0; now_ms() < end && !stop; step++) {
+			for (long i = 0; i < k; i++)
+				put(fds[i], step % 8 == 0 ? "\x00" : "\x01", 1);
+			usleep(200000);
+		}
+	} else {
+		hold(hold_ms);
+	}
+	for (long i = 0; i < k; i++)
+		close(fds[i]);
+	return 0;
+}
+
+static int flood(long n, bool talk)
+{
+	raise_nofile();
+	printf("ready\n");
+	fflush(stdout);
+	for (long k = 0; k < n && !stop; k++) {
+		int fd = dial();
+
+		if (fd < 0) {
+			usleep(1000);
+			continue;
+		}
+		inputs++;
+		if (talk) {
+			frame(fd, 1, NPF_MSG_HELLO, HELLO_JSON);
+			for (int i = 0; i < 4; i++)
+				frame(fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/* One hostile input per connection; the daemon must answer with an ERROR or
+ * close, never hang (bounded read) and never crash (the suite checks). */
+static int garbage(void)
+{
+	static const struct {
+		uint16_t version, type;
+		const char *json;
+	} frames[] = {
+	    {2, NPF_MSG_HELLO, HELLO_JSON}, /* unknown version */
+	    {0xffff, NPF_MSG_HELLO, HELLO_JSON},
+	    {1, 0, "{}"}, /* unknown types */
+	    {1, 99, "{}"},
+	    {1, 0xffff, "{}"},
+	    {1, NPF_MSG_HELLO, "{\"node\":\"a\",\"node\":\"b\"}"},
+	    {1, NPF_MSG_HELLO, "[]"},
+	    {1, NPF_MSG_HELLO, "{\"node\":\"\\u0000\",\"instance\":\"1\",\"candidates\":1}"},
+	    {1, NPF_MSG_HELLO,
+	     "{\"node\":\"x\",\"instance\":\"0000000000000000\",\"candidates\":false}"},
+	    {1, NPF_MSG_HELLO, "not json at all"},
+	    {1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}"}, /* before HELLO */
+	    {1, NPF_MSG_REVERSE_REQ, "{\"id\":1}"},	 /* before HELLO */
+	    {1, NPF_MSG_HELLO_REPLY, "{}"},		 /* a reply, unasked */
+	    {1, NPF_MSG_REVERSE_RESULT, "{\"id\":1,\"results\":[]}"},
+	    {1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}"},
+	    {1, NPF_MSG_ERROR, "{\"code\":\"busy\",\"message\":\"\\u001b[2J\"}"},
+	    {1, NPF_MSG_AUTH_FINISH, "{\"mac\":\"00\"}"}, /* auth out of order */
+	    {1, NPF_MSG_AUTH_CHALLENGE, "{}"},
+	};
+	uint8_t buf[4096], hdr[NPF_WIRE_HDR_LEN];
+	int fd, bad = 0;
+
+	printf("ready\n");
+	fflush(stdout);
+	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		fd = dial();
+		if (fd < 0)
+			continue;
+		frame(fd, frames[i].version, frames[i].type, frames[i].json);
+		if (read_to_eof(fd, buf, sizeof(buf)) < 0) {
+			fprintf(stderr, "garbage %zu: no answer and no close within 2 s\n", i);
+			bad = 1;
+		}
+		close(fd);
+	}
+	/* valid HELLO twice; oversized header; truncated frame then EOF; random bytes */
+	fd = dial();
+	if (fd >= 0) {
+		frame(fd, 1, NPF_MSG_HELLO, HELLO_JSON);
+		frame(fd, 1, NPF_MSG_HELLO, HELLO_JSON);
+		if (read_to_eof(fd, buf, sizeof(buf)) < 0)
+			bad = 1;
+		close(fd);
+	}
+	fd = dial();
+	if (fd >= 0) {
+		npf_wire_hdr_encode(hdr, NPF_MSG_HELLO, 0xffffffffu);
+		put(fd, hdr, sizeof(hdr));
+		if (read_to_eof(fd, buf, sizeof(buf)) < 0)
+			bad = 1;
+		close(fd);
+	}
+	fd = dial();
+	if (fd >= 0) {
+		npf_wire_hdr_encode(hdr, NPF_MSG_HELLO, 200);
+		put(fd, hdr, sizeof(hdr));
+		put(fd, "{\"node\":", 8);
+		shutdown(fd, SHUT_WR);
+		if (read_to_eof(fd, buf, sizeof(buf)) < 0)
+			bad = 1;
+		close(fd);
+	}
+	for (int r = 0; r < 200; r++) {
+		uint8_t junk[512];
+		size_t n = 1 + randombytes_uniform(sizeof(junk));
+
+		fd = dial();
+		if (fd < 0)
+			continue;
+		randombytes_buf(junk, n);
+		if (r % 2)
+			junk[0] = 0, junk[1] = 1; /* our version: the parser goes deeper */
+		put(fd, junk, n);
+		shutdown(fd, SHUT_WR);
+		if (read_to_eof(fd, buf, sizeof(buf)) < 0)
+			bad = 1;
+		close(fd);
+	}
+	return bad;
+}
+
+/* Reads one frame header + payload (bounded). Returns its type or -1. */
+static int read_frame(int fd, uint8_t *pl, size_t cap, struct npf_wire_hdr *h, uint8_t *hdr)
+{
+	size_t got = 0;
+	uint64_t end = now_ms() + 2000;
+
+	while (got < NPF_WIRE_HDR_LEN + (got >= NPF_WIRE_HDR_LEN ? h->length : 0) &&
+	       now_ms() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+		size_t want;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		want = got < NPF_WIRE_HDR_LEN ? NPF_WIRE_HDR_LEN - got
+					      : NPF_WIRE_HDR_LEN + h->length - got;
+		n = recv(fd, got < NPF_WIRE_HDR_LEN ? hdr + got : pl + (got - NPF_WIRE_HDR_LEN),
+			 want, MSG_DONTWAIT);
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+		if (got == NPF_WIRE_HDR_LEN &&
+		    (npf_wire_hdr_decode(hdr, NPF_WIRE_HDR_LEN, (uint32_t)cap, h) < 0))
+			return -1;
+	}
+	return got >= NPF_WIRE_HDR_LEN && got == NPF_WIRE_HDR_LEN + h->length ? h->type : -1;
+}
+
+static int unauth(void)
+{
+	uint8_t pl[65536], hdr[NPF_WIRE_HDR_LEN], buf[64];
+	struct npf_wire_hdr h;
+	json_t *j = NULL;
+	int fd = dial(), t, bad = 0;
+
+	printf("ready\n");
+	fflush(stdout);
+	if (fd < 0) {
+		fprintf(stderr, "unauth: connect: %s\n", strerror(-fd));
+		return 1;
+	}
+	frame(fd, 1, NPF_MSG_HELLO, HELLO_JSON);
+	t = read_frame(fd, pl, sizeof(pl), &h, hdr);
+	if (t != NPF_MSG_ERROR || npf_wire_parse_json(pl, h.length, &j) < 0 ||
+	    !json_string_value(json_object_get(j, "code")) ||
+	    strcmp(json_string_value(json_object_get(j, "code")), "forbidden") != 0) {
+		fprintf(stderr, "unauth: wanted a forbidden ERROR, got type %d\n", t);
+		bad = 1;
+	}
+	json_decref(j);
+	if (read_to_eof(fd, buf, sizeof(buf)) != 0) {
+		fprintf(stderr, "unauth: more than the ERROR came back\n");
+		bad = 1;
+	}
+	close(fd);
+	return bad;
+}
+
+static int replay(const char *keyfile)
+{
+	struct npf_auth_keys k;
+	struct npf_auth_hello hl = {.n_ids = 1};
+	struct npf_auth_challenge ch;
+	struct npf_auth_finish fin;
+	struct npf_auth_session s;
+	struct npf_wire_hdr h;
+	uint8_t pl[65536], hdr[NPF_WIRE_HDR_LEN], f[1024], buf[4096];
+	char err[256], *txt;
+	json_t *j = NULL;
+	size_t n, jl;
+	long got;
+	int fd;
+
+	if (!keyfile || npf_keyfile_load(keyfile, &k, err, sizeof(err)) < 0) {
+		fprintf(stderr, "replay: key: %s\n", keyfile ? err : "no key file");
+		return 1;
+	}
+	fd = dial();
+	printf("ready\n");
+	fflush(stdout);
+	if (fd < 0)
+		return 1;
+	strcpy(hl.node, "mallory");
+	memcpy(hl.ids[0], k.k[0].id, NPF_AUTH_ID_LEN);
+	randombytes_buf(hl.nonce, sizeof(hl.nonce));
+	j = npf_auth_hello_to_json(&hl);
+	txt = json_dumps(j, JSON_COMPACT);
+	frame(fd, 1, NPF_MSG_AUTH_HELLO, txt);
+	free(txt);
+	json_decref(j);
+	if (read_frame(fd, pl, sizeof(pl), &h, hdr) != NPF_MSG_AUTH_CHALLENGE ||
+	    npf_wire_parse_json(pl, h.length, &j) < 0 || npf_auth_challenge_from_json(j, &ch) < 0 ||
+	    npf_auth_proof_check(&k.k[0], &hl, ch.node, ch.nonce, true, ch.mac) < 0) {
+		fprintf(stderr, "replay: handshake failed\n");
+		return 1;
+	}
+	json_decref(j);
+	npf_auth_proof(&k.k[0], &hl, ch.node, ch.nonce, false, fin.mac);
+	j = npf_auth_finish_to_json(&fin);
+	txt = json_dumps(j, JSON_COMPACT);
+	frame(fd, 1, NPF_MSG_AUTH_FINISH, txt);
+	free(txt);
+	json_decref(j);
+	npf_auth_session_init(&s, &k.k[0], &hl, ch.node, ch.nonce, true);
+	n = strlen(HELLO_JSON);
+	npf_wire_hdr_encode(f, NPF_MSG_HELLO, (uint32_t)(n + NPF_AUTH_TAG_LEN));
+	memcpy(f + NPF_WIRE_HDR_LEN, HELLO_JSON, n);
+	npf_auth_seal(&s, f, NPF_WIRE_HDR_LEN + n, f + NPF_WIRE_HDR_LEN + n);
+	put(fd, f, NPF_WIRE_HDR_LEN + n + NPF_AUTH_TAG_LEN);
+	if (read_frame(fd, pl, sizeof(pl), &h, hdr) != NPF_MSG_HELLO_REPLY ||
+	    npf_auth_open(&s, hdr, pl, h.length, &jl) < 0) {
+		fprintf(stderr, "replay: the genuine tagged HELLO was not answered\n");
+		return 1;
+	}
+	put(fd, f, NPF_WIRE_HDR_LEN + n + NPF_AUTH_TAG_LEN); /* the replay */
+	/* Only a refusal may follow, then EOF: never a second HELLO_REPLY. */
+	got = read_to_eof(fd, buf, sizeof(buf));
+	close(fd);
+	if (got < 0) {
+		fprintf(stderr, "replay: no close after the replay\n");
+		return 1;
+	}
+	if (got >= NPF_WIRE_HDR_LEN && buf[3] == NPF_MSG_HELLO_REPLY) {
+		fprintf(stderr, "replay: the replayed HELLO was answered\n");
+		return 1;
+	}
+	sodium_memzero(&k, sizeof(k));
+	return 0;
+}
+
+static int squat(uint64_t hold_ms)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 || listen(fd, 16) < 0) {
+		perror("squat");
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	hold(hold_ms);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode;
+	long n;
+	uint64_t hold_ms;
+	int r;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: npf_attack MODE ADDR PORT [N] [HOLD_MS] [KEYFILE]\n");
+		return 2;
+	}
+	if (sodium_init() < 0)
+		return 2;
+	signal(SIGTERM, on_term);
+	mode = argv[1];
+	dst.sin_family = AF_INET;
+	dst.sin_port = htons((uint16_t)atoi(argv[3]));
+	if (inet_pton(AF_INET, argv[2], &dst.sin_addr) != 1)
+		return 2;
+	n = argc > 4 ? atol(argv[4]) : 1;
+	hold_ms = argc > 5 ? strtoull(argv[5], NULL, 10) : 0;
+	if (hold_ms > 120000)
+		hold_ms = 120000;
+	if (strcmp(mode, "idle") == 0)
+		r = many(n, hold_ms, 0);
+	else if (strcmp(mode, "exhaust") == 0)
+		r = many(n, hold_ms, 1);
+	else if (strcmp(mode, "reverse") == 0)
+		r = many(n, hold_ms, 2);
+	else if (strcmp(mode, "slowloris") == 0)
+		r = many(n, hold_ms, 3);
+	else if (strcmp(mode, "flood") == 0)
+		r = flood(n, false);
+	else if (strcmp(mode, "exhaust-close") == 0)
+		r = flood(n, true);
+	else if (strcmp(mode, "garbage") == 0)
+		r = garbage();
+	else if (strcmp(mode, "unauth") == 0)
+		r = unauth();
+	else if (strcmp(mode, "replay") == 0)
+		r = replay(argc > 4 ? argv[4] : NULL);
+	else if (strcmp(mode, "squat") == 0)
+		r = squat(argc > 4 ? strtoull(argv[4], NULL, 10) : 0);
+	else
+		return 2;
+	printf("inputs %ld\n", inputs);
+	return r;
+}
