@@ -733,14 +733,14 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 	if (pp->st == PP_PROBING && pp->rev_wait && type == NPF_MSG_REVERSE_RESULT) {
 		struct npf_msg_reverse_result *rr = malloc(sizeof(*rr));
 
-		bool again = false;
-
+		/* rev_record() may ask again for the inconclusive targets on this connection;
+		 * it stays open either way (held until our forward probes end too). */
 		if (rr && npf_wire_reverse_result_from_json(j, rr) == 0 && rr->id == pp->rev_id)
-			again = rev_record(pp, rr);
+			(void)rev_record(pp, rr);
 		else
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "malformed reverse result");
 		free(rr);
-		/* Held until our forward probes end too: its loss says the daemon went away. */
+		/* Its loss says the daemon went away. */
 		maybe_peer_done(pp);
 		return 0;
 	}
