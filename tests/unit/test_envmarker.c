@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Per-node values stay per node (slurm/envmarker.c): the shared case table, plus edge cases. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* after the headers it needs */
+#include <cmocka.h>
 
 #include <errno.h>
 #include <stdio.h>
