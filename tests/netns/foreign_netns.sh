@@ -83,6 +83,15 @@ X node1 ip link set docker0 up
 X ctr ip addr add 172.17.0.2/16 dev eth0
 X ctr ip link set eth0 up
 
+# A veth end only gets its carrier once both are up: wait for it, or a daemon would
+# start without its fabric address and the first check find no listener there.
+for n in "${NODES[@]}"; do
+	for _ in $(seq 100); do
+		X "$n" ip -br link show fab0 | grep -q ' UP ' && break
+		sleep 0.1
+	done
+	X "$n" ip -br link show fab0 | grep -q ' UP ' || die "$n: fab0 has no carrier"
+done
 for n in "${NODES[@]}"; do
 	mkdir -p "$T/$n" "$T/$n-run"
 	printf '[probe]\ntimeout = 3s\ncache_ttl = 10m\n' >"$T/$n.conf"
@@ -103,7 +112,6 @@ for n in "${NODES[@]}"; do
 	[ "$up" = 1 ] || die "$n: daemon did not come up ($(tail -n 5 "$T/$n.log"))"
 done
 SOCK=$T/node1-run/netpreflight.sock
-[ -n "${NPF_DEBUG:-}" ] && { X node2 ss -ltnp; X node1 ss -ltnp; X node2 ip -br l; sleep 2; X node2 ip -br l; cat "$T/node2.log"; }
 
 # --- same namespace: served ----------------------------------------------------
 X node1 "$CLI" --socket "$SOCK" env --nodes node1,node2 --format shell >"$T/same.out" 2>"$T/same.err"
