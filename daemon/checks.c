@@ -261,6 +261,7 @@ static void policy_for(const struct npf_daemon *d, const char *first_node, bool 
 	memset(pol, 0, sizeof(*pol));
 	pol->prefer = &d->cfg.publish.prefer;
 	pol->avoid = &d->cfg.publish.avoid;
+	pol->rdma_fabric = &d->cfg.publish.rdma_fabric;
 	pol->nccl_version = d->cfg.publish.nccl_version;
 	pol->publish = d->cfg.publish.variables;
 	pol->master_addr = d->cfg.publish.master_addr;

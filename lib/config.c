@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Daemon configuration: key table, value parsers, inih front end, dump. */
 #include "config.h"
+#include "pubvar.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -60,12 +61,13 @@ static const struct npf_config_key keys[] = {
 	  NPF_CK_EMPTY_OK, "interface globs preferred among working ones" },
 	{ "publish", "avoid", "avoid", NPF_CT_PATTERNS, FIELD(publish.avoid), "", 0, 0,
 	  NPF_CK_EMPTY_OK, "interface globs used only when nothing else works" },
+	{ "publish", "rdma_fabric", "rdma-fabric", NPF_CT_PATTERNS, FIELD(publish.rdma_fabric), "",
+	  0, 0, NPF_CK_EMPTY_OK, "RDMA port globs (dev or dev:port) of the job's fabric, for IB "
+	  "ports without an IPoIB address" },
 	{ "publish", "nccl_version", "nccl-version", NPF_CT_VERSION, FIELD(publish.nccl_version),
 	  "current", 0, 0, 0, "NCCL version whose selection rules to assume, or current" },
 	{ "publish", "variables", "variables", NPF_CT_VARLIST, FIELD(publish.variables),
-	  "NCCL_SOCKET_IFNAME,NCCL_IB_HCA,NCCL_IB_GID_INDEX,NCCL_IB_ADDR_FAMILY,NCCL_IB_ADDR_RANGE,"
-	  "NCCL_SOCKET_FAMILY,GLOO_SOCKET_IFNAME,TP_SOCKET_IFNAME,UCX_NET_DEVICES,"
-	  "OMPI_MCA_btl_tcp_if_include,OMPI_MCA_oob_tcp_if_include",
+	  "all",
 	  0, 0, NPF_CK_EMPTY_OK, "environment variables to publish (empty or all: every one)" },
 	{ "publish", "master_addr", "master-addr", NPF_CT_BOOL, FIELD(publish.master_addr), "false",
 	  0, 0, 0, "also publish MASTER_ADDR" },
@@ -82,22 +84,9 @@ static const struct npf_config_key keys[] = {
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-static const char *const pubvar_names[] = {
-    "NCCL_SOCKET_IFNAME",
-    "NCCL_IB_HCA",
-    "NCCL_IB_GID_INDEX",
-    "NCCL_IB_ADDR_FAMILY",
-    "NCCL_IB_ADDR_RANGE",
-    "NCCL_SOCKET_FAMILY",
-    "GLOO_SOCKET_IFNAME",
-    "TP_SOCKET_IFNAME",
-    "UCX_NET_DEVICES",
-    "OMPI_MCA_btl_tcp_if_include",
-    "OMPI_MCA_oob_tcp_if_include",
-};
-
-#define N_PUBVARS (sizeof(pubvar_names) / sizeof(pubvar_names[0]))
-_Static_assert(NPF_PUBVAR__ALL == (1u << N_PUBVARS) - 1, "pubvar names and bits differ");
+/* Bits of [publish] variables; their names come from the variable registry. */
+#define N_PUBVARS 14
+_Static_assert(NPF_PUBVAR__ALL == (1u << N_PUBVARS) - 1, "N_PUBVARS and the bits differ");
 
 static const char *const type_names[NPF_CT__COUNT] = {
     [NPF_CT_STRING] = "TEXT",	  [NPF_CT_PATH] = "PATH",      [NPF_CT_BOOL] = "BOOL",
@@ -132,16 +121,19 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 const char *npf_pubvar_name(enum npf_pubvar v)
 {
-	for (size_t i = 0; i < N_PUBVARS; i++)
-		if ((unsigned int)v == 1u << i)
-			return pubvar_names[i];
+	for (int i = 0; v && i < NPF_VAR__COUNT; i++) {
+		const struct npf_var_info *r = npf_var_info((enum npf_var)i);
+
+		if (r->gate == NPF_GATE_VARIABLES && r->bit == (uint32_t)v)
+			return r->name;
+	}
 	return NULL;
 }
 
 int npf_pubvar_parse(const char *name)
 {
 	for (size_t i = 0; name && i < N_PUBVARS; i++)
-		if (strcmp(name, pubvar_names[i]) == 0)
+		if (npf_pubvar_name(1u << i) && strcmp(name, npf_pubvar_name(1u << i)) == 0)
 			return (int)(1u << i);
 	return -EINVAL;
 }
@@ -436,7 +428,9 @@ static int add_pubvar(const char *item, size_t len, void *ctx, char *why, size_t
 	uint32_t *bits = ctx;
 
 	for (size_t i = 0; i < N_PUBVARS; i++) {
-		if (strlen(pubvar_names[i]) == len && strncmp(pubvar_names[i], item, len) == 0) {
+		const char *nm = npf_pubvar_name(1u << i);
+
+		if (nm && strlen(nm) == len && strncmp(nm, item, len) == 0) {
 			*bits |= 1u << i;
 			return 0;
 		}
@@ -917,7 +911,7 @@ static int join_pubvars(uint32_t bits, char *buf, size_t len)
 
 		if (!(bits & (1u << i)))
 			continue;
-		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", pubvar_names[i]);
+		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", npf_pubvar_name(1u << i));
 		if (n < 0 || (size_t)n >= len - off)
 			return -ENOSPC;
 		off += (size_t)n;

@@ -36,7 +36,8 @@ enum npf_config_log_level {
 	NPF_CONFIG_LOG_DEBUG = 1,
 };
 
-/* [publish] variables: the environment variables the publisher may emit. */
+/* [publish] variables: the environment variables the publisher may emit. The names live
+ * in the variable registry (lib/pubvar.h), each row naming its bit. */
 enum npf_pubvar {
 	NPF_PUBVAR_NCCL_SOCKET_IFNAME = 1u << 0,
 	NPF_PUBVAR_NCCL_IB_HCA = 1u << 1,
@@ -49,7 +50,10 @@ enum npf_pubvar {
 	NPF_PUBVAR_UCX_NET_DEVICES = 1u << 8,
 	NPF_PUBVAR_OMPI_MCA_btl_tcp_if_include = 1u << 9,
 	NPF_PUBVAR_OMPI_MCA_oob_tcp_if_include = 1u << 10,
-	NPF_PUBVAR__ALL = (1u << 11) - 1,
+	NPF_PUBVAR_NCCL_IB_DISABLE = 1u << 11,
+	NPF_PUBVAR_UCX_IB_GID_INDEX = 1u << 12,
+	NPF_PUBVAR_PRTE_MCA_prte_if_include = 1u << 13,
+	NPF_PUBVAR__ALL = (1u << 14) - 1,
 };
 
 /* The variable's name ("NCCL_IB_HCA") for exactly one bit, else NULL. */
@@ -94,6 +98,7 @@ struct npf_config {
 	struct {
 		struct npf_pattern_list prefer;
 		struct npf_pattern_list avoid;
+		struct npf_pattern_list rdma_fabric; /* RDMA ports without IP of the job's fabric */
 		int nccl_version;   /* NPF_NCCL_VERSION() or NPF_NCCL_VERSION_CURRENT */
 		uint32_t variables; /* enum npf_pubvar bits */
 		bool master_addr;

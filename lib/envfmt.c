@@ -74,7 +74,7 @@ static void put_comments(FILE *f, const struct npf_recommendation *rec)
 	if (rec->nccl_default_text[0])
 		put_comment(f, "", rec->nccl_default_text);
 	for (size_t i = 0; i < rec->n_notes; i++)
-		put_comment(f, "note: ", rec->notes[i]);
+		put_comment(f, "note: ", rec->notes[i].text);
 	for (size_t i = 0; i < rec->n_rejections; i++) {
 		char line[IFNAMSIZ + NPF_REC_REASON_MAX + 16];
 
@@ -122,6 +122,12 @@ int npf_env_format(const struct npf_recommendation *rec, enum npf_envfmt fmt, ch
 			fprintf(f, "export %s=%s\n", v->name, v->value);
 			break;
 		case NPF_ENVFMT_NCCL_CONF:
+			if (strcmp(v->name, "NETPREFLIGHT_NODE") == 0 && bare_value_ok(v->value)) {
+				/* NCCL would export every line of the file; the marker
+				 * stays a comment so the file remains NCCL's alone. */
+				fprintf(f, "# %s=%s\n", v->name, v->value);
+				break;
+			}
 			if (strncmp(v->name, "NCCL_", 5) != 0)
 				break; /* not an omission: the file is NCCL's alone */
 			if (!bare_value_ok(v->value)) {
@@ -210,6 +216,32 @@ static json_t *rejections_json(const struct npf_recommendation *rec, bool *ok)
 		jset(o, "outcome", json_string(npf_outcome_name(j->outcome)), ok);
 		jset(o, "direction",
 		     j->peer >= 0 ? json_string(npf_direction_name(j->dir)) : json_null(), ok);
+		jpush(a, o, ok);
+	}
+	return a;
+}
+
+/* The notes as data: {code, variable, consumer, node, interface, text}. */
+static json_t *notes_json(const struct npf_recommendation *rec, bool *ok)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < rec->n_notes; i++) {
+		const struct npf_note *n = &rec->notes[i];
+		const struct npf_var_info *vi = npf_var_info((enum npf_var)n->var);
+		json_t *o = json_object();
+
+		if (!o) {
+			*ok = false;
+			break;
+		}
+		jset(o, "code", json_string(npf_note_code_name(n->code)), ok);
+		jset(o, "variable", vi ? json_string(vi->name) : json_null(), ok);
+		jset(o, "consumer", vi ? json_string(npf_consumer_name(vi->consumer)) : json_null(),
+		     ok);
+		jset(o, "node", n->node[0] ? jstr(n->node, NPF_NAME_MAX - 1) : json_null(), ok);
+		jset(o, "interface", n->ifname[0] ? jstr(n->ifname, IFNAMSIZ - 1) : json_null(), ok);
+		jset(o, "text", jstr(n->text, SIZE_MAX), ok);
 		jpush(a, o, ok);
 	}
 	return a;
@@ -312,8 +344,9 @@ json_t *npf_recommendation_to_json(const struct npf_recommendation *rec)
 	jset(o, "rejected", rejections_json(rec, &ok), &ok);
 	notes = json_array();
 	for (size_t i = 0; notes && i < rec->n_notes; i++)
-		jpush(notes, jstr(rec->notes[i], SIZE_MAX), &ok);
+		jpush(notes, jstr(rec->notes[i].text, SIZE_MAX), &ok);
 	jset(o, "notes", notes, &ok);
+	jset(o, "note_details", notes_json(rec, &ok), &ok);
 	if (rec->verdict != NPF_VERDICT_OK && rec->fail_node[0]) {
 		const char *o_name = npf_outcome_name(rec->fail_outcome);
 		const char *d_name = npf_direction_name(rec->fail_dir);

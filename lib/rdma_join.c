@@ -51,22 +51,50 @@ static const struct npf_gid *gid0(const struct npf_rdma_port *p)
 	return NULL;
 }
 
-static void join_ib(struct npf_inventory *inv, struct npf_rdma_port *p)
+bool rdma_join_is_ipoib_of(const struct npf_iface *ifc, const struct npf_rdma_port *p)
 {
 	const struct npf_gid *g = gid0(p);
+
+	return g && p->link_layer == NPF_LL_INFINIBAND && ifc->arphrd == ARPHRD_INFINIBAND &&
+	       ifc->mac_len == IPOIB_HWADDR_LEN &&
+	       memcmp(ifc->mac + IPOIB_GID_OFFSET, g->raw, 16) == 0;
+}
+
+/* An address peers can reach: the one a probe would have tested. */
+static bool holds_address(const struct npf_iface *ifc)
+{
+	for (size_t a = 0; a < ifc->n_addrs; a++)
+		if (!npf_addr_is_local_only(&ifc->addrs[a]))
+			return true;
+	return false;
+}
+
+static void join_ib(struct npf_inventory *inv, struct npf_rdma_port *p)
+{
 	const struct npf_iface *best = NULL;
 
-	if (!g)
-		return;
 	for (size_t i = 0; i < inv->n_ifaces; i++) {
 		struct npf_iface *ifc = &inv->ifaces[i];
+		bool a, b;
 
-		if (ifc->arphrd != ARPHRD_INFINIBAND || ifc->mac_len != IPOIB_HWADDR_LEN ||
-		    memcmp(ifc->mac + IPOIB_GID_OFFSET, g->raw, 16) != 0)
+		if (!rdma_join_is_ipoib_of(ifc, p))
 			continue;
 		ifc->roles |= NPF_ROLE_RDMA;
-		/* Prefer the parent over P_Key children, then the lowest ifindex. */
-		if (!best || (best->link != 0 && ifc->link == 0) ||
+		if (!best) {
+			best = ifc;
+			continue;
+		}
+		/* The netdev holding an address first (a P_Key child often holds the job's
+		 * address while the parent holds none), then the parent, then the lowest
+		 * ifindex. */
+		a = holds_address(ifc);
+		b = holds_address(best);
+		if (a != b) {
+			if (a)
+				best = ifc;
+			continue;
+		}
+		if ((best->link != 0 && ifc->link == 0) ||
 		    ((best->link == 0) == (ifc->link == 0) && ifc->ifindex < best->ifindex))
 			best = ifc;
 	}

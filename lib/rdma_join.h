@@ -16,9 +16,15 @@
  *    hardware address = 4 bytes flags/QPN + the 16-byte port GID) matches when
  *    bytes 4..19 equal the port's GID at index 0. All matches (P_Key child
  *    interfaces share the GID) get NPF_ROLE_RDMA; port->netdev is the one
- *    without a parent link (ifla link == 0), else the lowest ifindex.
+ *    holding a non-link-local address (the child with the job's address, not its
+ *    bare parent), then the one without a parent link (ifla link == 0), then the
+ *    lowest ifindex.
  * Never allocates; ifaces that do not exist in inv are simply not marked.
  */
 void rdma_join_netdevs(struct npf_inventory *inv);
+
+/* True when ifc is an IPoIB netdev of IB port p (its hardware address carries p's GID 0);
+ * the decision uses it to find the netdev that holds the probed address. */
+bool rdma_join_is_ipoib_of(const struct npf_iface *ifc, const struct npf_rdma_port *p);
 
 #endif

@@ -13,32 +13,18 @@
 #include "config.h"
 #include "model.h"
 #include "nccl_default.h"
-
-/* Every variable we may publish. The order is the output order. */
-enum npf_var {
-	NPF_VAR_NCCL_SOCKET_IFNAME = 0,
-	NPF_VAR_NCCL_SOCKET_FAMILY,
-	NPF_VAR_NCCL_IB_HCA,
-	NPF_VAR_NCCL_IB_GID_INDEX,
-	NPF_VAR_NCCL_IB_ADDR_FAMILY,
-	NPF_VAR_NCCL_IB_ADDR_RANGE,
-	NPF_VAR_GLOO_SOCKET_IFNAME,
-	NPF_VAR_TP_SOCKET_IFNAME,
-	NPF_VAR_UCX_NET_DEVICES,
-	NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
-	NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE,
-	NPF_VAR_MASTER_ADDR,
-	NPF_VAR__COUNT
-};
-
-/* "NCCL_SOCKET_IFNAME", ...; NULL for an out-of-range value. */
-const char *npf_var_name(enum npf_var v);
+#include "pubvar.h"
 
 /* Operator policy ([publish] in lib/config.h). Pointers are borrowed for the duration of
  * npf_recommend(); a zeroed struct means: no patterns, current NCCL, every variable. */
 struct npf_policy {
-	const struct npf_pattern_list *prefer; /* globs, strongest first; NULL = none */
-	const struct npf_pattern_list *avoid;  /* an avoided network loses to all; NULL = none */
+	const struct npf_pattern_list *prefer; /* globs, strongest first (networks, and among RDMA
+						* ports); NULL = none */
+	const struct npf_pattern_list *avoid;  /* an avoided network loses to all; also RDMA ports
+						* (dev, dev:port) and their netdevs; NULL = none */
+	const struct npf_pattern_list *rdma_fabric; /* IB ports without an IPoIB address that
+						     * belong to the job's fabric (dev, dev:port
+						     * globs); NULL/empty: all kept, untested */
 	int nccl_version;   /* NPF_NCCL_VERSION(2, 21, 5) = 22105; <= 0 = current */
 	uint32_t publish;   /* enum npf_pubvar bits (lib/config.h); 0 = all that apply */
 	bool master_addr;   /* also publish MASTER_ADDR */
@@ -50,6 +36,34 @@ struct npf_policy {
 
 #define NPF_REC_NAME_MAX 40
 #define NPF_REC_REASON_MAX 200
+
+/* What a note is about (JSON "code"). */
+enum npf_note_code {
+	NPF_NOTE_OMITTED = 0,      /* a variable left out (var says which) */
+	NPF_NOTE_NARROWED,         /* a list published with members left out (the HCA set) */
+	NPF_NOTE_CONSUMER_ADDRESS, /* a consumer would bind an address that was not verified */
+	NPF_NOTE_RDMA_DISABLED,    /* NCCL_IB_DISABLE=1 published: no ACTIVE port qualifies */
+	NPF_NOTE_UNTESTED,         /* kept without a probe of its own (IB port without IPoIB) */
+	NPF_NOTE_GID_VERSIONS,     /* which NCCL versions the GID settings hold for */
+	NPF_NOTE_JOB_WIDE,         /* about the job-wide form of a value */
+	NPF_NOTE_SPARSE,           /* a sparse plan: only probed peers were verified */
+	NPF_NOTE_UNVERIFIED,       /* a better-ranked network was not fully probed */
+	NPF_NOTE_CAPPED,           /* input beyond a bound was ignored */
+	NPF_NOTE_CAVEAT,           /* anything else worth knowing */
+	NPF_NOTE__COUNT
+};
+
+/* One note: structured for programs, text for humans (rendered by lib/envfmt). */
+struct npf_note {
+	enum npf_note_code code;
+	int var;                 /* enum npf_var it is about, NPF_VAR_NONE */
+	char node[NPF_NAME_MAX]; /* the node it is about, "" = this node / none */
+	char ifname[IFNAMSIZ];   /* the interface or RDMA port ("mlx5_0:1"), "" none */
+	char *text;              /* owned, one line */
+};
+
+/* "omitted", "narrowed", ...; "?" for an out-of-range value. */
+const char *npf_note_code_name(enum npf_note_code c);
 
 struct npf_envvar {
 	char name[NPF_REC_NAME_MAX];
@@ -104,7 +118,7 @@ struct npf_recommendation {
 	/* Published only when verdict is ok. */
 	struct npf_envvar *vars; /* owned, in enum npf_var order */
 	size_t n_vars;
-	char **notes; /* owned strings: omitted variables, narrowing, caveats */
+	struct npf_note *notes; /* owned: omitted variables, narrowing, caveats */
 	size_t n_notes;
 	struct npf_rejection *rejections; /* owned, inventory order */
 	size_t n_rejections;
@@ -121,6 +135,7 @@ struct npf_recommendation {
 	enum npf_outcome fail_outcome;
 	enum npf_direction fail_dir;
 	int nccl_version; /* the version the decision modelled */
+	char node[NPF_NAME_MAX]; /* this node (chk->nodes[0]): NETPREFLIGHT_NODE's value */
 };
 
 /* Decides for nodes[0] of chk. Pure: a function of its arguments only (pol may be NULL:

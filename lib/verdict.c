@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Per-interface evidence: pure reduction of a check's links, interface by interface. */
 #include "verdict.h"
+#include "pairstate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,41 +27,29 @@ static void set_fail(struct npf_verdict_iface *vi, int peer, enum npf_direction 
 	snprintf(vi->fail_detail, sizeof(vi->fail_detail), "%s", detail ? detail : "");
 }
 
-/* A peer outside a sparse plan was never contacted: the engine leaves it unavailable, yet
- * it is no part of this node's evidence rather than a daemon that did not answer. */
-static bool outside_plan(const struct npf_check *c, const struct npf_node *n)
-{
-	return c->sparse && !n->probed && !n->available;
-}
-
+/* Every pair goes through the one reducer (lib/pairstate.h) that the decision uses. */
 static void judge_iface(const struct npf_check *c, struct npf_verdict_iface *vi)
 {
 	for (size_t p = 1; p < c->n_nodes; p++) {
-		const struct npf_node *n = &c->nodes[p];
 		const struct npf_link *l = find_link(c, vi->ifname, (int)p);
+		struct npf_pair ps = npf_pair_reduce(c->sparse, &c->nodes[p], l != NULL,
+						     l ? l->fwd : NPF_OUT_NOT_PROBED,
+						     l ? l->rev : NPF_OUT_NOT_PROBED);
 
-		if (outside_plan(c, n))
-			continue;
-		if (!n->available) {
-			vi->unproven = true;
-			continue;
-		}
-		if (!l) {
-			/* A sparse plan leaves pairs out on purpose; a full mesh must cover all. */
-			if (!c->sparse)
-				set_fail(vi, (int)p, NPF_DIR_FORWARD, NPF_OUT_NOT_PROBED, "no result");
-			continue;
-		}
-		if (c->sparse && l->fwd == NPF_OUT_NOT_PROBED && l->rev == NPF_OUT_NOT_PROBED)
-			continue;
-		if (l->fwd == NPF_OUT_OK && l->rev == NPF_OUT_OK) {
+		switch (ps.state) {
+		case NPF_PAIR_OUTSIDE:
+			break;
+		case NPF_PAIR_OK:
 			vi->n_ok++;
-			continue;
+			break;
+		case NPF_PAIR_UNKNOWN:
+			vi->unproven = true;
+			break;
+		case NPF_PAIR_FAIL:
+			set_fail(vi, (int)p, ps.dir, ps.outcome,
+				 ps.dir == NPF_DIR_FORWARD ? l->fwd_detail : l->rev_detail);
+			break;
 		}
-		if (l->fwd != NPF_OUT_OK)
-			set_fail(vi, (int)p, NPF_DIR_FORWARD, l->fwd, l->fwd_detail);
-		else
-			set_fail(vi, (int)p, NPF_DIR_REVERSE, l->rev, l->rev_detail);
 	}
 	vi->works = vi->fail_peer < 0 && vi->n_ok > 0 && !vi->unproven;
 }
@@ -70,7 +59,7 @@ int npf_verdict_compute(const struct npf_check *c, struct npf_verdict_report *ou
 	memset(out, 0, sizeof(*out));
 	out->n_peers = c->n_nodes > 0 ? c->n_nodes - 1 : 0;
 	for (size_t p = 1; p < c->n_nodes; p++)
-		if (!c->nodes[p].available && !outside_plan(c, &c->nodes[p]))
+		if (!c->nodes[p].available && !(c->sparse && !c->nodes[p].probed))
 			out->n_unavailable++;
 	if (c->n_links) {
 		out->ifaces = calloc(c->n_links, sizeof(*out->ifaces));

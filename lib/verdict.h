@@ -10,7 +10,8 @@ struct npf_verdict_iface {
 	char ifname[IFNAMSIZ];
 	bool works;           /* fwd and rev ok with every probed peer (and at least one) */
 	size_t n_ok;          /* peers reached ok both ways */
-	bool unproven;        /* some peer was unavailable: cannot work "with every peer" */
+	bool unproven;        /* some pair is unknown (peer unavailable, a direction missing):
+			       * cannot work "with every peer" */
 	int fail_peer;        /* first failing available peer (index into check->nodes), -1 if none */
 	enum npf_direction fail_dir;
 	enum npf_outcome fail_outcome;
@@ -28,10 +29,9 @@ struct npf_verdict_report {
 };
 
 /* Reduces the check's links per interface of ours (the rows of the check matrix and
- * of the "interfaces" array of the verdict object):
- *  - works: fwd and rev ok with every peer (and at least one), where in a sparse
- *    check a link that is not-probed both ways is outside the plan, and so is a peer
- *    neither probed nor available (the engine never contacted it);
+ * of the "interfaces" array of the verdict object), every pair through
+ * npf_pair_reduce() (lib/pairstate.h), the rule the decision uses too:
+ *  - works: every pair ok both ways or outside the plan, and at least one ok;
  *  - the first failing available peer, its direction and outcome.
  * On success the caller owns out (npf_verdict_report_clear). Returns 0 or -ENOMEM. */
 int npf_verdict_compute(const struct npf_check *c, struct npf_verdict_report *out);

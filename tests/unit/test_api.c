@@ -679,20 +679,31 @@ static void test_verdict(void **state)
 	npf_verdict_report_clear(&r);
 	c.nodes[2].available = true;
 
-	/* Sparse: pairs outside the plan do not count against an interface. */
+	/* Sparse: pairs outside the plan (node3 not planned) do not count against an
+	 * interface. */
 	c.sparse = true;
 	c.links[5].fwd = NPF_OUT_NOT_PROBED;
 	c.links[5].rev = NPF_OUT_NOT_PROBED;
+	c.nodes[2].probed = false;
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
 	assert_true(r.ifaces[2].works);
 	assert_int_equal(r.ifaces[2].n_ok, 1);
 	npf_verdict_report_clear(&r);
 
-	/* Full mesh: a not-probed pair is a failure. */
+	/* But a planned peer needs ok both ways: not-probed is unknown (lib/pairstate.h). */
+	c.nodes[2].probed = true;
+	assert_int_equal(npf_verdict_compute(&c, &r), 0);
+	assert_false(r.ifaces[2].works);
+	assert_true(r.ifaces[2].unproven);
+	assert_int_equal(r.ifaces[2].fail_peer, -1);
+	npf_verdict_report_clear(&r);
+
+	/* Full mesh: a not-probed pair is missing evidence, unknown, never a failure. */
 	c.sparse = false;
 	assert_int_equal(npf_verdict_compute(&c, &r), 0);
 	assert_false(r.ifaces[2].works);
-	assert_int_equal(r.ifaces[2].fail_outcome, NPF_OUT_NOT_PROBED);
+	assert_true(r.ifaces[2].unproven);
+	assert_int_equal(r.ifaces[2].fail_peer, -1);
 	npf_verdict_report_clear(&r);
 	npf_check_clear(&c);
 

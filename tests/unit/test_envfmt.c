@@ -30,12 +30,15 @@ static void add_var(struct npf_recommendation *r, const char *name, const char *
 
 static void add_note(struct npf_recommendation *r, const char *text)
 {
-	char **n = realloc(r->notes, (r->n_notes + 1) * sizeof(*n));
+	struct npf_note *n = realloc(r->notes, (r->n_notes + 1) * sizeof(*n));
 
 	assert_non_null(n);
 	r->notes = n;
-	n[r->n_notes] = strdup(text);
-	assert_non_null(n[r->n_notes]);
+	memset(&n[r->n_notes], 0, sizeof(*n));
+	n[r->n_notes].code = NPF_NOTE_CAVEAT;
+	n[r->n_notes].var = NPF_VAR_NONE;
+	n[r->n_notes].text = strdup(text);
+	assert_non_null(n[r->n_notes].text);
 	r->n_notes++;
 }
 
@@ -360,6 +363,33 @@ static void decision_to_shell(void **state)
 	assert_string_equal(got, "=eth0|198.18.1.0/24|");
 	free(got);
 	free(out);
+	/* The node marker rides along in every format (nccl.conf: as a comment, the file
+	 * stays NCCL's), and the JSON carries the notes as data. */
+	out = render(&rec, NPF_ENVFMT_SHELL, NULL);
+	got = sh_eval(out, "NETPREFLIGHT_NODE PRTE_MCA_prte_if_include");
+	assert_string_equal(got, "node1|198.18.1.0/24|");
+	free(got);
+	free(out);
+	out = render(&rec, NPF_ENVFMT_TASKPROLOG, NULL);
+	assert_non_null(strstr(out, "export NETPREFLIGHT_NODE=node1\n"));
+	free(out);
+	out = render(&rec, NPF_ENVFMT_NCCL_CONF, NULL);
+	assert_non_null(strstr(out, "# NETPREFLIGHT_NODE=node1\n"));
+	assert_null(strstr(out, "\nNETPREFLIGHT_NODE"));
+	free(out);
+	{
+		json_t *j = npf_recommendation_to_json(&rec);
+		json_t *env, *nd;
+
+		assert_non_null(j);
+		env = json_object_get(j, "env");
+		assert_string_equal(json_string_value(json_object_get(env, "NETPREFLIGHT_NODE")),
+				    "node1");
+		nd = json_object_get(j, "note_details");
+		assert_true(json_is_array(nd));
+		assert_int_equal(json_array_size(nd), json_array_size(json_object_get(j, "notes")));
+		json_decref(j);
+	}
 	npf_recommendation_clear(&rec);
 	npf_check_clear(&chk);
 	npf_inventory_clear(&inv);

@@ -132,12 +132,38 @@ static void ipoib_match(void **state)
 	npf_inventory_clear(&inv);
 }
 
+/* The P_Key child holds the job's address and its parent none: the child is the port's
+ * netdev (the address the probes tested lives there). */
+static void ipoib_child_with_address(void **state)
+{
+	struct npf_inventory inv;
+	struct npf_iface *child, *ib0;
+	struct npf_addr a = { .family = AF_INET, .prefixlen = 24, .addr = { 198, 18, 6, 1 } };
+	(void)state;
+
+	assert_int_equal(load("ib", &inv), 2);
+	ib0 = add_iface(&inv, 5, "ib0", ARPHRD_INFINIBAND);
+	ipoib_mac(ib0, inv.rdma[0].ports[0].gids[0].raw, 0x49);
+	child = add_iface(&inv, 6, "ib0.8001", ARPHRD_INFINIBAND);
+	ipoib_mac(child, inv.rdma[0].ports[0].gids[0].raw, 0x48);
+	child->link = 5;
+	assert_int_equal(npf_iface_add_addr(child, &a), 0);
+	rdma_join_netdevs(&inv);
+	assert_string_equal(inv.rdma[0].ports[0].netdev, "ib0.8001");
+	assert_true(rdma_join_is_ipoib_of(npf_inventory_find_name(&inv, "ib0"),
+					  &inv.rdma[0].ports[0]));
+	assert_true(rdma_join_is_ipoib_of(npf_inventory_find_name(&inv, "ib0.8001"),
+					  &inv.rdma[0].ports[0]));
+	npf_inventory_clear(&inv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(roce_prefers_ipv4_v2_ndev),
 		cmocka_unit_test(roce_without_ifaces_and_fallbacks),
 		cmocka_unit_test(ipoib_match),
+		cmocka_unit_test(ipoib_child_with_address),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

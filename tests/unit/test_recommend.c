@@ -8,12 +8,15 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <net/if_arp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ncclmatch.h"
+#include "rdma_join.h"
+#include "rdma_sysfs.h"
 #include "recommend.h"
 #include "sparse_check.h"
 
@@ -152,6 +155,29 @@ static enum npf_outcome all_ok(const struct cl_node *a, const struct cl_if *ia,
 	return NPF_OUT_OK;
 }
 
+/* The raw probes behind link l (one each way), so that an interface holding several
+ * networks is judged per network as the engine's paths allow. */
+static void add_paths(struct npf_check *chk, const struct npf_link *l, const struct cl_if *mine)
+{
+	struct npf_path *p = realloc(chk->paths, (chk->n_paths + 2) * sizeof(*p));
+
+	assert_non_null(p);
+	chk->paths = p;
+	p = &p[chk->n_paths];
+	chk->n_paths += 2;
+	memset(p, 0, 2 * sizeof(*p));
+	p[0].peer = p[1].peer = l->peer;
+	p[0].dir = NPF_DIR_FORWARD;
+	snprintf(p[0].local_if, sizeof(p[0].local_if), "%s", mine->name);
+	snprintf(p[0].peer_if, sizeof(p[0].peer_if), "%s", l->peer_if);
+	p[0].peer_addr = l->peer_addr;
+	p[0].outcome = l->fwd;
+	p[1].dir = NPF_DIR_REVERSE;
+	snprintf(p[1].local_if, sizeof(p[1].local_if), "%s", mine->name);
+	parse_cidr(mine->cidr, &p[1].local_addr);
+	p[1].outcome = l->rev;
+}
+
 /* The check as node `self` sees it: nodes[0] = self, peers in description order; one
  * link per (our interface with an address, peer), outcomes from fn in both directions. */
 static struct fx *cluster_view(const struct cl_node *nodes, size_t n, size_t self, pair_fn fn)
@@ -238,6 +264,7 @@ static struct fx *cluster_view(const struct cl_node *nodes, size_t n, size_t sel
 				if (l->fwd == NPF_OUT_WRONG_PEER)
 					snprintf(l->fwd_detail, sizeof(l->fwd_detail),
 						 "answered by %s", nodes[self].name);
+				add_paths(&f->chk, l, mine);
 			}
 			peer++;
 		}
@@ -275,7 +302,7 @@ static void assert_var(const struct fx *f, enum npf_var v, const char *want)
 
 	if (!got) {
 		for (size_t i = 0; i < f->rec.n_notes; i++)
-			print_message("note: %s\n", f->rec.notes[i]);
+			print_message("note: %s\n", f->rec.notes[i].text);
 		fail_msg("%s is not published (want '%s'; verdict %s: %s)", npf_var_name(v), want,
 			 npf_verdict_name(f->rec.verdict), f->rec.summary);
 	}
@@ -304,7 +331,7 @@ static bool rejected(const struct fx *f, const char *ifname)
 static bool has_note(const struct fx *f, const char *needle)
 {
 	for (size_t i = 0; i < f->rec.n_notes; i++)
-		if (strstr(f->rec.notes[i], needle))
+		if (strstr(f->rec.notes[i].text, needle))
 			return true;
 	return false;
 }
@@ -342,6 +369,11 @@ static void all_ok_picks_fastest(void **state)
 	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "ens1f0");
 	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.18.2.0/24");
 	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "198.18.2.0/24");
+	/* Open MPI 5's runtime reads the PRRTE name (class 9), and every environment says
+	 * whose it is (class 7). */
+	assert_var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE, "198.18.2.0/24");
+	assert_var(f, NPF_VAR_NETPREFLIGHT_NODE, "node1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_DISABLE));
 	assert_null(var(f, NPF_VAR_NCCL_SOCKET_FAMILY));
 	assert_null(var(f, NPF_VAR_MASTER_ADDR));
 	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
@@ -757,7 +789,7 @@ static void fail_names_node_and_interfaces(void **state)
 	fx_free(f);
 }
 
-/* Every outcome that is not ok fails an interface. */
+/* Every outcome that is a failure fails an interface; a missing direction is unknown. */
 static void every_outcome_mix(void **state)
 {
 	(void)state;
@@ -771,11 +803,9 @@ static void every_outcome_mix(void **state)
 					    fo != NPF_OUT_NOT_PROBED;
 				bool rbad = ro != NPF_OUT_OK && ro != NPF_OUT_PEER_UNAVAILABLE &&
 					    ro != NPF_OUT_NOT_PROBED;
-				bool funk = fo == NPF_OUT_PEER_UNAVAILABLE ||
-					    (fo == NPF_OUT_NOT_PROBED && !sparse);
-				bool runk = ro == NPF_OUT_PEER_UNAVAILABLE ||
-					    (ro == NPF_OUT_NOT_PROBED && !sparse);
-				bool some_ok = fo == NPF_OUT_OK || ro == NPF_OUT_OK;
+				/* The pair rule (lib/pairstate.h): node2 is probed and
+				 * available, so it needs ok both ways, sparse or not. */
+				bool both_ok = fo == NPF_OUT_OK && ro == NPF_OUT_OK;
 
 				/* Both links to node2 get the same mix. */
 				for (size_t l = 0; l < f->chk.n_links; l++) {
@@ -786,7 +816,7 @@ static void every_outcome_mix(void **state)
 				fx_run(f);
 				if (fbad || rbad)
 					want = NPF_VERDICT_FAIL;
-				else if (funk || runk || !some_ok)
+				else if (!both_ok)
 					want = NPF_VERDICT_UNKNOWN;
 				else
 					want = NPF_VERDICT_OK;
@@ -887,6 +917,7 @@ static void sparse_mode(void **state)
 		for (size_t l = 0; l < f->chk.n_links; l++)
 			if (f->chk.links[l].peer == 2)
 				f->chk.links[l].fwd = f->chk.links[l].rev = NPF_OUT_NOT_PROBED;
+		f->chk.nodes[2].probed = false; /* outside the plan, as the test says */
 		f->chk.sparse = true;
 		f->pol.job_wide = true;
 		fx_run(f);
@@ -1054,6 +1085,7 @@ static void dual_stack_split_by_paths(void **state)
 		parse_cidr(ours[i], &p[2 * i + 1].local_addr);
 		p[2 * i + 1].outcome = i == 0 ? NPF_OUT_TIMEOUT : NPF_OUT_OK;
 	}
+	free(f->chk.paths); /* cluster_view's own paths: replaced by these */
 	f->chk.paths = p;
 	f->chk.n_paths = 4;
 	f->pol.master_addr = true;
@@ -1221,9 +1253,12 @@ static void master_addr_and_mask(void **state)
 	f = cluster_view(basic, 3, 0, NULL);
 	f->pol.publish = NPF_PUBVAR_NCCL_SOCKET_IFNAME | NPF_PUBVAR_OMPI_MCA_btl_tcp_if_include;
 	fx_run(f);
-	assert_int_equal(f->rec.n_vars, 2);
+	/* ... and the node marker, which every environment carries. */
+	assert_int_equal(f->rec.n_vars, 3);
 	assert_string_equal(f->rec.vars[0].name, "NCCL_SOCKET_IFNAME");
 	assert_string_equal(f->rec.vars[1].name, "OMPI_MCA_btl_tcp_if_include");
+	assert_string_equal(f->rec.vars[2].name, "NETPREFLIGHT_NODE");
+	assert_string_equal(f->rec.vars[2].value, "node1");
 	fx_free(f);
 }
 
@@ -1319,14 +1354,18 @@ static void roce_standard_layout(void **state)
 	struct fx *f;
 	(void)state;
 
-	/* Current NCCL: its own pick (3) is right; nothing to steer. */
+	/* Current NCCL: its own pick (3) is right, but the job may bring an older NCCL:
+	 * one index for every port holds for every version (GID for every NCCL), and UCX
+	 * gets the same steering. */
 	f = cluster_view(roce2, 2, 0, NULL);
 	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
 	fx_run(f);
 	assert_string_equal(f->rec.ifname, "ens1f0np0");
 	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
 	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "mlx5_0:1");
-	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
+	assert_var(f, NPF_VAR_UCX_IB_GID_INDEX, "3");
+	assert_true(has_note(f, "holds for every NCCL version"));
 	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY));
 	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_RANGE));
 	assert_int_equal(f->rec.hcas[0].gid_index, 3);
@@ -1406,13 +1445,14 @@ static void roce_ipv6_only(void **state)
 	struct fx *f = cluster_view(v6, 2, 0, NULL);
 	(void)state;
 
-	/* NCCL's default family is AF_INET: with no IPv4 GID it stays on 0 (fe80). */
+	/* NCCL's default family is AF_INET: with no IPv4 GID it stays on 0 (fe80). One
+	 * port, one index: NCCL_IB_GID_INDEX pins it for every NCCL version. */
 	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", g6, 4);
 	fx_run(f);
 	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
-	assert_var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY, "AF_INET6");
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
 	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_RANGE));
-	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY));
 	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
 	assert_int_equal(f->rec.hcas[0].auto_gid, 3);
 	fx_free(f);
@@ -1424,6 +1464,17 @@ static void roce_ipv6_only(void **state)
 	fx_run(f);
 	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
 	assert_non_null(strstr(hca_why(f, "mlx5_0", 1), "would use index 0"));
+	fx_free(f);
+
+	/* Without NCCL_IB_GID_INDEX, the per-version rule: the family steers NCCL >= 2.21.5. */
+	f = cluster_view(v6, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", g6, 4);
+	f->pol.publish = NPF_PUBVAR__ALL & ~NPF_PUBVAR_NCCL_IB_GID_INDEX;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY, "AF_INET6");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_int_equal(f->rec.hcas[0].auto_gid, 3);
+	assert_true(has_note(f, "NCCL >= 2.21.5 only"));
 	fx_free(f);
 }
 
@@ -1440,6 +1491,8 @@ static void roce_range_steers(void **state)
 	(void)state;
 
 	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", two4, 6);
+	/* (With NCCL_IB_GID_INDEX allowed, index 5 is pinned for every version.) */
+	f->pol.publish = NPF_PUBVAR__ALL & ~NPF_PUBVAR_NCCL_IB_GID_INDEX;
 	fx_run(f);
 	assert_var(f, NPF_VAR_NCCL_IB_ADDR_RANGE, "198.18.2.0/24");
 	assert_null(var(f, NPF_VAR_NCCL_IB_ADDR_FAMILY));
@@ -1482,15 +1535,17 @@ static void hca_selection(void **state)
 	add_port(f, "mlx5_10", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens9f0np0", g10, 4);
 	add_port(f, "mlx5_2", 1, NPF_LL_INFINIBAND, NPF_PORT_ACTIVE, NULL, NULL, 0);
 	fx_run(f);
-	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1");
+	/* mlx5_2 is InfiniBand without an IPoIB address: IB RDMA needs no IP, so it is
+	 * kept, marked untested (it used to be dropped). */
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1,mlx5_2:1");
+	assert_true(has_note(f, "keeps mlx5_2:1 untested"));
 	assert_non_null(strstr(hca_why(f, "mlx5_10", 1), "did not pass"));
-	assert_non_null(strstr(hca_why(f, "mlx5_2", 1), "no netdev"));
 	assert_non_null(strstr(hca_why(f, "mlx5_1", 2), "DOWN"));
 	assert_int_equal(ncclmatch_parse(var(f, NPF_VAR_NCCL_IB_HCA), NCCLMATCH_IB, &l), 0);
 	assert_true(ncclmatch_hca(&l, "mlx5_1", 1));
 	assert_false(ncclmatch_hca(&l, "mlx5_1", 2));
 	assert_false(ncclmatch_hca(&l, "mlx5_10", 1));
-	assert_false(ncclmatch_hca(&l, "mlx5_2", 1));
+	assert_true(ncclmatch_hca(&l, "mlx5_2", 1));
 	fx_free(f);
 }
 
@@ -1529,10 +1584,10 @@ static void job_wide_hca(void **state)
 	f->pol.job_wide = true;
 	f->pol.nccl_version = NPF_NCCL_VERSION(2, 19, 3);
 	fx_run(f);
-	/* Narrowed here to mlx5_0, but node2's mlx5_1 works: the union would select
-	 * mlx5_1 on this node too, so no job-wide value. */
-	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
-	assert_true(has_note(f, "NCCL_IB_HCA: no job-wide value"));
+	/* Narrowed here to mlx5_0 while node2's mlx5_1 works: every node must use the
+	 * same rails, so mlx5_0 alone, with a note (was: no job-wide value at all). */
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_true(has_note(f, "every node must use the same rails"));
 	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
 	assert_true(has_note(f, "NCCL_IB_GID_INDEX: no job-wide value"));
 	fx_free(f);
@@ -1544,6 +1599,578 @@ static void job_wide_hca(void **state)
 	fx_run(f);
 	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
 	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "mlx5_0:1,mlx5_1:1");
+	fx_free(f);
+}
+
+
+/* ---- Decision v2: consumer addresses, RDMA evidence, routed fabrics ---------------------- */
+
+/* The structured note about variable v with code, or NULL. */
+static const struct npf_note *note_for(const struct fx *f, enum npf_note_code code, int v)
+{
+	for (size_t i = 0; i < f->rec.n_notes; i++)
+		if (f->rec.notes[i].code == code && f->rec.notes[i].var == v)
+			return &f->rec.notes[i];
+	return NULL;
+}
+
+/* The same, failing the test when there is none. */
+static const struct npf_note *must_note(const struct fx *f, enum npf_note_code code, int v)
+{
+	static char empty[1];
+	static const struct npf_note none = { .text = empty };
+	const struct npf_note *n = note_for(f, code, v);
+
+	if (!n)
+		fail_msg("no %s note about %s", npf_note_code_name(code), npf_var_name(v));
+	return n ? n : &none;
+}
+
+/* Any network whose cidr starts with 10.0.0. is broken (timeouts both ways). */
+static enum npf_outcome ten_dead(const struct cl_node *a, const struct cl_if *ia,
+				 const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)b;
+	(void)ib;
+	return strncmp(ia->cidr, "10.0.0.", 7) == 0 ? NPF_OUT_TIMEOUT : NPF_OUT_OK;
+}
+
+/* Class 1: the verified network is a secondary subnet of eth0, whose primary address
+ * (first in getifaddrs order) is on a network that fails. NCCL, Gloo, TensorPipe and UCX
+ * bind the primary: their names are left out with a note naming the address; Open MPI's
+ * CIDR selects the right address and stays. */
+static void secondary_address_interface(void **state)
+{
+	static const struct cl_node sec[] = {
+		{ "node1", { IFS("eth0", "10.0.0.1/24", 1000), IFS("eth0", "198.18.2.1/24", 1000) } },
+		{ "node2", { IFS("eth0", "10.0.0.2/24", 1000), IFS("eth0", "198.18.2.2/24", 1000) } },
+	};
+	static const struct cl_node sec_first[] = {
+		{ "node1", { IFS("eth0", "198.18.2.1/24", 1000), IFS("eth0", "10.0.0.1/24", 1000) } },
+		{ "node2", { IFS("eth0", "198.18.2.2/24", 1000), IFS("eth0", "10.0.0.2/24", 1000) } },
+	};
+	struct fx *f = cluster_view(sec, 2, 0, ten_dead);
+	const struct npf_note *n;
+	(void)state;
+
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
+	assert_null(var(f, NPF_VAR_GLOO_SOCKET_IFNAME));
+	assert_null(var(f, NPF_VAR_TP_SOCKET_IFNAME));
+	assert_null(var(f, NPF_VAR_UCX_NET_DEVICES));
+	assert_true(has_note(f, "NCCL_SOCKET_IFNAME left out: nccl (ncclFindInterfaces) would "
+				"bind 10.0.0.1"));
+	n = must_note(f, NPF_NOTE_OMITTED, NPF_VAR_GLOO_SOCKET_IFNAME);
+	assert_string_equal(n->ifname, "eth0");
+	assert_non_null(strstr(n->text, "lookupAddrForIface"));
+	assert_non_null(note_for(f, NPF_NOTE_CONSUMER_ADDRESS, NPF_VAR_TP_SOCKET_IFNAME));
+	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.18.2.0/24");
+	assert_var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE, "198.18.2.0/24");
+	assert_true(has_note(f, "Open MPI 5's btl/tcp"));
+	assert_var(f, NPF_VAR_NETPREFLIGHT_NODE, "node1");
+	fx_free(f);
+
+	/* Another interface of ours on the same network whose first address is on it:
+	 * that one is chosen (the local tie-break), and everything is published. */
+	{
+		static const struct cl_node two_nics[] = {
+			{ "node1",
+			  { IFS("eth0", "10.0.0.1/24", 1000), IFS("eth0", "198.18.2.1/24", 1000),
+			    IFS("eth1", "198.18.2.11/24", 1000) } },
+			{ "node2",
+			  { IFS("eth0", "10.0.0.2/24", 1000), IFS("eth0", "198.18.2.2/24", 1000),
+			    IFS("eth1", "198.18.2.12/24", 1000) } },
+		};
+
+		f = cluster_view(two_nics, 2, 0, ten_dead);
+		fx_run(f);
+		assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+		assert_string_equal(f->rec.ifname, "eth1");
+		assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=eth1");
+		assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, "eth1");
+		fx_free(f);
+	}
+
+	/* The verified subnet is the primary one: everything is published. */
+	f = cluster_view(sec_first, 2, 0, ten_dead);
+	fx_run(f);
+	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=eth0");
+	assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, "eth0");
+	assert_var(f, NPF_VAR_TP_SOCKET_IFNAME, "eth0");
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "eth0");
+	fx_free(f);
+}
+
+static enum npf_outcome v4_dead(const struct cl_node *a, const struct cl_if *ia,
+				const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)b;
+	(void)ib;
+	return strchr(ia->cidr, ':') ? NPF_OUT_OK : NPF_OUT_REFUSED;
+}
+
+/* Class 1, dual stack: IPv4 is broken, IPv6 works. NCCL can be told the family (name and
+ * family go together); Gloo, TensorPipe and UCX take IPv4 first and are left out. */
+static void dual_stack_v6_only_works(void **state)
+{
+	static const struct cl_node ds[] = {
+		{ "node1",
+		  { IFS("ens1f0", "198.18.2.1/24", 100000), IFS("ens1f0", "2001:db8:2::1/64", 100000) } },
+		{ "node2",
+		  { IFS("ens1f0", "198.18.2.2/24", 100000), IFS("ens1f0", "2001:db8:2::2/64", 100000) } },
+	};
+	struct fx *f = cluster_view(ds, 2, 0, v4_dead);
+	(void)state;
+
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.cidr, "2001:db8:2::/64");
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
+	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
+	assert_null(var(f, NPF_VAR_GLOO_SOCKET_IFNAME));
+	assert_true(has_note(f, "would bind 198.18.2.1"));
+	assert_null(var(f, NPF_VAR_TP_SOCKET_IFNAME));
+	assert_null(var(f, NPF_VAR_UCX_NET_DEVICES));
+	/* By name Open MPI would use the IPv4 address too. */
+	assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
+	assert_null(var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE));
+	fx_free(f);
+
+	/* Without NCCL_SOCKET_FAMILY, NCCL binds IPv4: the name is left out as well. */
+	f = cluster_view(ds, 2, 0, v4_dead);
+	f->pol.publish = NPF_PUBVAR__ALL & ~NPF_PUBVAR_NCCL_SOCKET_FAMILY;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
+	assert_null(var(f, NPF_VAR_NCCL_SOCKET_FAMILY));
+	fx_free(f);
+}
+
+static enum npf_outcome fabric_stalls(const struct cl_node *a, const struct cl_if *ia,
+				      const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)b;
+	(void)ib;
+	return strncmp(ia->name, "ens", 3) == 0 ? NPF_OUT_BULK_STALL : NPF_OUT_OK;
+}
+
+static enum npf_outcome rail2_stalls(const struct cl_node *a, const struct cl_if *ia,
+				     const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)b;
+	(void)ib;
+	return strcmp(ia->name, "ens2f0np0") == 0 ? NPF_OUT_BULK_STALL : NPF_OUT_OK;
+}
+
+static const struct gid_spec std1[] = {
+	{ 0, "fe80::a288:c2ff:fe5b:4ec", V1 },
+	{ 1, "fe80::a288:c2ff:fe5b:4ec", V2 },
+	{ 2, "::ffff:198.18.3.1", V1 },
+	{ 3, "::ffff:198.18.3.1", V2 },
+};
+
+/* Class 2: the RoCE fabric fails its probes (MTU black hole); sockets move to eno1 and
+ * NCCL must not fall back onto the broken RDMA path: NCCL_IB_DISABLE=1 with the reason. */
+static void roce_behind_failing_fabric(void **state)
+{
+	struct fx *f = cluster_view(roce2, 2, 0, fabric_stalls);
+	const struct npf_note *n;
+	(void)state;
+
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.ifname, "eno1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
+	assert_var(f, NPF_VAR_NCCL_IB_DISABLE, "1");
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "eno1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	n = must_note(f, NPF_NOTE_RDMA_DISABLED, NPF_VAR_NCCL_IB_DISABLE);
+	assert_non_null(strstr(n->text, "mlx5_0:1"));
+	if (!strstr(hca_why(f, "mlx5_0", 1), "bulk-stall"))
+		fail_msg("why: %s", hca_why(f, "mlx5_0", 1));
+	fx_free(f);
+
+	/* Only one rail broken: the other stays, the broken one is named. */
+	f = cluster_view(roce2, 2, 0, rail2_stalls);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_DISABLE));
+	assert_true(has_note(f, "NCCL_IB_HCA narrowed: mlx5_1:1 left out: its netdev ens2f0np0 "
+				"did not pass the probes on 198.18.3.0/24"));
+	fx_free(f);
+
+	/* Both rails work: both are published (a rail: RDMA, equal on every quality key). */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
+	fx_free(f);
+
+	/* Sockets on eno1 by policy (prefer=): the RDMA ports follow the best RDMA network,
+	 * which works, with its rails. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	set_pattern(&f->prefer, "eno*");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eno1");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_DISABLE));
+	fx_free(f);
+
+	/* NCCL_IB_DISABLE not allowed: the old note, nothing published for IB. */
+	f = cluster_view(roce2, 2, 0, fabric_stalls);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	f->pol.publish = NPF_PUBVAR__ALL & ~NPF_PUBVAR_NCCL_IB_DISABLE;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_NCCL_IB_DISABLE));
+	assert_true(has_note(f, "no RDMA port passed"));
+	fx_free(f);
+}
+
+/* Class 3: a storage RoCE NIC whose netdev sits on the management network works, but it
+ * is not the job's network: it is left out of NCCL_IB_HCA. avoid=/prefer= act on ports. */
+static void storage_roce_on_mgmt(void **state)
+{
+	static const struct cl_node st[] = {
+		{ "node1",
+		  { IFS("eno1", "198.18.1.1/24", 1000),
+		    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens3f0np0", "198.18.1.11/24", 25000, 0, "mlx5_1", 1) } },
+		{ "node2",
+		  { IFS("eno1", "198.18.1.2/24", 1000),
+		    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens3f0np0", "198.18.1.12/24", 25000, 0, "mlx5_1", 1) } },
+	};
+	static const struct gid_spec gst[] = {
+		{ 0, "fe80::5", V1 }, { 1, "fe80::5", V2 },
+		{ 2, "::ffff:198.18.1.11", V1 }, { 3, "::ffff:198.18.1.11", V2 },
+	};
+	struct fx *f = cluster_view(st, 2, 0, NULL);
+	(void)state;
+
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens3f0np0", gst, 4);
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ens1f0np0");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "mlx5_0:1");
+	assert_non_null(strstr(hca_why(f, "mlx5_1", 1),
+			       "is on 198.18.1.0/24, not on the chosen network 198.18.2.0/24"));
+	fx_free(f);
+
+	/* Two rails; avoid= on a device, on a netdev; prefer= among ports. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	set_pattern(&f->avoid, "mlx5_1");
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_string_equal(hca_why(f, "mlx5_1", 1), "avoid= policy");
+	fx_free(f);
+
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	set_pattern(&f->prefer, "mlx5_1");
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1");
+	assert_non_null(strstr(hca_why(f, "mlx5_0", 1), "prefer="));
+	fx_free(f);
+}
+
+/* Class 4: a rail dead on a peer: every node drops it (the network fails here too), with
+ * a note naming the rail; job-wide, one rail set for every node. */
+static enum npf_outcome rail2_dead_at_node2(const struct cl_node *a, const struct cl_if *ia,
+					    const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)ib;
+	return strcmp(ia->name, "ens2f0np0") == 0 &&
+			       (strcmp(a->name, "node2") == 0 || strcmp(b->name, "node2") == 0) ?
+		       NPF_OUT_TIMEOUT :
+		       NPF_OUT_OK;
+}
+
+static void rails_differ_between_nodes(void **state)
+{
+	static const struct cl_node three[] = {
+		{ "node1",
+		  { IFS("eno1", "198.18.1.1/24", 1000),
+		    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens2f0np0", "198.18.3.1/24", 100000, 0, "mlx5_1", 1) } },
+		{ "node2",
+		  { IFS("eno1", "198.18.1.2/24", 1000),
+		    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens2f0np0", "198.18.3.2/24", 100000, 0, "mlx5_1", 1) } },
+		{ "node3",
+		  { IFS("eno1", "198.18.1.3/24", 1000),
+		    IFD("ens1f0np0", "198.18.2.3/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens2f0np0", "198.18.3.3/24", 100000, 0, "mlx5_1", 1) } },
+	};
+
+	static const struct gid_spec n3r1[] = {
+		{ 0, "fe80::31", V1 }, { 1, "fe80::31", V2 },
+		{ 2, "::ffff:198.18.2.3", V1 }, { 3, "::ffff:198.18.2.3", V2 },
+	};
+	static const struct gid_spec n3r2[] = {
+		{ 0, "fe80::32", V1 }, { 1, "fe80::32", V2 },
+		{ 2, "::ffff:198.18.3.3", V1 }, { 3, "::ffff:198.18.3.3", V2 },
+	};
+
+	(void)state;
+	/* node1 and node3 see the same thing: mlx5_1 fails with node2, so neither uses it. */
+	for (size_t self = 0; self < 3; self += 2) {
+		struct fx *f = cluster_view(three, 3, self, rail2_dead_at_node2);
+
+		add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0",
+			 self ? n3r1 : std0, 4);
+		add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0",
+			 self ? n3r2 : std1, 4);
+		f->pol.job_wide = true;
+		fx_run(f);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+		assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+		assert_var(f, NPF_VAR_UCX_NET_DEVICES, "mlx5_0:1");
+		assert_true(has_note(f, "mlx5_1:1 left out"));
+		fx_free(f);
+	}
+}
+
+/* Class 5: InfiniBand. The IPoIB child holding the address is the port's netdev, not its
+ * bare parent; a port without any IPoIB address is kept untested, or filtered by the
+ * operator's rdma_fabric=. */
+static void set_ipoib(struct fx *f, const char *name, const char *gid0)
+{
+	struct npf_iface *ifc = npf_inventory_find_name(&f->inv, name);
+
+	assert_non_null(ifc);
+	ifc->arphrd = ARPHRD_INFINIBAND;
+	ifc->kind = NPF_KIND_IPOIB;
+	ifc->mac_len = 20;
+	assert_int_equal(inet_pton(AF_INET6, gid0, ifc->mac + 4), 1);
+}
+
+static void ib_child_and_no_ipoib(void **state)
+{
+	static const struct cl_node ib[] = {
+		{ "node1",
+		  { IFS("eno1", "198.18.1.1/24", 25000), IFA("ib0", NULL),
+		    IFD("ib0.8001", "198.18.6.1/24", 0, 0, "mlx5_0", 1) } },
+		{ "node2",
+		  { IFS("eno1", "198.18.1.2/24", 25000), IFA("ib0", NULL),
+		    IFD("ib0.8001", "198.18.6.2/24", 0, 0, "mlx5_0", 1) } },
+	};
+	static const struct gid_spec gib[] = { { 0, "fe80::248a:703:9a:b0c1", V1 } };
+	static const struct gid_spec gib2[] = { { 0, "fe80::248a:703:9a:b0c2", V1 } };
+	struct npf_pattern_list fabric = { 0 };
+	struct fx *f = cluster_view(ib, 2, 0, NULL);
+	(void)state;
+
+	set_ipoib(f, "ib0", "fe80::248a:703:9a:b0c1");
+	set_ipoib(f, "ib0.8001", "fe80::248a:703:9a:b0c1");
+	/* The old join named the parent. */
+	add_port(f, "mlx5_0", 1, NPF_LL_INFINIBAND, NPF_PORT_ACTIVE, "ib0", gib, 1);
+	add_port(f, "mlx5_2", 1, NPF_LL_INFINIBAND, NPF_PORT_ACTIVE, NULL, gib2, 1);
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ib0.8001");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_2:1");
+	assert_string_equal(f->rec.hcas[0].netdev, "ib0.8001");
+	assert_true(f->rec.hcas[1].published);
+	assert_non_null(note_for(f, NPF_NOTE_UNTESTED, NPF_VAR_NCCL_IB_HCA));
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	fx_free(f);
+
+	/* rdma_fabric= names the job's fabric: the other IP-less port stays out. */
+	snprintf(fabric.pat[fabric.n++], NPF_CONFIG_PATTERN_LEN, "mlx5_9*");
+	f = cluster_view(ib, 2, 0, NULL);
+	set_ipoib(f, "ib0", "fe80::248a:703:9a:b0c1");
+	set_ipoib(f, "ib0.8001", "fe80::248a:703:9a:b0c1");
+	add_port(f, "mlx5_0", 1, NPF_LL_INFINIBAND, NPF_PORT_ACTIVE, "ib0", gib, 1);
+	add_port(f, "mlx5_2", 1, NPF_LL_INFINIBAND, NPF_PORT_ACTIVE, NULL, gib2, 1);
+	f->pol.rdma_fabric = &fabric;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_non_null(strstr(hca_why(f, "mlx5_2", 1), "rdma_fabric"));
+	fx_free(f);
+}
+
+/* Class 6: different GID indices on two RoCE ports: no single index; the env holds for
+ * NCCL >= 2.21.5, and says so. */
+static void gid_indices_differ(void **state)
+{
+	struct fx *f = cluster_view(roce2, 2, 0, NULL);
+	(void)state;
+
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", gap1, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_null(var(f, NPF_VAR_UCX_IB_GID_INDEX));
+	assert_non_null(note_for(f, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_true(has_note(f, "NCCL >= 2.21.5 only"));
+	fx_free(f);
+}
+
+/* Class 9: routed /31 host links, one prefix per node. Per node the /31 is right; job-wide
+ * it would match nothing on other nodes: the covering prefix of every node's address,
+ * unless it also holds another interface's address somewhere. */
+static enum npf_outcome fab_routed(const struct cl_node *a, const struct cl_if *ia,
+				   const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)a;
+	(void)ia;
+	(void)b;
+	(void)ib;
+	return NPF_OUT_OK;
+}
+
+static void routed_host_links(void **state)
+{
+	static const struct cl_node r31[] = {
+		{ "node1", { IFS("eth0", "198.18.1.1/24", 1000), IFS("fab0", "10.0.0.0/31", 100000) } },
+		{ "node2", { IFS("eth0", "198.18.1.2/24", 1000), IFS("fab0", "10.0.0.2/31", 100000) } },
+		{ "node3", { IFS("eth0", "198.18.1.3/24", 1000), IFS("fab0", "10.0.0.4/31", 100000) } },
+	};
+	static const struct cl_node r31_stray[] = {
+		{ "node1", { IFS("eth0", "198.18.1.1/24", 1000), IFS("fab0", "10.0.0.0/31", 100000) } },
+		{ "node2",
+		  { IFS("eth0", "198.18.1.2/24", 1000), IFS("fab0", "10.0.0.2/31", 100000),
+		    IFS("bmc0", "10.0.0.6/31", 100) } },
+		{ "node3", { IFS("eth0", "198.18.1.3/24", 1000), IFS("fab0", "10.0.0.4/31", 100000) } },
+	};
+	static const struct cl_node r31_names[] = {
+		{ "node1", { IFS("eth0", "198.18.1.1/24", 1000), IFS("fab0", "10.0.0.0/31", 100000) } },
+		{ "node2",
+		  { IFS("eth0", "198.18.1.2/24", 1000), IFS("fab1", "10.0.0.2/31", 100000),
+		    IFS("bmc0", "10.0.0.6/31", 100) } },
+		{ "node3", { IFS("eth0", "198.18.1.3/24", 1000), IFS("fab0", "10.0.0.4/31", 100000) } },
+	};
+	const struct cl_node *labs[] = { r31, r31_stray, r31_names };
+	(void)state;
+
+	for (size_t t = 0; t < 3; t++) {
+		struct fx *f = cluster_view(labs[t], 3, 0, fab_routed);
+
+		/* The fabric is routed: every fab0 reaches every peer's fab0. */
+		for (size_t l = 0; l < f->chk.n_links; l++) {
+			struct npf_link *lk = &f->chk.links[l];
+			const struct cl_if *theirs = &labs[t][lk->peer].ifs[1];
+
+			if (strcmp(lk->ifname, "fab0") != 0)
+				continue;
+			lk->fwd = lk->rev = NPF_OUT_OK;
+			snprintf(lk->peer_if, sizeof(lk->peer_if), "%s", theirs->name);
+			parse_cidr(theirs->cidr, &lk->peer_addr);
+		}
+		fx_run(f);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+		assert_string_equal(f->rec.ifname, "fab0");
+		if (!var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE))
+			fail_msg("%s %s", f->rec.summary, f->rec.n_notes ? f->rec.notes[0].text : "");
+		assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "10.0.0.0/31");
+		npf_recommendation_clear(&f->rec);
+		f->pol.job_wide = true;
+		fx_run(f);
+		if (t == 0) {
+			assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "10.0.0.0/29");
+			assert_var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE, "10.0.0.0/29");
+			assert_true(has_note(f, "covers every node's address"));
+		} else if (t == 2) {
+			/* Neither a CIDR nor one name: left out. */
+			assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
+			assert_null(var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE));
+		} else {
+			/* No CIDR; fab0 on every node, holding only the job's address: the
+			 * name. */
+			assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "fab0");
+			assert_var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE, "fab0");
+			assert_true(has_note(f, "also holds 10.0.0.6 on node2"));
+		}
+		fx_free(f);
+	}
+}
+
+
+/* The same classes on fake sysfs trees (tests/fixtures/sysfs, read by the real reader and
+ * joined by the real join): the storage NIC on the management network stays out; two
+ * HCAs whose IPv4 GIDs sit at different indices (3 and 5) get no single index. */
+static void load_sysfs(struct fx *f, const char *name)
+{
+	char root[512];
+
+	snprintf(root, sizeof(root), "%s/sysfs/%s", NPF_FIXTURES, name);
+	assert_true(rdma_sysfs_read(root, &f->inv) > 0);
+	rdma_join_netdevs(&f->inv);
+}
+
+static void sysfs_fixture_decisions(void **state)
+{
+	static const struct cl_node st[] = {
+		{ "node1",
+		  { IFS("eno1", "198.18.1.1/24", 1000),
+		    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens3f0np0", "198.18.1.11/24", 25000, 0, "mlx5_1", 1) } },
+		{ "node2",
+		  { IFS("eno1", "198.18.1.2/24", 1000),
+		    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens3f0np0", "198.18.1.12/24", 25000, 0, "mlx5_1", 1) } },
+	};
+	static const struct cl_node two[] = {
+		{ "node1",
+		  { IFS("eno1", "198.18.1.1/24", 1000),
+		    IFD("ens1f0np0", "198.18.4.1/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens1f1np1", "198.18.5.1/24", 100000, 0, "mlx5_1", 1) } },
+		{ "node2",
+		  { IFS("eno1", "198.18.1.2/24", 1000),
+		    IFD("ens1f0np0", "198.18.4.2/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens1f1np1", "198.18.5.2/24", 100000, 0, "mlx5_1", 1) } },
+	};
+	struct fx *f = cluster_view(st, 2, 0, NULL);
+	(void)state;
+
+	load_sysfs(f, "storage-roce");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ens1f0np0");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
+	assert_var(f, NPF_VAR_UCX_IB_GID_INDEX, "3");
+	assert_non_null(strstr(hca_why(f, "mlx5_1", 1), "not on the chosen network"));
+	fx_free(f);
+
+	/* The compute fabric's netdev fails: NCCL_IB_DISABLE, not the storage port. */
+	f = cluster_view(st, 2, 0, fabric_stalls);
+	load_sysfs(f, "storage-roce");
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "eno1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_HCA));
+	assert_var(f, NPF_VAR_NCCL_IB_DISABLE, "1");
+	fx_free(f);
+
+	f = cluster_view(two, 2, 0, NULL);
+	load_sysfs(f, "two-hcas");
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_true(has_note(f, "NCCL >= 2.21.5 only"));
+	npf_recommendation_clear(&f->rec);
+	/* NCCL 2.19: one index for all ports, so the ports of one index only. */
+	f->pol.nccl_version = NPF_NCCL_VERSION(2, 19, 3);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
 	fx_free(f);
 }
 
@@ -1636,6 +2263,15 @@ int main(void)
 		cmocka_unit_test(hca_selection),
 		cmocka_unit_test(ib_over_ipoib),
 		cmocka_unit_test(job_wide_hca),
+		cmocka_unit_test(secondary_address_interface),
+		cmocka_unit_test(dual_stack_v6_only_works),
+		cmocka_unit_test(roce_behind_failing_fabric),
+		cmocka_unit_test(storage_roce_on_mgmt),
+		cmocka_unit_test(rails_differ_between_nodes),
+		cmocka_unit_test(ib_child_and_no_ipoib),
+		cmocka_unit_test(gid_indices_differ),
+		cmocka_unit_test(routed_host_links),
+		cmocka_unit_test(sysfs_fixture_decisions),
 		cmocka_unit_test(hostile_check),
 		cmocka_unit_test(var_names),
 	};

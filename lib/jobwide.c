@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: MIT
+/* Job-wide values: one value that holds on every node of the job. */
+#include "decide.h"
+#include "gid.h"
+#include "ncclmatch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* ---- job-wide values -------------------------------------------------------------------- */
+
+#define TOK_MAX (NPF_NAME_MAX + 16)
+
+struct tokset {
+	char (*t)[TOK_MAX];
+	size_t n;
+};
+
+static bool tok_has(const struct tokset *s, const char *tok)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->t[i], tok) == 0)
+			return true;
+	return false;
+}
+
+static int tok_add(struct tokset *s, const char *tok)
+{
+	char(*n)[TOK_MAX];
+
+	if (!tok[0] || tok_has(s, tok))
+		return 0;
+	n = realloc(s->t, (s->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->t = n;
+	copy_str(s->t[s->n++], TOK_MAX, tok);
+	return 0;
+}
+
+static void tok_free_all(struct tokset *s, size_t n)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(s[i].t);
+	free(s);
+}
+
+enum jw_kind {
+	JW_EXACT,  /* Gloo, TensorPipe, UCX: plain exact names */
+	JW_SOCKET, /* NCCL_SOCKET_IFNAME "=a,b" */
+	JW_IB,	   /* NCCL_IB_HCA "=dev:port,..." */
+};
+
+static bool jw_selects(const struct ncclmatch_list *l, enum jw_kind kind, const struct tokset *u,
+		       const char *tok)
+{
+	char dev[TOK_MAX];
+	char *colon;
+
+	if (kind == JW_EXACT)
+		return tok_has(u, tok);
+	if (kind == JW_SOCKET)
+		return ncclmatch_ifname(l, tok);
+	copy_str(dev, sizeof(dev), tok);
+	colon = strrchr(dev, ':');
+	if (!colon)
+		return ncclmatch_hca(l, dev, -1);
+	*colon = '\0';
+	return ncclmatch_hca(l, dev, atoi(colon + 1));
+}
+
+/* One value for every node: the union of what each node uses, accepted only when, on
+ * every node, it selects exactly that node's own set among the names the node has. */
+static void jw_exact(struct ctx *c, char **vals, enum npf_var v, enum jw_kind kind,
+		     const struct tokset *sets, const struct tokset *known, size_t max)
+{
+	const char *name = npf_var_name(v);
+	struct tokset u = {0};
+	char value[REC_VALUE_MAX];
+	struct ncclmatch_list l;
+	size_t nn = c->chk->n_nodes;
+
+	if (c->err)
+		return;
+	dec_drop_var(vals, v);
+	for (size_t k = 0; k < nn; k++)
+		for (size_t i = 0; i < sets[k].n; i++)
+			if ((c->err = tok_add(&u, sets[k].t[i])) < 0)
+				goto out;
+	if (u.n == 0)
+		goto out;
+	if (u.n > max) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s: no job-wide value: %zu distinct names exceed the %zu NCCL reads",
+			     name, u.n, max);
+		goto out;
+	}
+	/* "=" makes every NCCL token an exact match; plain lists are exact by nature. */
+	snprintf(value, sizeof(value), "%s", kind == JW_EXACT ? "" : "=");
+	for (size_t i = 0, skip = strlen(value); i < u.n; i++)
+		if (!list_append(value + skip, sizeof(value) - skip, u.t[i])) {
+			dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+				 "%s: no job-wide value: the list is too long", name);
+			goto out;
+		}
+	if (kind != JW_EXACT &&
+	    ncclmatch_parse(value, kind == JW_IB ? NCCLMATCH_IB : NCCLMATCH_SOCKET, &l) < 0) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s: no job-wide value: '%s' does not parse as NCCL reads it", name,
+			     value);
+		goto out;
+	}
+	for (size_t k = 0; k < nn; k++) {
+		const char *node = node_name(c, (int)k);
+
+		for (size_t i = 0; i < sets[k].n; i++)
+			if (!tok_has(&known[k], sets[k].t[i]) ||
+			    !jw_selects(&l, kind, &u, sets[k].t[i])) {
+				dec_note(c, NPF_NOTE_JOB_WIDE, v, node, sets[k].t[i],
+					 "%s: no job-wide value: '%s' would miss %s on %s",
+					     name, value, sets[k].t[i], node);
+				goto out;
+			}
+		for (size_t i = 0; i < known[k].n; i++)
+			if (!tok_has(&sets[k], known[k].t[i]) &&
+			    jw_selects(&l, kind, &u, known[k].t[i])) {
+				dec_note(c, NPF_NOTE_JOB_WIDE, v, node, known[k].t[i],
+					 "%s: no job-wide value: '%s' would also select %s on %s",
+				    name, value, known[k].t[i], node);
+				goto out;
+			}
+	}
+	dec_set_var(c, vals, v, value);
+out:
+	free(u.t);
+}
+
+/* The same for a peer, from what it announced on ifname (the announcement leaves out
+ * loopback and link-local addresses, so a peer's 169.254 address goes unseen). */
+static const struct npf_addr *ompi_stray_peer(const struct npf_node *nd, const char *ifname,
+					      const struct net *net)
+{
+	for (size_t j = 0; j < nd->n_cands; j++) {
+		const struct npf_candidate *cd = &nd->cands[j];
+
+		if (strncmp(cd->ifname, ifname, IFNAMSIZ) == 0 && dec_ompi_stray(&cd->addr, 1, net))
+			return &cd->addr;
+	}
+	return NULL;
+}
+
+#define OMPI_VARS                                                                                  \
+	"OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, PRTE_MCA_prte_if_include"
+
+static void ompi_drop(char **vals)
+{
+	dec_drop_var(vals, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE);
+	dec_drop_var(vals, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE);
+	dec_drop_var(vals, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE);
+}
+
+static void ompi_set(struct ctx *c, char **vals, const char *value)
+{
+	static const enum npf_var vs[] = {NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+					  NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE,
+					  NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE};
+
+	for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++)
+		if (vals[vs[i]])
+			dec_set_var(c, vals, vs[i], value);
+}
+
+/* The address node k uses on the chosen network: its choice, else the address our
+ * probes reached it on through our chosen interface (a routed /31 host link has the
+ * peer on another prefix). False when neither is known. */
+static bool node_addr(const struct ctx *c, size_t k, struct npf_addr *a)
+{
+	const struct npf_recommendation *out = c->out;
+	size_t nn = c->chk->n_nodes, ci = (size_t)c->nets[c->chosen].ifc;
+	int li = k ? c->link_idx[ci * nn + k] : -1;
+
+	if (out->nodes[k].ifname[0]) {
+		*a = out->nodes[k].addr;
+		return true;
+	}
+	if (li >= 0 && c->chk->links[li].fwd == NPF_OUT_OK &&
+	    addr_valid(&c->chk->links[li].peer_addr)) {
+		*a = c->chk->links[li].peer_addr;
+		return true;
+	}
+	return false;
+}
+
+/* The longest prefix holding a and b (same family). */
+static unsigned int common_bits(const struct npf_addr *a, const struct npf_addr *b,
+				unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (n < max && ((a->addr[n / 8] ^ b->addr[n / 8]) & (0x80 >> (n % 8))) == 0)
+		n++;
+	return n;
+}
+
+/* The interface node k uses on the chosen network: its choice, else the one our probes
+ * reached through our chosen interface; "" unknown. */
+static const char *node_ifname(const struct ctx *c, size_t k)
+{
+	size_t nn = c->chk->n_nodes, ci = (size_t)c->nets[c->chosen].ifc;
+	int li = k ? c->link_idx[ci * nn + k] : -1;
+
+	if (c->out->nodes[k].ifname[0])
+		return c->out->nodes[k].ifname;
+	return li >= 0 ? c->chk->links[li].peer_if : "";
+}
+
+/* Some node's announced address off the job's interfaces inside prefix: an Open MPI
+ * CIDR would select that interface there too. */
+static const struct npf_addr *cidr_strays(const struct ctx *c, const struct net *cover,
+					  size_t *node)
+{
+	for (size_t k = 0; k < c->chk->n_nodes; k++) {
+		const struct npf_node *nd = &c->chk->nodes[k];
+		const char *use = node_ifname(c, k);
+
+		for (size_t j = 0; j < nd->n_cands; j++)
+			if (addr_valid(&nd->cands[j].addr) && in_net(&nd->cands[j].addr, cover) &&
+			    strncmp(nd->cands[j].ifname, use, IFNAMSIZ) != 0) {
+				*node = k;
+				return &nd->cands[j].addr;
+			}
+	}
+	return NULL;
+}
+
+/* The chosen interface's name is the same on every node, and on none of them does it hold
+ * an address Open MPI would use besides the one the job uses there. */
+static bool ompi_name_everywhere(const struct ctx *c)
+{
+	const struct npf_iface *ifc = &c->inv->ifaces[c->nets[c->chosen].ifc];
+	struct npf_addr a;
+
+	if (strchr(ifc->name, ','))
+		return false;
+	for (size_t i = 0; i < ifc->n_addrs; i++)
+		if (addr_valid(&ifc->addrs[i]) && dec_ompi_lists(&ifc->addrs[i]) &&
+		    !npf_addr_equal(&ifc->addrs[i], &c->out->addr))
+			return false;
+	for (size_t k = 1; k < c->chk->n_nodes; k++) {
+		const struct npf_node *nd = &c->chk->nodes[k];
+
+		if (strcmp(node_ifname(c, k), ifc->name) != 0 || !node_addr(c, k, &a))
+			return false;
+		for (size_t j = 0; j < nd->n_cands; j++)
+			if (strncmp(nd->cands[j].ifname, ifc->name, IFNAMSIZ) == 0 &&
+			    dec_ompi_lists(&nd->cands[j].addr) && !npf_addr_equal(&nd->cands[j].addr, &a))
+				return false;
+	}
+	return true;
+}
+
+/* Open MPI job-wide (mpirun copies the launch node's values to every node): the value
+ * must match an address on every node. IPv4: the chosen CIDR when it holds every node's
+ * address, else the prefix covering them all (routed /31 host links: one prefix per
+ * node) when it selects nothing else on any node; IPv6 (a name): the same name on every
+ * node, naming nothing unverified on any of them. */
+static void ompi_job_wide(struct ctx *c, char **vals, bool same_name)
+{
+	const struct net *net = &c->nets[c->chosen];
+	const struct npf_recommendation *out = c->out;
+	char ip[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 5];
+	struct npf_addr a0, a;
+	unsigned int bits;
+	struct net cover;
+	const struct npf_addr *stray;
+	size_t at = 0;
+
+	if (!vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE] &&
+	    !vals[NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE] && !vals[NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE])
+		return;
+	if (net->prefix.family == AF_INET6)
+		goto by_name;
+	bits = net->prefix.prefixlen;
+	a0 = out->addr;
+	for (size_t k = 1; k < c->chk->n_nodes; k++) {
+		if (dec_outside_plan(c, &c->chk->nodes[k]) && !out->nodes[k].ifname[0])
+			continue;
+		if (!node_addr(c, k, &a) || a.family != AF_INET) {
+			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+				 node_name(c, (int)k), NULL,
+				 OMPI_VARS ": no job-wide value: the address %s uses on %s is not "
+					   "known here",
+				 node_name(c, (int)k), out->cidr);
+			goto drop;
+		}
+		bits = common_bits(&a0, &a, bits);
+	}
+	if (bits == net->prefix.prefixlen)
+		return;
+	memset(&cover, 0, sizeof(cover));
+	addr_mask(&a0, bits, &cover.prefix);
+	cidr_str(&cover.prefix, cidr, sizeof(cidr));
+	if (bits < 8) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
+			 OMPI_VARS ": no job-wide value: the nodes' addresses share no prefix "
+				   "longer than /%u (per-node prefixes such as %s match nothing on "
+				   "other nodes)",
+			 bits, out->cidr);
+		goto by_name4;
+	}
+	stray = cidr_strays(c, &cover, &at);
+	if (stray) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+			 node_name(c, (int)at), NULL,
+			 OMPI_VARS ": no job-wide CIDR: %s, the prefix covering every node's "
+				   "address, also holds %s on %s",
+			 cidr, npf_addr_str(stray, ip, sizeof(ip)), node_name(c, (int)at));
+		goto by_name4;
+	}
+	dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
+		 OMPI_VARS ": %s covers every node's address (the per-node prefix %s matches "
+			   "nothing on other nodes)",
+		 cidr, out->cidr);
+	ompi_set(c, vals, cidr);
+	return;
+by_name4:
+	/* No CIDR: the interface name, when it is the same on every node and names no
+	 * other address Open MPI would use on any of them. */
+	if (ompi_name_everywhere(c)) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
+			 OMPI_VARS ": the interface name %s instead (the same on every node, no "
+				   "other address on it)",
+			 c->inv->ifaces[net->ifc].name);
+		ompi_set(c, vals, c->inv->ifaces[net->ifc].name);
+		return;
+	}
+	goto drop;
+by_name:
+	if (!same_name) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
+			 OMPI_VARS ": no job-wide value: Open MPI takes only IPv4 CIDRs and the "
+				   "nodes use different interface names on %s (mpirun gives every "
+				   "node the launch node's value)",
+			 out->cidr);
+		goto drop;
+	}
+	for (size_t k = 1; k < c->chk->n_nodes; k++) {
+		stray = ompi_stray_peer(&c->chk->nodes[k], out->nodes[k].ifname, net);
+		if (stray) {
+			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+				 node_name(c, (int)k), out->nodes[k].ifname,
+				 OMPI_VARS ": no job-wide value: Open MPI takes only IPv4 CIDRs, "
+					   "and by name (%s) it would also use %s on %s, which is "
+					   "not on %s",
+				 out->nodes[k].ifname, npf_addr_str(stray, ip, sizeof(ip)),
+				 node_name(c, (int)k), out->cidr);
+			goto drop;
+		}
+	}
+	return;
+drop:
+	ompi_drop(vals);
+}
+
+static int node_known_names(const struct ctx *c, size_t k, struct tokset *s)
+{
+	const struct npf_node *nd = &c->chk->nodes[k];
+	int r = 0;
+
+	if (k == 0) {
+		for (size_t i = 0; i < c->inv->n_ifaces && r == 0; i++)
+			r = tok_add(s, c->inv->ifaces[i].name);
+		return r;
+	}
+	for (size_t i = 0; i < nd->n_ifnames && r == 0; i++) {
+		char name[IFNAMSIZ];
+
+		memcpy(name, nd->ifnames[i], IFNAMSIZ);
+		name[IFNAMSIZ - 1] = '\0';
+		r = tok_add(s, name);
+	}
+	/* Older announcements without the full list: the candidates are all we know. */
+	for (size_t j = 0; j < nd->n_cands && r == 0; j++)
+		r = tok_add(s, nd->cands[j].ifname);
+	return r;
+}
+
+static int node_rdma_sets(const struct ctx *c, size_t k, struct tokset *works, struct tokset *known)
+{
+	char tok[TOK_MAX];
+	int r = 0;
+
+	if (k == 0) {
+		for (size_t i = 0; i < c->out->n_hcas && r == 0; i++) {
+			snprintf(tok, sizeof(tok), "%s:%d", c->out->hcas[i].dev,
+				 c->out->hcas[i].port);
+			r = tok_add(known, tok);
+			if (r == 0 && c->out->hcas[i].published)
+				r = tok_add(works, tok);
+		}
+		return r;
+	}
+	for (size_t j = 0; j < c->chk->nodes[k].n_cands && r == 0; j++) {
+		const struct npf_candidate *cd = &c->chk->nodes[k].cands[j];
+
+		if (!cd->rdma_dev[0] || cd->rdma_port <= 0)
+			continue;
+		snprintf(tok, sizeof(tok), "%.*s:%d", NPF_NAME_MAX - 1, cd->rdma_dev,
+			 cd->rdma_port);
+		r = tok_add(known, tok);
+		if (r || !cd->rdma_active || !addr_valid(&cd->addr))
+			continue;
+		/* A peer's port counts when it sits on the chosen network or a rail of it,
+		 * and that network works here. */
+		for (size_t n = 0; n < c->n_nets; n++)
+			if (c->nets[n].state == EST_WORKS && dec_is_rail(c, n) &&
+			    in_net(&cd->addr, &c->nets[n])) {
+				r = tok_add(works, tok);
+				break;
+			}
+	}
+	return r;
+}
+
+/* One rail set on every node (NCCL maps channels to NICs by position; different sets
+ * on two sides pair the wrong NICs): the ports that work here and on every node that has
+ * them. A rail dead on one node leaves every node, with a note naming the node. rails[k]
+ * gets node k's share of the result. Returns 0 or -ENOMEM. */
+static int rails_common(struct ctx *c, const struct tokset *works, const struct tokset *known,
+			struct tokset *rails)
+{
+	size_t nn = c->chk->n_nodes;
+	int r = 0;
+
+	for (size_t i = 0; i < works[0].n && r == 0; i++) {
+		const char *t = works[0].t[i];
+		int dead = -1;
+
+		for (size_t k = 1; k < nn && dead < 0; k++)
+			if (tok_has(&known[k], t) && !tok_has(&works[k], t))
+				dead = (int)k;
+		if (dead >= 0) {
+			dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA, node_name(c, dead), t,
+				 "NCCL_IB_HCA: %s left out on every node: it does not work on %s, "
+				 "and every node must use the same rails",
+				 t, node_name(c, dead));
+			continue;
+		}
+		for (size_t k = 0; k < nn && r == 0; k++)
+			if (k == 0 || tok_has(&known[k], t))
+				r = tok_add(&rails[k], t);
+	}
+	for (size_t k = 1; k < nn && r == 0; k++)
+		for (size_t i = 0; i < works[k].n; i++)
+			if (!tok_has(&works[0], works[k].t[i]) && tok_has(&known[0], works[k].t[i]))
+				dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA,
+					 node_name(c, (int)k), works[k].t[i],
+					 "NCCL_IB_HCA: %s of %s left out: it does not work on this "
+					 "node, and every node must use the same rails",
+					 works[k].t[i], node_name(c, (int)k));
+	return r;
+}
+
+/* NCCL_IB_HCA job-wide: the common rails, proven per node with NCCL's matcher; none left
+ * while some node had working ports: NCCL_IB_DISABLE=1 everywhere rather than NCCL's
+ * fallback onto every ACTIVE port. */
+static void jw_hcas(struct ctx *c, char **vals, const struct tokset *works,
+		    const struct tokset *known, const struct tokset *rails)
+{
+	bool any = false;
+
+	for (size_t k = 0; k < c->chk->n_nodes; k++)
+		any = any || works[k].n > 0;
+	if (rails[0].n == 0) {
+		dec_drop_var(vals, NPF_VAR_NCCL_IB_HCA);
+		if (any && dec_var_wanted(c, NPF_VAR_NCCL_IB_DISABLE) &&
+		    !vals[NPF_VAR_NCCL_IB_DISABLE]) {
+			dec_set_var(c, vals, NPF_VAR_NCCL_IB_DISABLE, "1");
+			dec_note(
+			    c, NPF_NOTE_RDMA_DISABLED, NPF_VAR_NCCL_IB_DISABLE, NULL, NULL,
+			    "NCCL_IB_DISABLE=1 job-wide: no RDMA rail works on every node that "
+			    "has it");
+		}
+		return;
+	}
+	jw_exact(c, vals, NPF_VAR_NCCL_IB_HCA, JW_IB, rails, known, NCCLMATCH_IB_MAX);
+}
+
+int dec_job_wide(struct ctx *c, char **vals)
+{
+	const struct npf_recommendation *out = c->out;
+	size_t nn = c->chk->n_nodes;
+	struct tokset *names = calloc(nn, sizeof(*names));
+	struct tokset *chosen = calloc(nn, sizeof(*chosen));
+	struct tokset *hw = calloc(nn, sizeof(*hw));
+	struct tokset *hk = calloc(nn, sizeof(*hk));
+	struct tokset *rails = calloc(nn, sizeof(*rails));
+	struct tokset *ucx = calloc(nn, sizeof(*ucx));
+	struct tokset *uk = calloc(nn, sizeof(*uk));
+	bool same_name = true, names_ok = true, ompi_done = false;
+	bool v6 = c->nets[c->chosen].prefix.family == AF_INET6;
+	int r = -ENOMEM;
+
+	if (!names || !chosen || !hw || !hk || !rails || !ucx || !uk)
+		goto out;
+	for (size_t k = 0; k < nn; k++) {
+		if ((r = node_known_names(c, k, &names[k])) < 0 ||
+		    (r = tok_add(&chosen[k], out->nodes[k].ifname)) < 0 ||
+		    (r = node_rdma_sets(c, k, &hw[k], &hk[k])) < 0)
+			goto out;
+		same_name = same_name && strcmp(out->nodes[k].ifname, out->nodes[0].ifname) == 0;
+	}
+	if ((r = rails_common(c, hw, hk, rails)) < 0)
+		goto out;
+	for (size_t k = 0; k < nn; k++) {
+		for (size_t i = 0; i < hk[k].n && r == 0; i++)
+			r = tok_add(&uk[k], hk[k].t[i]);
+		for (size_t i = 0; i < names[k].n && r == 0; i++)
+			r = tok_add(&uk[k], names[k].t[i]);
+		for (size_t i = 0; i < rails[k].n && r == 0; i++)
+			r = tok_add(&ucx[k], rails[k].t[i]);
+		if (r == 0 && rails[0].n == 0)
+			r = tok_add(&ucx[k], out->nodes[k].ifname);
+		if (r < 0)
+			goto out;
+	}
+	for (size_t k = 0; k < nn && names_ok; k++)
+		if (!out->nodes[k].ifname[0]) {
+			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_NONE, node_name(c, (int)k), NULL,
+				 "%s announced no address on %s: no job-wide interface names",
+				 node_name(c, (int)k), out->cidr);
+			names_ok = false;
+		}
+	r = 0;
+	/* One row of the registry at a time: its job-wide rule. */
+	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++) {
+		const struct npf_var_info *vi = npf_var_info((enum npf_var)v);
+
+		switch (vi->jw) {
+		case NPF_JW_SAME:
+		case NPF_JW_NODE:
+		case NPF_JW_MASTER:
+			break;
+		case NPF_JW_NCCL_IFNAMES:
+			if (!names_ok)
+				dec_drop_var(vals, (enum npf_var)v);
+			else if (vals[v])
+				jw_exact(c, vals, (enum npf_var)v, JW_SOCKET, chosen, names,
+					 NCCLMATCH_SOCKET_MAX);
+			break;
+		case NPF_JW_NCCL_HCAS:
+			if (!names_ok)
+				dec_drop_var(vals, (enum npf_var)v);
+			else if (dec_var_wanted(c, (enum npf_var)v))
+				jw_hcas(c, vals, hw, hk, rails);
+			break;
+		case NPF_JW_EXACT_UNION:
+			if (!names_ok)
+				dec_drop_var(vals, (enum npf_var)v);
+			else if (vals[v])
+				jw_exact(c, vals, (enum npf_var)v, JW_EXACT, ucx, uk, SIZE_MAX);
+			break;
+		case NPF_JW_ONE_NAME:
+			/* Gloo and TensorPipe take one exact name that must exist on the
+			 * node (TensorPipe falls back to 127.0.0.1 without it). */
+			if (vals[v] && names_ok && !same_name)
+				dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+					 "%s: no job-wide value: the nodes use different interface "
+					 "names and %s needs one that exists on each node",
+					 vi->name,
+					 vi->consumer == NPF_CONSUMER_GLOO ? "Gloo" : "TensorPipe");
+			if (!names_ok || !same_name)
+				dec_drop_var(vals, (enum npf_var)v);
+			break;
+		case NPF_JW_OMPI:
+			if (!names_ok && v6)
+				dec_drop_var(vals, (enum npf_var)v);
+			else if (!ompi_done)
+				ompi_job_wide(c, vals, same_name);
+			ompi_done = true;
+			break;
+		case NPF_JW_PER_NODE_GID:
+			if (vals[v]) {
+				dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+					 "%s: no job-wide value: GID indices are per node and the "
+					 "peers' GID tables are not known here",
+					 vi->name);
+				dec_drop_var(vals, (enum npf_var)v);
+			}
+			break;
+		}
+	}
+	if (vals[NPF_VAR_NCCL_IB_ADDR_FAMILY] || vals[NPF_VAR_NCCL_IB_ADDR_RANGE])
+		dec_note(
+		    c, NPF_NOTE_JOB_WIDE, NPF_VAR_NCCL_IB_ADDR_RANGE, NULL, NULL,
+		    "NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE follow from the chosen network, but "
+		    "only this node's GID tables were checked");
+	if (c->err)
+		r = c->err;
+out:
+	tok_free_all(names, nn);
+	tok_free_all(chosen, nn);
+	tok_free_all(hw, nn);
+	tok_free_all(hk, nn);
+	tok_free_all(rails, nn);
+	tok_free_all(ucx, nn);
+	tok_free_all(uk, nn);
+	return r;
+}

@@ -1,0 +1,1089 @@
+// SPDX-License-Identifier: MIT
+/* This node's environment for the chosen network: RDMA ports, GIDs, every published
+ * variable. */
+#include "consumer.h"
+#include "decide.h"
+#include "gid.h"
+#include "ncclmatch.h"
+#include "rdma_join.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* ---- the environment ------------------------------------------------------------------ */
+
+bool dec_var_wanted(const struct ctx *c, enum npf_var v)
+{
+	const struct npf_var_info *r = npf_var_info(v);
+
+	if (!r)
+		return false;
+	switch (r->gate) {
+	case NPF_GATE_ALWAYS:
+		return true;
+	case NPF_GATE_MASTER_ADDR:
+		return c->pol->master_addr;
+	case NPF_GATE_VARIABLES:
+		break;
+	}
+	return c->pol->publish == 0 || (c->pol->publish & r->bit);
+}
+
+void dec_set_var(struct ctx *c, char **vals, enum npf_var v, const char *value)
+{
+	if (c->err || !dec_var_wanted(c, v))
+		return;
+	free(vals[v]);
+	vals[v] = strdup(value);
+	if (!vals[v])
+		c->err = -ENOMEM;
+}
+
+void dec_drop_var(char **vals, enum npf_var v)
+{
+	free(vals[v]);
+	vals[v] = NULL;
+}
+
+int dec_build_choices(struct ctx *c)
+{
+	const struct npf_check *chk = c->chk;
+	const struct net *net = &c->nets[c->chosen];
+	size_t nn = chk->n_nodes, ci = (size_t)net->ifc;
+
+	c->out->nodes = calloc(nn, sizeof(*c->out->nodes));
+	if (!c->out->nodes)
+		return -ENOMEM;
+	c->out->n_nodes = nn;
+	for (size_t k = 0; k < nn; k++) {
+		struct npf_node_choice *ch = &c->out->nodes[k];
+		int li = k ? c->link_idx[ci * nn + k] : -1;
+
+		copy_str(ch->node, sizeof(ch->node), chk->nodes[k].name);
+		if (k == 0) {
+			copy_str(ch->ifname, sizeof(ch->ifname), c->inv->ifaces[ci].name);
+			ch->addr = ev_at(c, ci, (size_t)c->chosen)->addr;
+			continue;
+		}
+		/* The peer's interface our probes reached on this network, else the first
+		 * one it announced there. */
+		if (li >= 0 && chk->links[li].peer_if[0] &&
+		    in_net(&chk->links[li].peer_addr, net)) {
+			copy_str(ch->ifname, sizeof(ch->ifname), chk->links[li].peer_if);
+			ch->addr = chk->links[li].peer_addr;
+			continue;
+		}
+		for (size_t j = 0; j < chk->nodes[k].n_cands; j++) {
+			const struct npf_candidate *cd = &chk->nodes[k].cands[j];
+
+			if (addr_valid(&cd->addr) && in_net(&cd->addr, net)) {
+				copy_str(ch->ifname, sizeof(ch->ifname), cd->ifname);
+				ch->addr = cd->addr;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The index of the RoCE v2 GID that carries address a (::ffff:a.b.c.d for IPv4), -1. */
+static int gid_of_addr(const struct npf_rdma_port *p, const struct npf_addr *a)
+{
+	uint8_t want[16] = {0};
+
+	if (a->family == AF_INET) {
+		want[10] = want[11] = 0xff;
+		memcpy(want + 12, a->addr, 4);
+	} else {
+		memcpy(want, a->addr, 16);
+	}
+	for (size_t g = 0; g < p->n_gids; g++)
+		if (p->gids[g].type == NPF_GID_ROCE_V2 && memcmp(p->gids[g].raw, want, 16) == 0)
+			return p->gids[g].index;
+	return -1;
+}
+
+static void gid_text(const struct npf_rdma_port *p, int idx, char *buf, size_t len)
+{
+	const struct npf_gid *g = idx >= 0 ? gid_find(p, idx) : NULL;
+	struct npf_addr a = {.family = AF_INET6};
+	char ip[INET6_ADDRSTRLEN];
+
+	if (!g) {
+		snprintf(buf, len, "%d (unpopulated)", idx);
+		return;
+	}
+	memcpy(a.addr, g->raw, 16);
+	snprintf(buf, len, "%d (%s, %s)", idx, npf_addr_str(&a, ip, sizeof(ip)),
+		 npf_gid_type_name(g->type));
+}
+
+struct port_ref {
+	const struct npf_rdma_dev *dev;
+	const struct npf_rdma_port *port;
+	struct npf_hca *hca;
+	struct npf_addr addr; /* the probed address of its netdev */
+	int net;
+};
+
+/* A candidate GID policy for NCCL >= 2.21.5 and the environment that produces it. */
+struct gid_try {
+	struct gid_policy gp;
+	bool family6;
+	char range[INET6_ADDRSTRLEN + 5];
+	size_t hits;
+};
+
+static size_t gid_try_count(struct port_ref *refs, size_t n, struct gid_try *t)
+{
+	t->hits = 0;
+	for (size_t i = 0; i < n; i++)
+		if (refs[i].hca->published && refs[i].port->link_layer == NPF_LL_ETHERNET &&
+		    gid_nccl_auto_index(refs[i].port, &t->gp) == refs[i].hca->gid_index)
+			t->hits++;
+	return t->hits;
+}
+
+/* NCCL >= 2.21.5 picks a GID per port on its own; set NCCL_IB_ADDR_FAMILY / _RANGE
+ * only when that pick misses the RoCE v2 GID of the probed address, and verify the
+ * setting with the same model of ncclIbGetGidIndex (lib/gid). */
+static void gid_policy_dynamic(struct ctx *c, struct port_ref *refs, size_t n, char **vals)
+{
+	struct gid_try tries[1 + 1 + REC_NETS_MAX / 64];
+	size_t nt = 0, roce = 0, best = 0;
+	bool any6 = false;
+
+	for (size_t i = 0; i < n; i++)
+		if (refs[i].hca->published && refs[i].port->link_layer == NPF_LL_ETHERNET) {
+			roce++;
+			any6 = any6 || refs[i].addr.family == AF_INET6;
+		}
+	if (!roce)
+		return;
+	memset(tries, 0, sizeof(tries));
+	gid_policy_init(&tries[nt++].gp);
+	if (any6 && dec_var_wanted(c, NPF_VAR_NCCL_IB_ADDR_FAMILY)) {
+		gid_policy_init(&tries[nt].gp);
+		gid_policy_set_family(&tries[nt].gp, "AF_INET6");
+		tries[nt++].family6 = true;
+	}
+	/* A range per network the RoCE ports were probed on, best-ranked first. */
+	for (size_t k = 0; k < c->n_nets && nt < sizeof(tries) / sizeof(tries[0]); k++) {
+		bool used = false;
+		struct gid_try *t = &tries[nt];
+
+		for (size_t i = 0; i < n; i++)
+			used = used || (refs[i].hca->published && refs[i].net == (int)k &&
+					refs[i].port->link_layer == NPF_LL_ETHERNET);
+		if (!used || !dec_var_wanted(c, NPF_VAR_NCCL_IB_ADDR_RANGE))
+			continue;
+		if (c->nets[k].prefix.family == AF_INET6 &&
+		    !dec_var_wanted(c, NPF_VAR_NCCL_IB_ADDR_FAMILY))
+			continue;
+		gid_policy_init(&t->gp);
+		t->family6 = c->nets[k].prefix.family == AF_INET6;
+		gid_policy_set_family(&t->gp, t->family6 ? "AF_INET6" : "AF_INET");
+		cidr_str(&c->nets[k].prefix, t->range, sizeof(t->range));
+		if (gid_policy_set_range(&t->gp, t->range) == 0)
+			nt++;
+	}
+	for (size_t t = 0; t < nt; t++)
+		if (gid_try_count(refs, n, &tries[t]) > tries[best].hits)
+			best = t;
+	for (size_t i = 0; i < n; i++) {
+		struct npf_hca *h = refs[i].hca;
+		char want[96], got[96];
+
+		if (!h->published)
+			continue;
+		h->auto_gid = gid_nccl_auto_index(refs[i].port, &tries[best].gp);
+		if (refs[i].port->link_layer != NPF_LL_ETHERNET || h->auto_gid == h->gid_index)
+			continue;
+		h->published = false;
+		gid_text(refs[i].port, h->auto_gid, got, sizeof(got));
+		gid_text(refs[i].port, h->gid_index, want, sizeof(want));
+		bfmt(h->why, sizeof(h->why), "NCCL's GID auto-detection would use index %s, not %s",
+		     got, want);
+		/* build_hcas() notes every port left out, with this why. */
+	}
+	if (tries[best].family6)
+		dec_set_var(c, vals, NPF_VAR_NCCL_IB_ADDR_FAMILY, "AF_INET6");
+	if (tries[best].range[0])
+		dec_set_var(c, vals, NPF_VAR_NCCL_IB_ADDR_RANGE, tries[best].range);
+}
+
+/* NCCL <= 2.20 uses one NCCL_IB_GID_INDEX (default 0) on every RoCE port: publish it
+ * when the chosen ports agree, else keep the ports of the most common index. */
+static void gid_policy_legacy(struct ctx *c, struct port_ref *refs, size_t n, char **vals)
+{
+	int k = -1;
+	size_t best = 0, roce = 0;
+	char buf[16];
+
+	for (size_t i = 0; i < n; i++) {
+		size_t cnt = 0;
+		int idx;
+
+		if (!refs[i].hca->published || refs[i].port->link_layer != NPF_LL_ETHERNET)
+			continue;
+		roce++;
+		idx = refs[i].hca->gid_index;
+		for (size_t j = 0; j < n; j++)
+			if (refs[j].hca->published && refs[j].port->link_layer == NPF_LL_ETHERNET &&
+			    refs[j].hca->gid_index == idx)
+				cnt++;
+		if (cnt > best || (cnt == best && idx < k)) {
+			best = cnt;
+			k = idx;
+		}
+	}
+	if (!roce)
+		return;
+	/* Without NCCL_IB_GID_INDEX NCCL stays on its default. */
+	if (!dec_var_wanted(c, NPF_VAR_NCCL_IB_GID_INDEX))
+		k = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct npf_hca *h = refs[i].hca;
+
+		if (!h->published || refs[i].port->link_layer != NPF_LL_ETHERNET)
+			continue;
+		h->auto_gid = k;
+		if (h->gid_index == k)
+			continue;
+		h->published = false;
+		snprintf(h->why, sizeof(h->why),
+			 "its RoCE v2 GID of the probed address is index %d, but NCCL < 2.21.5 "
+			 "uses one index (%d) for every port",
+			 h->gid_index, k);
+		/* build_hcas() notes every port left out, with this why. */
+	}
+	snprintf(buf, sizeof(buf), "%d", k);
+	dec_set_var(c, vals, NPF_VAR_NCCL_IB_GID_INDEX, buf);
+}
+
+static void set_pre(struct ctx *c, char **pre, enum npf_var v, const char *value)
+{
+	if (c->err)
+		return;
+	free(pre[v]);
+	pre[v] = strdup(value);
+	if (!pre[v])
+		c->err = -ENOMEM;
+}
+
+static void clear_gid_vars(char **pre)
+{
+	dec_drop_var(pre, NPF_VAR_NCCL_IB_GID_INDEX);
+	dec_drop_var(pre, NPF_VAR_UCX_IB_GID_INDEX);
+	dec_drop_var(pre, NPF_VAR_NCCL_IB_ADDR_FAMILY);
+	dec_drop_var(pre, NPF_VAR_NCCL_IB_ADDR_RANGE);
+}
+
+/* GID for every NCCL. When every published RoCE port's GID of the probed address has the
+ * same index, NCCL_IB_GID_INDEX = that index is right for old NCCL (one index, default 0)
+ * and new (ncclIbGetGidIndex honours an explicit index before auto-detection), and
+ * UCX_IB_GID_INDEX (uct_ib_device_select_gid: an explicit index is used as is) steers UCX
+ * the same way. Otherwise the per-version rules stay, and a note says which NCCL versions
+ * the environment holds for. */
+static void gid_decide(struct ctx *c, struct port_ref *refs, size_t n, char **pre)
+{
+	int k = -1;
+	bool same = true, any = false;
+	char buf[16];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!refs[i].hca->published || refs[i].port->link_layer != NPF_LL_ETHERNET)
+			continue;
+		if (any && refs[i].hca->gid_index != k)
+			same = false;
+		k = refs[i].hca->gid_index;
+		any = true;
+	}
+	if (!any)
+		return;
+	if (same && k >= 0 && dec_var_wanted(c, NPF_VAR_NCCL_IB_GID_INDEX)) {
+		for (size_t i = 0; i < n; i++)
+			if (refs[i].hca->published && refs[i].port->link_layer == NPF_LL_ETHERNET)
+				refs[i].hca->auto_gid = k;
+		snprintf(buf, sizeof(buf), "%d", k);
+		set_pre(c, pre, NPF_VAR_NCCL_IB_GID_INDEX, buf);
+		set_pre(c, pre, NPF_VAR_UCX_IB_GID_INDEX, buf);
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
+			 "NCCL_IB_GID_INDEX=%d: every published RoCE port carries the probed "
+			 "address at GID index %d, so it holds for every NCCL version "
+			 "(and UCX_IB_GID_INDEX for UCX)",
+			 k, k);
+		return;
+	}
+	if (c->version >= NPF_NCCL_VERSION(2, 21, 5)) {
+		gid_policy_dynamic(c, refs, n, pre);
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
+			 "the RoCE GID settings hold for NCCL >= 2.21.5 only: the published "
+			 "ports need different GID indices, and older NCCL uses one index "
+			 "(default 0) on every port; UCX_IB_GID_INDEX left out for the same "
+			 "reason");
+	} else {
+		gid_policy_legacy(c, refs, n, pre);
+		snprintf(buf, sizeof(buf), "%s",
+			 pre[NPF_VAR_NCCL_IB_GID_INDEX] ? pre[NPF_VAR_NCCL_IB_GID_INDEX] : "");
+		if (buf[0])
+			set_pre(c, pre, NPF_VAR_UCX_IB_GID_INDEX, buf);
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
+			 "the RoCE ports need different GID indices: NCCL_IB_HCA keeps those of "
+			 "the one index NCCL < 2.21.5 uses, which holds for every NCCL version");
+	}
+}
+
+static void ib_disable(struct ctx *c, char **pre);
+
+/* The "=dev:port,..." value of the published ports; false when it does not fit. */
+bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count)
+{
+	char tok[NPF_NAME_MAX + 16];
+
+	snprintf(buf, len, "=");
+	*count = 0;
+	for (size_t i = 0; i < r->n_hcas; i++) {
+		if (!r->hcas[i].published)
+			continue;
+		snprintf(tok, sizeof(tok), "%s:%d", r->hcas[i].dev, r->hcas[i].port);
+		(*count)++;
+		if (!list_append(buf + 1, len - 1, tok))
+			return false;
+	}
+	return true;
+}
+
+/* ---- RDMA: which ports the job's traffic may use ------------------------------------------ */
+
+/* The RDMA network the ports follow: the chosen network when it is RDMA-backed; else (the
+ * sockets went elsewhere by policy, prefer=eno1 for the bootstrap) the best-ranked RDMA
+ * network, if it works here. A lower RDMA network never stands in for a failed better
+ * one: that is a broken fabric, not a choice (NCCL_IB_DISABLE). */
+static int rdma_fabric_net(const struct ctx *c)
+{
+	if (c->nets[c->chosen].rdma)
+		return c->chosen;
+	for (size_t n = 0; n < c->n_nets; n++)
+		if (c->nets[n].rdma)
+			return c->nets[n].state == EST_WORKS && !c->nets[n].avoid ? (int)n : -1;
+	return -1;
+}
+
+bool dec_is_rail(const struct ctx *c, size_t n)
+{
+	const struct net *fab, *o = &c->nets[n];
+
+	/* The chosen network itself; another network equal to the fabric on every quality
+	 * row: a rail of it (one subnet per rail), not a management or storage network. */
+	if ((int)n == c->chosen)
+		return true;
+	if (c->fabric < 0)
+		return false;
+	fab = &c->nets[c->fabric];
+	return (int)n == c->fabric || (o->rdma && dec_net_quality_cmp(o, fab) == 0);
+}
+/* Where netdev ifc stands on the job's networks: works on the chosen network or a rail
+ * (returns the network, *addr the probed address), else -1 with *held the best-ranked
+ * network it holds (-1 none). */
+static int port_netdev_net(const struct ctx *c, size_t i, struct npf_addr *addr, int *held)
+{
+	*held = -1;
+	for (size_t n = 0; n < c->n_nets; n++) {
+		const struct eval *e = ev_at(c, i, n);
+
+		if (e->state == EST_ABSENT)
+			continue;
+		if (*held < 0)
+			*held = (int)n;
+		if (e->state == EST_WORKS && dec_is_rail(c, n)) {
+			*addr = e->addr;
+			return (int)n;
+		}
+	}
+	return -1;
+}
+
+static bool port_avoided(const struct ctx *c, const struct npf_rdma_dev *d,
+			 const struct npf_rdma_port *p, const char *netdev)
+{
+	char tok[NPF_NAME_MAX + 16];
+	const char *chosen_if = c->inv->ifaces[c->nets[c->chosen].ifc].name;
+
+	snprintf(tok, sizeof(tok), "%s:%d", d->name, p->port);
+	if (pat_match(c->pol->avoid, d->name, NULL) || pat_match(c->pol->avoid, tok, NULL))
+		return true;
+	/* An avoided netdev that still carries the job's sockets was chosen anyway:
+	 * avoid= has already had its say there. */
+	return netdev[0] && strcmp(netdev, chosen_if) != 0 &&
+	       pat_match(c->pol->avoid, netdev, NULL);
+}
+
+static unsigned int port_prefer(const struct ctx *c, const struct npf_hca *h)
+{
+	char tok[NPF_NAME_MAX + 16];
+	unsigned int best = PREFER_NONE, i;
+
+	snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
+	if (pat_match(c->pol->prefer, h->dev, &i) && i < best)
+		best = i;
+	if (pat_match(c->pol->prefer, tok, &i) && i < best)
+		best = i;
+	if (h->netdev[0] && pat_match(c->pol->prefer, h->netdev, &i) && i < best)
+		best = i;
+	return best;
+}
+
+/* The netdevs a port can be reached through: RoCE, every GID's ndev (a VLAN carries its
+ * own GIDs); IB, every IPoIB netdev of its GID (P_Key children included). Calls fn for
+ * each inventory index until it returns true. */
+static int port_each_netdev(const struct ctx *c, const struct npf_rdma_port *p,
+			    bool (*fn)(const struct ctx *c, size_t i, void *arg), void *arg)
+{
+	const struct npf_inventory *inv = c->inv;
+	const struct npf_iface *ifc;
+
+	if (p->netdev[0] && (ifc = npf_inventory_find_name(inv, p->netdev)) &&
+	    fn(c, (size_t)(ifc - inv->ifaces), arg))
+		return (int)(ifc - inv->ifaces);
+	for (size_t i = 0; i < inv->n_ifaces; i++) {
+		bool mine = false;
+
+		if (strcmp(inv->ifaces[i].name, p->netdev) == 0)
+			continue;
+		if (p->link_layer == NPF_LL_INFINIBAND)
+			mine = rdma_join_is_ipoib_of(&inv->ifaces[i], p);
+		else
+			for (size_t g = 0; g < p->n_gids && !mine; g++)
+				mine = strncmp(p->gids[g].ndev, inv->ifaces[i].name, IFNAMSIZ) == 0;
+		if (mine && fn(c, i, arg))
+			return (int)i;
+	}
+	return -1;
+}
+
+struct netdev_probe {
+	struct npf_addr addr;
+	int net;      /* the working network found, -1 */
+	int held;     /* the best network some netdev holds, -1 */
+	int held_ifc; /* ... and that netdev */
+	bool any;     /* some netdev exists */
+};
+
+static bool probe_netdev(const struct ctx *c, size_t i, void *arg)
+{
+	struct netdev_probe *np = arg;
+	int held;
+
+	np->any = true;
+	np->net = port_netdev_net(c, i, &np->addr, &held);
+	if (held >= 0 && (np->held < 0 || held < np->held)) {
+		np->held = held;
+		np->held_ifc = (int)i;
+	}
+	return np->net >= 0;
+}
+
+static bool rdma_fabric_set(const struct ctx *c)
+{
+	return c->pol->rdma_fabric && c->pol->rdma_fabric->n > 0;
+}
+
+/* Decides one ACTIVE port of a known link layer: published (with its netdev and GID) or
+ * left out with why. Returns true when kept without a probe of its own (IB, no IP). */
+static bool judge_port(struct ctx *c, struct port_ref *ref)
+{
+	const struct npf_rdma_port *port = ref->port;
+	struct npf_hca *h = ref->hca;
+	struct netdev_probe np = {.net = -1, .held = -1, .held_ifc = -1};
+	char ip[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 5], tok[NPF_NAME_MAX + 16];
+	int i = port_each_netdev(c, port, probe_netdev, &np);
+
+	if (i >= 0)
+		copy_str(h->netdev, sizeof(h->netdev), c->inv->ifaces[i].name);
+	if (port_avoided(c, ref->dev, port, h->netdev)) {
+		snprintf(h->why, sizeof(h->why), "avoid= policy");
+		return false;
+	}
+	if (i >= 0) {
+		ref->net = np.net;
+		ref->addr = np.addr;
+		if (port->link_layer == NPF_LL_ETHERNET) {
+			h->gid_index = gid_of_addr(port, &ref->addr);
+			if (h->gid_index < 0) {
+				snprintf(h->why, sizeof(h->why), "no RoCE v2 GID holds %s",
+					 npf_addr_str(&ref->addr, ip, sizeof(ip)));
+				return false;
+			}
+		} else {
+			h->auto_gid = gid_nccl_auto_index(port, NULL);
+		}
+		h->published = true;
+		return false;
+	}
+	if (np.held >= 0) {
+		const struct eval *e = ev_at(c, (size_t)np.held_ifc, (size_t)np.held);
+		char ev[160];
+
+		copy_str(h->netdev, sizeof(h->netdev), c->inv->ifaces[np.held_ifc].name);
+		cidr_str(&c->nets[np.held].prefix, cidr, sizeof(cidr));
+		if (dec_is_rail(c, (size_t)np.held) || e->state != EST_WORKS) {
+			dec_eval_text(c, e, ev, sizeof(ev));
+			bfmt(h->why, sizeof(h->why),
+			     "its netdev %s did not pass the probes on %s: %s", h->netdev, cidr,
+			     ev);
+		} else {
+			bfmt(h->why, sizeof(h->why),
+			     "its netdev %s is on %s, not on the chosen network %s", h->netdev,
+			     cidr, c->out->cidr);
+		}
+		return false;
+	}
+	if (port->link_layer == NPF_LL_INFINIBAND) {
+		/* IB RDMA needs no IP: with no IPoIB address there is nothing to probe, and
+		 * nothing that says the port is elsewhere. The operator's rdma_fabric=
+		 * says which ports are the job's; without it they are kept, untested. */
+		snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
+		if (rdma_fabric_set(c) && !pat_match(c->pol->rdma_fabric, h->dev, NULL) &&
+		    !pat_match(c->pol->rdma_fabric, tok, NULL)) {
+			snprintf(h->why, sizeof(h->why),
+				 "no IPoIB address to probe and not in rdma_fabric=");
+			return false;
+		}
+		h->auto_gid = gid_nccl_auto_index(port, NULL);
+		h->published = true;
+		return true;
+	}
+	if (np.any)
+		snprintf(h->why, sizeof(h->why), "its netdev %s holds no address of the job's networks",
+			 h->netdev[0] ? h->netdev : port->netdev);
+	else
+		snprintf(h->why, sizeof(h->why), "no netdev to probe it through%s%s",
+			 port->netdev[0] ? ": missing " : "", port->netdev);
+	return false;
+}
+
+/* RDMA facts for the variables: which ports, which GID settings, IB on or off. Writes
+ * NCCL_IB_HCA, NCCL_IB_DISABLE and the GID variables into pre. */
+static int build_hcas(struct ctx *c, char **pre)
+{
+	const struct npf_inventory *inv = c->inv;
+	struct npf_recommendation *out = c->out;
+	struct port_ref *refs;
+	size_t total = 0, n = 0, count, active = 0;
+	char value[REC_VALUE_MAX], tok[NPF_NAME_MAX + 16];
+	unsigned int best_pref = PREFER_NONE;
+
+	c->fabric = rdma_fabric_net(c);
+	for (size_t d = 0; d < inv->n_rdma; d++)
+		total += inv->rdma[d].n_ports;
+	if (!total)
+		return 0;
+	out->hcas = calloc(total, sizeof(*out->hcas));
+	refs = calloc(total, sizeof(*refs));
+	if (!out->hcas || !refs) {
+		free(refs);
+		return -ENOMEM;
+	}
+	for (size_t d = 0; d < inv->n_rdma; d++)
+		for (size_t p = 0; p < inv->rdma[d].n_ports; p++) {
+			const struct npf_rdma_port *port = &inv->rdma[d].ports[p];
+			struct npf_hca *h = &out->hcas[n];
+			struct port_ref *ref = &refs[n++];
+
+			copy_str(h->dev, sizeof(h->dev), inv->rdma[d].name);
+			h->port = port->port;
+			copy_str(h->netdev, sizeof(h->netdev), port->netdev);
+			h->link_layer = port->link_layer;
+			h->gid_index = h->auto_gid = -1;
+			ref->dev = &inv->rdma[d];
+			ref->port = port;
+			ref->hca = h;
+			ref->net = -1;
+			/* NCCL itself keeps only ACTIVE ports of a known link layer
+			 * (ncclIbInitDevices). */
+			if (port->state != NPF_PORT_ACTIVE) {
+				snprintf(h->why, sizeof(h->why), "port state %s",
+					 npf_port_state_name(port->state));
+				continue;
+			}
+			if (port->link_layer != NPF_LL_INFINIBAND &&
+			    port->link_layer != NPF_LL_ETHERNET) {
+				snprintf(h->why, sizeof(h->why), "unknown link layer");
+				continue;
+			}
+			active++;
+			if (judge_port(c, ref)) {
+				snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
+				dec_note(
+				    c, NPF_NOTE_UNTESTED, NPF_VAR_NCCL_IB_HCA, NULL, tok,
+				    "NCCL_IB_HCA keeps %s untested: an InfiniBand port without "
+				    "an IPoIB address (%s)",
+				    tok,
+				    rdma_fabric_set(c) ? "in rdma_fabric="
+						       : "set [publish] rdma_fabric to name "
+							 "the job's fabric");
+			}
+		}
+	out->n_hcas = n;
+	/* prefer= among the ports: the strongest matching pattern keeps only its ports. */
+	for (size_t i = 0; i < n; i++)
+		if (out->hcas[i].published && port_prefer(c, &out->hcas[i]) < best_pref)
+			best_pref = port_prefer(c, &out->hcas[i]);
+	for (size_t i = 0; best_pref != PREFER_NONE && i < n; i++)
+		if (out->hcas[i].published && port_prefer(c, &out->hcas[i]) != best_pref) {
+			out->hcas[i].published = false;
+			snprintf(out->hcas[i].why, sizeof(out->hcas[i].why),
+				 "prefer= policy keeps other ports");
+		}
+	gid_decide(c, refs, n, pre);
+	free(refs);
+	if (c->err)
+		return c->err;
+	if (!dec_hca_value(out, value, sizeof(value), &count) || count > NCCLMATCH_IB_MAX) {
+		dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_NCCL_IB_HCA, NULL, NULL,
+			 "NCCL_IB_HCA left out: %zu ports exceed what NCCL reads (%d)", count,
+			 NCCLMATCH_IB_MAX);
+		return c->err;
+	}
+	if (count == 0) {
+		clear_gid_vars(pre);
+		if (active)
+			ib_disable(c, pre);
+		return c->err;
+	}
+	/* Prove the value under NCCL's own grammar: exactly the published ports. */
+	{
+		struct ncclmatch_list l;
+
+		if (ncclmatch_parse(value, NCCLMATCH_IB, &l) < 0) {
+			dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_NCCL_IB_HCA, NULL, NULL,
+				 "NCCL_IB_HCA left out: '%s' does not parse as NCCL reads it",
+				 value);
+			return c->err;
+		}
+		for (size_t i = 0; i < out->n_hcas; i++)
+			if (ncclmatch_hca(&l, out->hcas[i].dev, out->hcas[i].port) !=
+			    out->hcas[i].published) {
+				dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_NCCL_IB_HCA, NULL, NULL,
+					 "NCCL_IB_HCA left out: '%s' would %s %s:%d", value,
+					 out->hcas[i].published ? "miss" : "also select",
+					 out->hcas[i].dev, out->hcas[i].port);
+				return c->err;
+			}
+	}
+	for (size_t i = 0; i < out->n_hcas; i++)
+		if (!out->hcas[i].published && out->hcas[i].why[0] &&
+		    strncmp(out->hcas[i].why, "port state", 10) != 0 &&
+		    strncmp(out->hcas[i].why, "unknown link", 12) != 0)
+			dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA, NULL,
+				 out->hcas[i].netdev, "NCCL_IB_HCA narrowed: %s:%d left out: %s",
+				 out->hcas[i].dev, out->hcas[i].port, out->hcas[i].why);
+	set_pre(c, pre, NPF_VAR_NCCL_IB_HCA, value);
+	return c->err;
+}
+
+/* No ACTIVE port qualifies: without a word NCCL's IB transport would open every ACTIVE
+ * port (ncclIbInitDevices), the failed ones included. */
+static void ib_disable(struct ctx *c, char **pre)
+{
+	char why[NPF_REC_REASON_MAX * 2] = "";
+
+	for (size_t i = 0; i < c->out->n_hcas; i++) {
+		const struct npf_hca *h = &c->out->hcas[i];
+		char one[NPF_REC_REASON_MAX + NPF_NAME_MAX + 16];
+
+		if (!h->why[0] || strncmp(h->why, "port state", 10) == 0)
+			continue;
+		snprintf(one, sizeof(one), "%s:%d: %s", h->dev, h->port, h->why);
+		if (!list_append(why, sizeof(why), one))
+			break;
+	}
+	if (!dec_var_wanted(c, NPF_VAR_NCCL_IB_DISABLE)) {
+		dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_NCCL_IB_DISABLE, NULL, NULL,
+			 "no RDMA port passed the probes; NCCL still uses every ACTIVE port "
+			 "unless NCCL_IB_HCA or NCCL_IB_DISABLE=1 says otherwise (%s)",
+			 why);
+		return;
+	}
+	set_pre(c, pre, NPF_VAR_NCCL_IB_DISABLE, "1");
+	dec_note(c, NPF_NOTE_RDMA_DISABLED, NPF_VAR_NCCL_IB_DISABLE, NULL, NULL,
+		 "NCCL_IB_DISABLE=1: no RDMA port passed the probes on the chosen network, and "
+		 "NCCL would otherwise use every ACTIVE port (%s)",
+		 why);
+}
+
+/* ---- Open MPI's interface selection ------------------------------------------------------- */
+
+/* Would Open MPI's interface scan (opal/mca/if) list this address? Every IPv4 address of
+ * an UP interface, link-local included; IPv6 only with global scope (not ::1, fe80::/10,
+ * fec0::/10). */
+bool dec_ompi_lists(const struct npf_addr *a)
+{
+	if (a->family == AF_INET)
+		return true;
+	if (a->family != AF_INET6 || npf_addr_is_local_only(a))
+		return false;
+	return !(a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0xc0) && a->addr[0] != 0xff;
+}
+
+/* An address Open MPI would use besides the chosen network when an interface is named:
+ * if_include by name takes every address of it. Returns the first one, or NULL. */
+const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n, const struct net *net)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr_valid(&addrs[i]) && dec_ompi_lists(&addrs[i]) && !in_net(&addrs[i], net))
+			return &addrs[i];
+	return NULL;
+}
+
+/* ---- the per-node rules of the variable registry (lib/pubvar.h) --------------------------- */
+
+/* The state the rules share while one environment is built. */
+struct pub {
+	char *vals[NPF_VAR__COUNT];   /* the environment being built */
+	char *pre[NPF_VAR__COUNT];    /* RDMA facts computed before the rules run */
+	bool dropped[NPF_VAR__COUNT]; /* left out by its rule, with a note */
+	int family;		      /* NCCL_SOCKET_FAMILY the rules assume: 0 or AF_INET6 */
+	const struct npf_iface *ifc;  /* our interface on the chosen network */
+	bool ompi_done;		      /* the Open MPI value was decided (one note for three) */
+	const char *ompi_value;	      /* NULL: left out */
+};
+
+typedef void (*rule_fn)(struct ctx *c, struct pub *p, enum npf_var v);
+
+static void drop(struct ctx *c, struct pub *p, enum npf_var v, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Leaves v out with a structured note naming it and our interface. */
+static void drop(struct ctx *c, struct pub *p, enum npf_var v, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	dec_drop_var(p->vals, v);
+	p->dropped[v] = true;
+	dec_note(c, NPF_NOTE_OMITTED, v, NULL, p->ifc->name, "%s", text);
+}
+
+/* True when a is one of our announced addresses on the chosen network, i.e. an address
+ * the probes tested. */
+static bool addr_passed(const struct ctx *c, const struct npf_iface *ifc, const struct npf_addr *a)
+{
+	const struct net *net = &c->nets[c->chosen];
+
+	return ifc == &c->inv->ifaces[net->ifc] && in_net(a, net) && addr_usable(a) &&
+	       dec_announced(c, ifc, a);
+}
+
+/* NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME: the chosen interface's name,
+ * published only when the consumer's address model (the row's model column,
+ * lib/consumer.h) lands on an address that passed the probes. */
+static void rule_ifname(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	const struct npf_var_info *vi = npf_var_info(v);
+	const struct npf_inventory *inv = c->inv;
+	const struct npf_iface *ifc = p->ifc;
+	char value[IFNAMSIZ + 2], ip[INET6_ADDRSTRLEN], got_if[IFNAMSIZ] = "";
+	struct npf_cmodel_query q = {.value = value, .nccl_version = c->version};
+	struct npf_addr a;
+	int r;
+
+	if (!dec_var_wanted(c, v))
+		return;
+	if (vi->model == NPF_CM_NCCL_SOCKET) {
+		struct ncclmatch_list l;
+
+		snprintf(value, sizeof(value), "=%s", ifc->name);
+		q.family = p->family;
+		if (ncclmatch_parse(value, NCCLMATCH_SOCKET, &l) < 0) {
+			drop(c, p, v, "%s left out: '%s' does not parse as NCCL reads it", vi->name,
+			     value);
+			return;
+		}
+		for (size_t i = 0; i < inv->n_ifaces; i++)
+			if (ncclmatch_ifname(&l, inv->ifaces[i].name) != (&inv->ifaces[i] == ifc)) {
+				drop(c, p, v, "%s left out: '%s' would %s %s under NCCL's grammar",
+				     vi->name, value,
+				     &inv->ifaces[i] == ifc ? "miss" : "also select",
+				     inv->ifaces[i].name);
+				return;
+			}
+	} else {
+		snprintf(value, sizeof(value), "%s", ifc->name);
+		/* PyTorch splits GLOO_SOCKET_IFNAME on ',' (one device per token). */
+		if (vi->model == NPF_CM_GLOO && strchr(value, ',')) {
+			drop(c, p, v, "%s left out: Gloo splits the name %s on ','", vi->name,
+			     value);
+			return;
+		}
+	}
+	r = npf_cmodel_addr(vi->model, inv, &q, got_if, &a);
+	if (r < 0) {
+		if (vi->model == NPF_CM_TENSORPIPE)
+			drop(c, p, v,
+			     "%s left out: TensorPipe (%s) finds no UP, RUNNING address on %s and "
+			     "would listen on 127.0.0.1",
+			     vi->name, npf_cmodel_function(vi->model), ifc->name);
+		else
+			drop(c, p, v, "%s left out: %s (%s) would find no usable address on %s",
+			     vi->name, npf_consumer_name(vi->consumer),
+			     npf_cmodel_function(vi->model), ifc->name);
+		return;
+	}
+	if (!addr_passed(c, npf_inventory_find_name(inv, got_if), &a)) {
+		npf_addr_str(&a, ip, sizeof(ip));
+		drop(c, p, v,
+		     "%s left out: %s (%s) would bind %s, the first %saddress of %s, which is "
+		     "not an address that passed on %s",
+		     vi->name, npf_consumer_name(vi->consumer), npf_cmodel_function(vi->model), ip,
+		     q.family == AF_INET6 ? "IPv6 " : "", got_if, c->out->cidr);
+		dec_note(c, NPF_NOTE_CONSUMER_ADDRESS, v, NULL, got_if, "%s would use %s on %s",
+			 npf_consumer_name(vi->consumer), ip, got_if);
+		return;
+	}
+	dec_set_var(c, p->vals, v, value);
+}
+
+/* NCCL advertises IPv4 first (ncclFindInterfaces): an IPv6 choice needs the family
+ * forced. Published with NCCL_SOCKET_IFNAME or not at all (the registry's "with"). */
+static void rule_socket_family(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	if (p->family == AF_INET6)
+		dec_set_var(c, p->vals, v, "AF_INET6");
+}
+
+/* The RDMA variables come from the facts build_hcas() computed. */
+static void rule_rdma(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	if (p->pre[v])
+		dec_set_var(c, p->vals, v, p->pre[v]);
+}
+
+/* UCX_NET_DEVICES: the published RDMA ports (dev:port, exact names), else the chosen
+ * netdev, whose address UCX's tcp transport takes by ucs_netif_get_addr. */
+static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	const struct npf_var_info *vi = npf_var_info(v);
+	struct npf_cmodel_query q = {.value = p->ifc->name};
+	char value[REC_VALUE_MAX], ip[INET6_ADDRSTRLEN], got_if[IFNAMSIZ] = "";
+	struct npf_addr a;
+	size_t count;
+
+	if (!dec_var_wanted(c, v))
+		return;
+	if ((p->vals[NPF_VAR_NCCL_IB_HCA] ||
+	     (!dec_var_wanted(c, NPF_VAR_NCCL_IB_HCA) && p->pre[NPF_VAR_NCCL_IB_HCA])) &&
+	    dec_hca_value(c->out, value, sizeof(value), &count) && count) {
+		dec_set_var(c, p->vals, v, value + 1);
+		return;
+	}
+	if (npf_cmodel_addr(vi->model, c->inv, &q, got_if, &a) < 0) {
+		drop(c, p, v,
+		     "%s left out: UCX (%s) finds no UP, RUNNING, non-link-local address on %s",
+		     vi->name, npf_cmodel_function(vi->model), p->ifc->name);
+		return;
+	}
+	if (!addr_passed(c, p->ifc, &a)) {
+		drop(c, p, v,
+		     "%s left out: UCX (%s) would bind %s on %s, which is not an address that "
+		     "passed on %s",
+		     vi->name, npf_cmodel_function(vi->model), npf_addr_str(&a, ip, sizeof(ip)),
+		     p->ifc->name, c->out->cidr);
+		return;
+	}
+	dec_set_var(c, p->vals, v, p->ifc->name);
+}
+
+/* OMPI_MCA_{btl,oob}_tcp_if_include and PRTE_MCA_prte_if_include (Open MPI 5's runtime
+ * reads only the PRTE name: schizo/ompi translates OMPI_MCA_oob_* only with
+ * --personality ompi, which mpirun does not pass). split_and_resolve (btl_tcp_component.c,
+ * oob_tcp_component.c, prte_oob_split_and_resolve) takes names or IPv4 CIDRs: a CIDR holds
+ * on every node and mpirun copies the launch node's value everywhere, so it is the value
+ * of choice. Open MPI 4.1 and PRRTE reject IPv6 CIDRs ("invalid if_inexclude") and fall
+ * back to every interface, so on an IPv6 network the name is the only form left, and a
+ * name selects every address of the interface: one more address there is unverified
+ * traffic, so the value is left out rather than published half-proven. */
+static void ompi_decide(struct ctx *c, struct pub *p)
+{
+	const struct net *net = &c->nets[c->chosen];
+	const struct npf_iface *ifc = p->ifc;
+	const struct npf_addr *stray;
+	char ip[INET6_ADDRSTRLEN];
+
+	p->ompi_done = true;
+	p->ompi_value = c->out->cidr;
+	if (net->prefix.family != AF_INET6) {
+		/* Open MPI 5's btl/tcp keeps one address per interface, the first one
+		 * (mca_btl_tcp_create): a secondary subnet is selected but not used. */
+		for (size_t i = 0; i < ifc->n_addrs; i++)
+			if (ifc->addrs[i].family == AF_INET) {
+				if (!in_net(&ifc->addrs[i], net))
+					dec_note(
+					    c, NPF_NOTE_CONSUMER_ADDRESS,
+					    NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+					    "Open MPI 5's btl/tcp (mca_btl_tcp_create) advertises "
+					    "only the first address of %s, %s, which is not on "
+					    "%s; Open MPI 4.1 advertises every address",
+					    ifc->name, npf_addr_str(&ifc->addrs[i], ip, sizeof(ip)),
+					    c->out->cidr);
+				break;
+			}
+		return;
+	}
+	p->ompi_value = NULL;
+	if (strchr(ifc->name, ',')) {
+		dec_note(
+		    c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+		    "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, "
+		    "PRTE_MCA_prte_if_include left out: Open MPI takes only IPv4 CIDRs, and it "
+		    "splits the name %s on ','",
+		    ifc->name);
+		return;
+	}
+	stray = dec_ompi_stray(ifc->addrs, ifc->n_addrs, net);
+	if (stray) {
+		dec_note(
+		    c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
+		    "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, "
+		    "PRTE_MCA_prte_if_include left out: Open MPI takes only IPv4 CIDRs, and by "
+		    "name (%s) it would also use %s, which is not on %s",
+		    ifc->name, npf_addr_str(stray, ip, sizeof(ip)), c->out->cidr);
+		return;
+	}
+	p->ompi_value = ifc->name;
+}
+
+static void rule_ompi(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	if (!dec_var_wanted(c, v))
+		return;
+	if (!p->ompi_done)
+		ompi_decide(c, p);
+	if (p->ompi_value)
+		dec_set_var(c, p->vals, v, p->ompi_value);
+	else
+		p->dropped[v] = true;
+}
+
+/* MASTER_ADDR: an IP literal of the job's first node on the chosen network (PyTorch's
+ * rendezvous.py:_env_rendezvous_handler resolves it; a literal needs no DNS). */
+static void rule_master_addr(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	const struct npf_recommendation *out = c->out;
+	const char *first = c->pol->first_node;
+	char ip[INET6_ADDRSTRLEN];
+	int k = -1;
+
+	if (!dec_var_wanted(c, v))
+		return;
+	for (size_t i = 0; first && first[0] && i < c->chk->n_nodes; i++)
+		if (strncmp(c->chk->nodes[i].name, first, NPF_NAME_MAX) == 0) {
+			k = (int)i;
+			break;
+		}
+	if (!first || !first[0])
+		drop(c, p, v, "MASTER_ADDR left out: the job's first node is not known");
+	else if (k < 0)
+		drop(c, p, v, "MASTER_ADDR left out: %s is not part of this check", first);
+	else if (!out->nodes[k].ifname[0])
+		drop(c, p, v, "MASTER_ADDR left out: %s announced no address on %s", first,
+		     out->cidr);
+	else
+		dec_set_var(c, p->vals, v, npf_addr_str(&out->nodes[k].addr, ip, sizeof(ip)));
+}
+
+/* NETPREFLIGHT_NODE: which node these values are for. The TaskProlog and SPANK plugin
+ * replace our variables when an imported environment's marker names another node. */
+static void rule_node(struct ctx *c, struct pub *p, enum npf_var v)
+{
+	if (c->chk->nodes[0].name[0])
+		dec_set_var(c, p->vals, v, c->chk->nodes[0].name);
+	else
+		drop(c, p, v, "NETPREFLIGHT_NODE left out: this node has no name in the check");
+}
+
+static const rule_fn rules[NPF_VAR__COUNT] = {
+#define NPF_VAR_RULE(id, nm, gt, bt, cons, wi, rule, jwr, mdl, un) [NPF_VAR_##id] = rule,
+    NPF_VAR_TABLE(NPF_VAR_RULE)
+#undef NPF_VAR_RULE
+};
+
+/* Variables that travel together: when one was left out, so is its partner. */
+static void travel_together(struct ctx *c, struct pub *p)
+{
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		int w = npf_var_info((enum npf_var)v)->with;
+
+		if (w < 0 || !p->vals[v] || p->vals[w] || !p->dropped[w])
+			continue;
+		drop(c, p, (enum npf_var)v,
+		     "%s left out with %s: they are published together or not at all",
+		     npf_var_name((enum npf_var)v), npf_var_name((enum npf_var)w));
+	}
+}
+
+/* ---- putting it together ------------------------------------------------------------------ */
+
+int dec_build_env(struct ctx *c)
+{
+	struct npf_recommendation *out = c->out;
+	const struct net *net = &c->nets[c->chosen];
+	bool had[NPF_VAR__COUNT];
+	struct pub p;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	p.ifc = &c->inv->ifaces[net->ifc];
+	p.family = net->prefix.family == AF_INET6 && dec_var_wanted(c, NPF_VAR_NCCL_SOCKET_FAMILY)
+		       ? AF_INET6
+		       : 0;
+	copy_str(out->node, sizeof(out->node), c->chk->nodes[0].name);
+	if ((r = build_hcas(c, p.pre)) < 0)
+		goto out;
+	/* One row of the registry at a time, in output order. */
+	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++)
+		rules[v](c, &p, (enum npf_var)v);
+	travel_together(c, &p);
+	if (c->err) {
+		r = c->err;
+		goto out;
+	}
+	for (int v = 0; v < NPF_VAR__COUNT; v++)
+		had[v] = p.vals[v] != NULL;
+	if (c->pol->job_wide && (r = dec_job_wide(c, p.vals)) < 0)
+		goto out;
+	/* Job-wide may leave out one of a pair too. */
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		int w = npf_var_info((enum npf_var)v)->with;
+
+		if (w >= 0 && p.vals[v] && !p.vals[w] && had[w])
+			dec_drop_var(p.vals, (enum npf_var)v);
+	}
+	r = 0;
+	for (int v = 0; v < NPF_VAR__COUNT; v++)
+		if (p.vals[v])
+			out->n_vars++;
+	out->vars = calloc(out->n_vars ? out->n_vars : 1, sizeof(*out->vars));
+	if (!out->vars) {
+		r = -ENOMEM;
+		goto out;
+	}
+	out->n_vars = 0;
+	for (int v = 0; v < NPF_VAR__COUNT; v++)
+		if (p.vals[v]) {
+			copy_str(out->vars[out->n_vars].name, NPF_REC_NAME_MAX,
+				 npf_var_name((enum npf_var)v));
+			out->vars[out->n_vars++].value = p.vals[v];
+			p.vals[v] = NULL;
+		}
+out:
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		free(p.vals[v]);
+		free(p.pre[v]);
+	}
+	return r;
+}

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+/* The networks of the job and their total order, from facts every node shares. */
+#include "decide.h"
+#include "gid.h"
+#include "ncclmatch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* ---- the network order ---------------------------------------------------------------- */
+
+static int add_net(struct ctx *c, const struct npf_addr *a)
+{
+	struct npf_addr key;
+	struct net *n;
+
+	/* A /0 would contain every address and make "0.0.0.0/0" a network of the job. */
+	if (!addr_usable(a) || a->prefixlen == 0)
+		return 0;
+	addr_mask(a, a->prefixlen, &key);
+	for (size_t i = 0; i < c->n_nets; i++)
+		if (c->nets[i].prefix.family == key.family &&
+		    c->nets[i].prefix.prefixlen == key.prefixlen &&
+		    memcmp(c->nets[i].prefix.addr, key.addr, sizeof(key.addr)) == 0)
+			return 0;
+	if (c->n_nets >= REC_NETS_MAX) {
+		c->nets_capped = true;
+		return 0;
+	}
+	n = realloc(c->nets, (c->n_nets + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->nets = n;
+	memset(&n[c->n_nets], 0, sizeof(*n));
+	n[c->n_nets].prefix = key;
+	n[c->n_nets].prefer = PREFER_NONE;
+	n[c->n_nets].ifc = -1;
+	c->n_nets++;
+	return 0;
+}
+
+static void rank_member(const struct ctx *c, struct net *n, const char *ifname, uint32_t roles,
+			bool rdma, int64_t speed)
+{
+	unsigned int idx;
+
+	if (pat_match(c->pol->avoid, ifname, NULL))
+		n->avoid = true;
+	if (pat_match(c->pol->prefer, ifname, &idx) && idx < n->prefer)
+		n->prefer = idx;
+	if (roles & (NPF_ROLE_CONTAINER_BRIDGE | NPF_ROLE_OVERLAY | NPF_ROLE_VPN))
+		n->role = true;
+	if (n->n_members++ == 0) {
+		n->rdma = rdma;
+		n->speed = speed > 0 ? speed : 0;
+	} else {
+		n->rdma = n->rdma && rdma;
+		if (speed <= 0 || speed < n->speed)
+			n->speed = speed > 0 ? speed : 0;
+	}
+}
+
+static bool cand_rdma(const struct npf_candidate *cd)
+{
+	return (cd->rdma_dev[0] && cd->rdma_active) || cd->kind == NPF_KIND_IPOIB;
+}
+
+bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc)
+{
+	if (ifc->kind == NPF_KIND_IPOIB)
+		return true;
+	for (size_t d = 0; d < inv->n_rdma; d++)
+		for (size_t p = 0; p < inv->rdma[d].n_ports; p++)
+			if (inv->rdma[d].ports[p].state == NPF_PORT_ACTIVE &&
+			    strncmp(inv->rdma[d].ports[p].netdev, ifc->name, IFNAMSIZ) == 0)
+				return true;
+	return false;
+}
+
+/* The facts every node of the job shares: what each node announced in HELLO. Our own
+ * inventory only stands in when our own announcement is missing from the check. */
+int dec_build_nets(struct ctx *c)
+{
+	const struct npf_check *chk = c->chk;
+	bool self_announced = chk->nodes[0].n_cands > 0;
+	int r;
+
+	for (size_t k = 0; k < chk->n_nodes; k++)
+		for (size_t j = 0; j < chk->nodes[k].n_cands; j++)
+			if ((r = add_net(c, &chk->nodes[k].cands[j].addr)) < 0)
+				return r;
+	if (!self_announced)
+		for (size_t i = 0; i < c->inv->n_ifaces; i++)
+			for (size_t a = 0; a < c->inv->ifaces[i].n_addrs; a++)
+				if (!iface_is_loopback(&c->inv->ifaces[i]) &&
+				    (r = add_net(c, &c->inv->ifaces[i].addrs[a])) < 0)
+					return r;
+	for (size_t n = 0; n < c->n_nets; n++) {
+		struct net *net = &c->nets[n];
+
+		for (size_t k = 0; k < chk->n_nodes; k++)
+			for (size_t j = 0; j < chk->nodes[k].n_cands; j++) {
+				const struct npf_candidate *cd = &chk->nodes[k].cands[j];
+
+				if (addr_valid(&cd->addr) && in_net(&cd->addr, net))
+					rank_member(c, net, cd->ifname, cd->roles, cand_rdma(cd),
+						    cd->speed_mbps);
+			}
+		if (self_announced)
+			continue;
+		for (size_t i = 0; i < c->inv->n_ifaces; i++) {
+			const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+			for (size_t a = 0; a < ifc->n_addrs; a++)
+				if (addr_usable(&ifc->addrs[a]) && in_net(&ifc->addrs[a], net)) {
+					rank_member(c, net, ifc->name, ifc->roles,
+						    dec_iface_rdma(c->inv, ifc), ifc->speed_mbps);
+					break;
+				}
+		}
+	}
+	return 0;
+}
+
+/* ---- the ranking table ------------------------------------------------------------------ */
+
+/* The total order of networks (docs/decision.md, "Ranking"): one row per key, first
+ * difference wins. The same rows explain a ranking (their reason) and break ties among
+ * our own interfaces on one network (rows marked local). Nothing node-local (names,
+ * ifindex) takes part in the network order, so every node holding the same
+ * announcements sorts identically. quality: the row says one network is better than
+ * another (policy, RDMA, speed, role); the others only make the order total. */
+
+static int by_avoid(const struct net *a, const struct net *b)
+{
+	return a->avoid == b->avoid ? 0 : a->avoid ? 1 : -1;
+}
+
+static int by_prefer(const struct net *a, const struct net *b)
+{
+	return a->prefer == b->prefer ? 0 : a->prefer < b->prefer ? -1 : 1;
+}
+
+static int by_role(const struct net *a, const struct net *b)
+{
+	return a->role == b->role ? 0 : a->role ? 1 : -1;
+}
+
+static int by_rdma(const struct net *a, const struct net *b)
+{
+	return a->rdma == b->rdma ? 0 : a->rdma ? -1 : 1;
+}
+
+static int by_speed(const struct net *a, const struct net *b)
+{
+	return a->speed == b->speed ? 0 : a->speed > b->speed ? -1 : 1;
+}
+
+static int by_family(const struct net *a, const struct net *b)
+{
+	if (a->prefix.family == b->prefix.family)
+		return 0;
+	return a->prefix.family == AF_INET ? -1 : 1;
+}
+
+static int by_prefix(const struct net *a, const struct net *b)
+{
+	int r = memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
+
+	if (r)
+		return r < 0 ? -1 : 1;
+	return (a->prefix.prefixlen > b->prefix.prefixlen) -
+	       (a->prefix.prefixlen < b->prefix.prefixlen);
+}
+
+static const struct rank_row {
+	const char *key;
+	int (*compare)(const struct net *a, const struct net *b);
+	const char *reason; /* why the first ranks higher */
+	bool quality;
+	bool local; /* also breaks ties among our interfaces on one network */
+} rank_rows[] = {
+    {"avoid", by_avoid, "avoid= policy", true, true},
+    {"prefer", by_prefer, "prefer= policy", true, true},
+    {"role", by_role, "container bridge/overlay/VPN ranks last", true, false},
+    {"rdma", by_rdma, "RDMA-backed", true, true},
+    {"speed", by_speed, "link speed", true, true},
+    {"family", by_family, "IPv4 before IPv6", false, false},
+    {"prefix", by_prefix, "lower network prefix", false, false},
+};
+
+#define N_RANK_ROWS (sizeof(rank_rows) / sizeof(rank_rows[0]))
+
+/* The first row that tells a and b apart, or NULL. */
+static const struct rank_row *deciding_row(const struct net *a, const struct net *b, bool local)
+{
+	for (size_t i = 0; i < N_RANK_ROWS; i++)
+		if ((!local || rank_rows[i].local) && rank_rows[i].compare(a, b))
+			return &rank_rows[i];
+	return NULL;
+}
+
+int dec_net_cmp(const void *pa, const void *pb)
+{
+	const struct net *a = pa, *b = pb;
+	const struct rank_row *r = deciding_row(a, b, false);
+
+	return r ? r->compare(a, b) : 0;
+}
+
+int dec_net_quality_cmp(const struct net *a, const struct net *b)
+{
+	for (size_t i = 0; i < N_RANK_ROWS && rank_rows[i].quality; i++) {
+		int r = rank_rows[i].compare(a, b);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+const char *dec_net_cmp_reason(const struct net *a, const struct net *b)
+{
+	const struct rank_row *r = deciding_row(a, b, false);
+
+	return r ? r->reason : "lower network prefix";
+}
+
+/* Our interface i's ranking facts as a one-member network. */
+static void iface_facts(const struct ctx *c, size_t i, struct net *n)
+{
+	const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+	memset(n, 0, sizeof(*n));
+	n->prefer = PREFER_NONE;
+	n->ifc = -1;
+	rank_member(c, n, ifc->name, 0, dec_iface_rdma(c->inv, ifc), ifc->speed_mbps);
+}
+
+/* Whether the first address of n's family on interface i (getifaddrs order) lies on
+ * network n: NCCL (family forced on IPv6), Gloo, TensorPipe and UCX bind that address for
+ * the interface's name. */
+static bool first_addr_on(const struct ctx *c, size_t i, size_t n)
+{
+	const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+	for (size_t a = 0; a < ifc->n_addrs; a++)
+		if (ifc->addrs[a].family == c->nets[n].prefix.family)
+			return in_net(&ifc->addrs[a], &c->nets[n]);
+	return false;
+}
+
+/* Among our interfaces on network n (two NICs in one subnet): the one whose first address
+ * is on n (the consumers' address), then the local rows of the table, then the name. */
+int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j)
+{
+	struct net a, b;
+	const struct rank_row *r;
+	bool fa = first_addr_on(c, i, n), fb = first_addr_on(c, j, n);
+
+	if (fa != fb)
+		return fa ? -1 : 1;
+	iface_facts(c, i, &a);
+	iface_facts(c, j, &b);
+	r = deciding_row(&a, &b, true);
+	if (r)
+		return r->compare(&a, &b);
+	return strcmp(c->inv->ifaces[i].name, c->inv->ifaces[j].name);
+}
+
+/* Only what we announced was probed; an address we did not announce (excluded by
+ * interfaces_exclude, or newer than the check) is not a candidate at all. */
