@@ -226,7 +226,8 @@ static void dispatch(struct ctl_client *c)
 	/* Interface names and addresses are only true in our namespace: a container
 	 * on a bridge or an ordinary pod would get names that do not exist there.
 	 * status stays open, it only says that the daemon runs. */
-	if (c->netns == DMN_NETNS_FOREIGN && req.type != NPF_API_REQ_STATUS) {
+	if (c->netns == DMN_NETNS_FOREIGN && req.type != NPF_API_REQ_STATUS &&
+	    !d->cfg.daemon.allow_foreign_netns) {
 		log_debug("client pid %d: refused, other network namespace", (int)c->pid);
 		ctl_reply(c, npf_api_reply_error(NPF_API_E_FOREIGN_NETNS,
 						 "client pid %d is in another network namespace "
