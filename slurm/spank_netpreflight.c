@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* SPANK plugin: sets the environment verified by netpreflightd in each job step, user settings win. */
+/* SPANK plugin: sets the environment verified by netpreflightd in each job step; user settings win,
+ * another node's values (NETPREFLIGHT_NODE) do not. */
 /*
  * plugstack.conf:   optional /usr/lib/.../spank_netpreflight.so [socket=PATH] [timeout_ms=N]
  *                                                              [default=off|warn|on]
@@ -8,7 +9,8 @@
  *
  * In slurm_spank_user_init (remote context, once per step per node, as the user)
  * it asks the local daemon for the cached environment of the job's node set and
- * sets every variable with spank_setenv(..., overwrite=0). The query is bounded by
+ * applies it by the rules of envmarker.h: a variable the user set is kept, one carried
+ * from another node (srun --export=ALL, mpirun) is replaced. The query is bounded by
  * timeout_ms (default 1000): a daemon that is down, slow or has no verdict only
  * produces a log line, never a failed or stuck step.
  *   off   nothing is asked or set;
