@@ -284,14 +284,14 @@ sc_dualstack_v4_broken() {
 
 sc_roce_fabric_fail() {
 	must "roce-fabric-fail: sysfs tree recorded for node2" \
-		has "node2 $SRC/tests/fixtures/sysfs/mlx5-roce" cat "$RUN/${B}a/sysfs"
+		has "node2 $SRC/tests/fixtures/sysfs/mlx5-roce" cat "$RUN/$ID/sysfs"
 	must "roce-fabric-fail: the RoCE netdev exists" X node2 ip link show enp65s0f0np0
 	must "roce-fabric-fail: rule present" nft_has node3 'tcp dport != 7718 drop'
 }
 
 sc_storage_roce() {
 	must "storage-roce: sysfs tree recorded for node4" \
-		has "node4 $SRC/tests/fixtures/sysfs/storage-roce" cat "$RUN/${B}a/sysfs"
+		has "node4 $SRC/tests/fixtures/sysfs/storage-roce" cat "$RUN/$ID/sysfs"
 	must "storage-roce: storage NIC on the management network" png node1 198.19.0.14
 	must "storage-roce: compute fabric" png node1 198.18.2.4
 }
