@@ -44,6 +44,8 @@ int cli_parse_seconds(const char *s, uint32_t *ms);
 /* Expands a Slurm hostlist into req->peers (owned by req: npf_api_request_clear),
  * order kept. Prints the error itself. Returns 0 or -errno. */
 int cli_hostlist_peers(const char *nodes, struct npf_api_request *req);
+/* Prints a daemon's error reply; a foreign-netns refusal gets what to do about it. */
+void cli_daemon_err(const struct npf_api_error *aerr);
 /* The exit code for a verdict name ("ok", "fail", "unknown"; anything else: error). */
 int cli_verdict_exit(const char *verdict);
 

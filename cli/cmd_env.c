@@ -214,7 +214,7 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 	}
 	r = npf_api_reply_status(reply, &aerr);
 	if (r < 0) {
-		cli_err("daemon: %s (%s)", aerr.message, npf_api_errcode_name(aerr.code));
+		cli_daemon_err(&aerr);
 		goto out;
 	}
 	verdict = json_string_value(json_object_get(reply, "verdict"));

@@ -122,7 +122,7 @@ int cmd_status(int argc, char **argv, const struct cli_global *g)
 	}
 	r = npf_api_reply_status(reply, &aerr);
 	if (r < 0) {
-		cli_err("daemon: %s (%s)", aerr.message, npf_api_errcode_name(aerr.code));
+		cli_daemon_err(&aerr);
 		goto out;
 	}
 	if (json) {

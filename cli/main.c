@@ -34,6 +34,15 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void cli_daemon_err(const struct npf_api_error *aerr)
+{
+	cli_err("daemon: %s (%s)", aerr->message, npf_api_errcode_name(aerr->code));
+	if (aerr->code == NPF_API_E_FOREIGN_NETNS)
+		cli_err("this process is in another network namespace than netpreflightd, so "
+			"the host's interface names and addresses do not apply here; run the "
+			"container with the host network (docs/containers.md)");
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: netpreflight [--socket PATH] [--sysfs-root DIR] [--json] COMMAND ...\n"

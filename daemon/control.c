@@ -307,6 +307,20 @@ static void dispatch(struct ctl_client *c)
 	}
 	log_debug("client pid %d uid %u: %s", (int)c->pid, (unsigned)c->uid,
 		  npf_api_req_name(req.type));
+	/* Interface names and addresses are only true in our namespace: a container
+	 * on a bridge or an ordinary pod would get names that do not exist there.
+	 * status stays open, it only says that the daemon runs. */
+	if (c->netns == DMN_NETNS_FOREIGN && req.type != NPF_API_REQ_STATUS &&
+	    !d->cfg.daemon.allow_foreign_netns) {
+		log_debug("client pid %d: refused, other network namespace", (int)c->pid);
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_FOREIGN_NETNS,
+						 "client pid %d is in another network namespace "
+						 "than netpreflightd; its interfaces and addresses "
+						 "are not the host's (use the host network)",
+						 (int)c->pid));
+		npf_api_request_clear(&req);
+		return;
+	}
 	switch (req.type) {
 	case NPF_API_REQ_STATUS:
 		ctl_reply(c, status_reply(d));
@@ -506,6 +520,22 @@ static void reject_busy(int fd, const char *why)
 	close(fd);
 }
 
+/* Decided once per connection, at accept, like the credentials. */
+static enum dmn_netns_cmp client_netns(const struct npf_daemon *d, int fd, pid_t pid)
+{
+	struct dmn_netns_id id;
+	int r;
+
+	if (!d->netns_known)
+		return DMN_NETNS_UNKNOWN;
+	r = dmn_netns_client(fd, pid, &id);
+	if (r < 0) {
+		log_debug("client pid %d: network namespace unknown: %s", (int)pid, strerror(-r));
+		return DMN_NETNS_UNKNOWN;
+	}
+	return (enum dmn_netns_cmp)dmn_netns_compare(&d->netns, &id);
+}
+
 static int add_client(struct npf_daemon *d, int fd)
 {
 	struct ctl_client *c = calloc(1, sizeof(*c));
@@ -526,6 +556,7 @@ static int add_client(struct npf_daemon *d, int fd)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
+	c->netns = client_netns(d, fd, cred.pid);
 	if (cred.uid != 0) {
 		unsigned int same = 0;
 
@@ -692,6 +723,13 @@ static int take_activated(struct npf_daemon *d)
 int ctl_open(struct npf_daemon *d)
 {
 	int r;
+
+	r = dmn_netns_self(&d->netns);
+	d->netns_known = r == 0;
+	if (r < 0)
+		log_warnx("own network namespace unknown (%s): clients in other namespaces "
+			  "cannot be told apart",
+			  strerror(-r));
 
 	r = take_activated(d);
 	if (r < 0)

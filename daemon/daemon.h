@@ -32,6 +32,16 @@ struct npf_probe_ctx;
 struct mnl_socket;
 struct dchk;
 
+/* A network namespace's identity: its cookie and/or its nsfs inode (netns.c). */
+struct dmn_netns_id {
+	uint64_t cookie;
+	dev_t dev;
+	ino_t ino;
+	bool have_cookie, have_inode;
+};
+
+enum dmn_netns_cmp { DMN_NETNS_SAME = 0, DMN_NETNS_FOREIGN, DMN_NETNS_UNKNOWN };
+
 /* One local API connection. */
 struct ctl_client {
 	struct ctl_client *next, *prev;
@@ -41,6 +51,7 @@ struct ctl_client {
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
+	enum dmn_netns_cmp netns; /* the client's network namespace vs ours, at accept */
 	uint8_t hdr[4];
 	size_t hdr_got;
 	char *in;        /* payload being read, in_len bytes */
@@ -92,6 +103,8 @@ struct npf_daemon {
 	/* Local API. */
 	int listen_fd;
 	bool listen_bound; /* we created the socket path, so we remove it */
+	struct dmn_netns_id netns; /* ours, read once in ctl_open */
+	bool netns_known;
 	sd_event_source *listen_src, *accept_retry_src;
 	struct ctl_client *clients;
 	unsigned int n_clients;
@@ -131,6 +144,15 @@ void snap_settle(struct npf_daemon *d);
 const struct npf_inventory *snap_inventory(void *userdata);
 /* Inventory summary for status replies. New reference or NULL. */
 json_t *snap_status_json(const struct npf_daemon *d);
+
+/* netns.c */
+/* The daemon's own namespace. Returns 0 when at least one identity was read, else -errno. */
+int dmn_netns_self(struct dmn_netns_id *out);
+/* The namespace of the client on accepted AF_UNIX socket fd (pid from SO_PEERCRED, used
+ * only on kernels without SO_NETNS_COOKIE). Returns 0 or -errno (cannot tell). */
+int dmn_netns_client(int fd, pid_t pid, struct dmn_netns_id *out);
+/* SAME, FOREIGN, or UNKNOWN when the two carry no identity of the same kind. */
+int dmn_netns_compare(const struct dmn_netns_id *self, const struct dmn_netns_id *client);
 
 /* control.c */
 /* Takes the socket from systemd or binds cfg.daemon.socket. Returns 0 or -errno. */

@@ -39,6 +39,7 @@ static const char *const err_names[NPF_API_E__COUNT] = {
 	[NPF_API_E_NOT_READY] = "not-ready",
 	[NPF_API_E_CHECK_FAILED] = "check-failed",
 	[NPF_API_E_INTERNAL] = "internal",
+	[NPF_API_E_FOREIGN_NETNS] = "foreign-netns",
 };
 
 /* Bit order of enum npf_role. */

@@ -42,6 +42,8 @@ enum npf_api_errcode {
 	NPF_API_E_NOT_READY,         /* no inventory yet */
 	NPF_API_E_CHECK_FAILED,      /* the probe engine could not run the check */
 	NPF_API_E_INTERNAL,
+	NPF_API_E_FOREIGN_NETNS,     /* the client is in another network namespace than the
+				      * daemon: our interfaces and addresses do not exist there */
 	NPF_API_E__COUNT
 };
 

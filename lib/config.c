@@ -38,6 +38,9 @@ static const struct npf_config_key keys[] = {
 	{ "daemon", "check_group", "check-group", NPF_CT_STRING, FIELD(daemon.check_group), "", 0,
 	  0, NPF_CK_EMPTY_OK | NPF_CK_NAME_CHARS,
 	  "local group that may start probes besides root and the daemon's user" },
+	{ "daemon", "allow_foreign_netns", "allow-foreign-netns", NPF_CT_BOOL,
+	  FIELD(daemon.allow_foreign_netns), "false", 0, 0, 0,
+	  "also answer clients in other network namespaces (test labs driven from outside)" },
 
 	{ "probe", "port", "port", NPF_CT_U16, FIELD(probe.port), "7718", 1, 65535, 0,
 	  "TCP port peers' daemons listen on for probes" },

@@ -91,6 +91,7 @@ struct npf_config {
 		char state_dir[NPF_CONFIG_PATH_MAX];
 		int log_level;			       /* enum npf_config_log_level */
 		char check_group[NPF_CONFIG_TEXT_MAX]; /* "" = root + daemon uid only */
+		bool allow_foreign_netns; /* answer clients in other network namespaces */
 	} daemon;
 	struct {
 		uint16_t port;

@@ -35,7 +35,7 @@ json_t *npf_envreply_request(json_t *peers)
 			 "peers", peers, "cached", 1);
 }
 
-static bool name_ok(const char *s)
+bool npf_envreply_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -72,7 +72,7 @@ static int add_var(struct npf_envreply *out, const char *name, const json_t *val
 
 	if (!json_is_string(val))
 		return bad(err, errlen, "value of %.64s is not a string", name);
-	if (!name_ok(name))
+	if (!npf_envreply_name_ok(name))
 		return bad(err, errlen, "bad variable name '%.64s'", name);
 	if (!value_ok(json_string_value(val), json_string_length(val)))
 		return bad(err, errlen, "bad value for %s", name);

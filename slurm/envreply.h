@@ -4,6 +4,7 @@
 #define NPF_SLURM_ENVREPLY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define NPF_ENVREPLY_MAX_VARS 64
@@ -36,6 +37,9 @@ json_t *npf_envreply_request(json_t *peers);
  * npf_envreply_clear). Returns 0, -EREMOTEIO when the daemon answered an error,
  * -EBADMSG for a malformed reply (err says why), -ENOMEM. */
 int npf_envreply_parse(const json_t *reply, struct npf_envreply *out, char *err, size_t errlen);
+
+/* True for a shell identifier shorter than NPF_ENVREPLY_NAME_MAX. */
+bool npf_envreply_name_ok(const char *s);
 
 /* Frees out->vars and zeroes out; safe on a zeroed struct. */
 void npf_envreply_clear(struct npf_envreply *out);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* SPANK plugin: sets the environment verified by netpreflightd in each job step, user settings win. */
+/* SPANK plugin: sets the environment verified by netpreflightd in each job step; user settings win,
+ * another node's values (NETPREFLIGHT_NODE) do not. */
 /*
  * plugstack.conf:   optional /usr/lib/.../spank_netpreflight.so [socket=PATH] [timeout_ms=N]
  *                                                              [default=off|warn|on]
@@ -8,7 +9,8 @@
  *
  * In slurm_spank_user_init (remote context, once per step per node, as the user)
  * it asks the local daemon for the cached environment of the job's node set and
- * sets every variable with spank_setenv(..., overwrite=0). The query is bounded by
+ * applies it by the rules of envmarker.h: a variable the user set is kept, one carried
+ * from another node (srun --export=ALL, mpirun) is replaced. The query is bounded by
  * timeout_ms (default 1000): a daemon that is down, slow or has no verdict only
  * produces a log line, never a failed or stuck step.
  *   off   nothing is asked or set;
@@ -29,6 +31,7 @@
 #include <slurm/spank.h>
 
 #include "client.h"
+#include "envmarker.h"
 #include "envreply.h"
 #include "hostlist.h"
 #include "model.h"
@@ -209,17 +212,59 @@ static json_t *build_request(char **names, size_t n)
 	return peers ? npf_envreply_request(peers) : NULL;
 }
 
-/* Sets the variables; returns -1 only in mode "on" for a definite failure. */
-static int apply(spank_t sp, uint32_t job, const struct npf_envreply *env)
-{
-	for (size_t i = 0; i < env->n_vars; i++) {
-		/* overwrite=0: a value the user set explicitly wins. */
-		spank_err_t e = spank_setenv(sp, env->vars[i].name, env->vars[i].value, 0);
+/* The task's environment for the marker rules (envmarker.h). The buffer is per
+ * lookup: the planner copies what it keeps before the next call. */
+struct env_lookup {
+	spank_t sp;
+	char buf[NPF_ENVREPLY_VALUE_MAX];
+};
 
-		if (e != ESPANK_SUCCESS && e != ESPANK_ENV_EXISTS)
-			slurm_info("netpreflight: job %u: cannot set %s: %s", job,
-				   env->vars[i].name, spank_strerror(e));
+static const char *lookup_env(const char *name, void *userdata)
+{
+	struct env_lookup *l = userdata;
+
+	if (spank_getenv(l->sp, name, l->buf, (int)sizeof(l->buf)) != ESPANK_SUCCESS)
+		return NULL;
+	return l->buf;
+}
+
+/* Applies the plan: our values replace another node's (NETPREFLIGHT_NODE), a user's
+ * own values are kept (never in the plan). */
+static void apply_plan(spank_t sp, uint32_t job, const struct npf_envreply *env, const char *node)
+{
+	struct env_lookup *l = malloc(sizeof(*l));
+	struct npf_envplan plan = { 0 };
+	int r;
+
+	if (!l)
+		return;
+	l->sp = sp;
+	r = npf_envmarker_plan(env, node, lookup_env, l, &plan);
+	free(l);
+	if (r < 0) {
+		slurm_info("netpreflight: job %u: %s; environment not set", job, strerror(-r));
+		return;
 	}
+	for (size_t i = 0; i < plan.n_ops; i++) {
+		const struct npf_envop *op = &plan.ops[i];
+		spank_err_t e = op->kind == NPF_ENVOP_SET ? spank_setenv(sp, op->name, op->value, 1)
+							  : spank_unsetenv(sp, op->name);
+
+		if (e != ESPANK_SUCCESS)
+			slurm_info("netpreflight: job %u: cannot %s %s: %s", job,
+				   op->kind == NPF_ENVOP_SET ? "set" : "unset", op->name,
+				   spank_strerror(e));
+	}
+	if (plan.other_node[0])
+		slurm_info("netpreflight: job %u: replaced %zu value(s) inherited from node %.64s "
+			   "with this node's (%.64s)",
+			   job, plan.n_replaced, plan.other_node, node);
+	npf_envplan_clear(&plan);
+}
+
+/* Logs the verdict; returns -1 only in mode "on" for a definite failure. */
+static int judge(uint32_t job, const struct npf_envreply *env)
+{
 	if (strcmp(env->verdict, "ok") == 0)
 		return 0;
 	if (cfg.mode == MODE_ON && strcmp(env->verdict, "fail") == 0) {
@@ -270,14 +315,20 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		/* Never block or fail the step because of our own daemon. */
 		slurm_info("netpreflight: job %u: %s; environment not set", job,
 			   npf_client_strerror(r, sock, why, sizeof(why)));
-		goto out;
+		goto unverified;
 	}
 	r = npf_envreply_parse(reply, &env, err, sizeof(err));
 	if (r < 0) {
 		slurm_info("netpreflight: job %u: no environment: %s", job, err);
-		goto out;
+		goto unverified;
 	}
-	rc = apply(sp, job, &env);
+	apply_plan(sp, job, &env, node);
+	rc = judge(job, &env);
+	goto out;
+unverified:
+	/* Nothing verified here: another node's values, if inherited, must still go. */
+	npf_envreply_clear(&env);
+	apply_plan(sp, job, NULL, node);
 out:
 	npf_envreply_clear(&env);
 	json_decref(reply);

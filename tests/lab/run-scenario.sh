@@ -34,7 +34,7 @@ export NPF_BUILD_DIR=$BUILD
 inside() {
 	local scen=$1 T fails=0 n k v rc hostlist
 	local -a nodes pids
-	local -A want dflt exp
+	local -A want dflt exp envx
 	T=$(mktemp -d /tmp/npf-scen.XXXXXX) || return 1
 	# shellcheck disable=SC2064
 	trap "rm -rf -- '$T'" EXIT
@@ -45,7 +45,8 @@ inside() {
 	hostlist=$("$LAB" hostlist)
 	while IFS='=' read -r k v; do
 		case $k in
-		verdict | mpi) exp[$k]=$v ;;
+		verdict | mpi | gloo) exp[$k]=$v ;;
+		env.*) envx[${k#env.}]=$v ;;
 		nccl-default.*) dflt[${k#nccl-default.}]=$v ;;
 		*) want[$k]=$v ;;
 		esac
@@ -116,6 +117,21 @@ inside() {
 		fi
 	done
 
+	# 2b. Published variables, per node (env.VAR=VALUE / - / !TEXT).
+	for k in "${!envx[@]}"; do
+		v=${envx[$k]}
+		for n in "${nodes[@]}"; do
+			local got
+			got=$(jq -r --arg k "$k" '.recommendation.env[$k] // "-"' "$T/$n.json" 2>/dev/null)
+			case $v in
+			!*) [ "$got" = - ] || [[ $got != *"${v#!}"* ]] ;;
+			*) [ "$got" = "$v" ] ;;
+			esac &&
+				pass "$n: $k=$got (want $v)" ||
+				fail "$n: $k=$got, want $v: $(jq -r '[.recommendation.notes[]? | tostring] | join("; ")' "$T/$n.json" 2>/dev/null | head -c 400)"
+		done
+	done
+
 	# 3. Open MPI on the published environment.
 	if [ "$mpi" = yes ]; then
 		local first=${nodes[0]} line
@@ -140,6 +156,26 @@ inside() {
 		fi
 	else
 		pass "mpi: not run (mpi=no: nothing that should carry a job is published)"
+	fi
+
+	# 3b. PyTorch Gloo, each rank with its own node's published environment.
+	if [ "${exp[gloo]:-no}" = yes ]; then
+		mkdir -p "$T/genv"
+		for n in "${nodes[@]}"; do
+			"$CLI" --socket "$("$LAB" sock "$n")" env --nodes "$hostlist" --cached \
+				--format shell >"$T/genv/$n.sh" 2>"$T/genv/$n.err" ||
+				fail "gloo: $n's environment: $(tail -n 1 "$T/genv/$n.err")"
+		done
+		line=$("$LAB_DIR/gloo-allreduce" --id "$LAB_ID" --envdir "$T/genv" \
+			--timeout "${SCENARIO_GLOO_TIMEOUT:-90}" --log "$T/gloo.log")
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			pass "gloo: allreduce on each node's published environment: $line"
+		else
+			fail "gloo: allreduce on the published environment: $line"
+			grep -h 'GLOO' "$T"/genv/*.sh | sort | uniq -c | sed 's/^/     | /'
+			grep -v '^[[:space:]]*$' "$T/gloo.log" | tail -n 30 | sed 's/^/     | /'
+		fi
 	fi
 
 	if [ "$fails" -gt 0 ]; then

@@ -114,7 +114,7 @@ start_daemon() {
 	shift
 	mkdir -p "$T/$n"
 	ip netns exec "$(ns "$n")" "$DAEMON" --foreground --socket "$T/$n.sock" --node-name "$n" \
-		--state-dir "$T/$n" "$@" >>"$T/$n.log" 2>&1 &
+		--state-dir "$T/$n" --allow-foreign-netns yes "$@" >>"$T/$n.log" 2>&1 &
 	PIDS[$n]=$!
 }
 daemon_answers() {

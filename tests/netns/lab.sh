@@ -246,6 +246,38 @@ sc_ipv6_only() {
 	must "ipv6-only: TCP over IPv6" tcp node1 2001:db8:1::3 5000
 }
 
+sc_secondary_addr() {
+	must "secondary-addr: 198.18.5 is ens1f0np0's first address (getifaddrs order)" \
+		eq "$(X node2 ip -4 -o addr show dev ens1f0np0 | awk 'NR == 1 {print $4}')" 198.18.5.2/24
+	must "secondary-addr: 198.18.1 is its second" has_addr node2 ens1f0np0 198.18.1.2/24
+	listen node3 198.18.1.3 5000 || fail "secondary-addr: listener on 198.18.1.3"
+	must "secondary-addr: TCP to node3's second address works" tcp node1 198.18.1.3 5000
+	listen node3 198.18.5.3 5001 || fail "secondary-addr: listener on 198.18.5.3"
+	mustnot "secondary-addr: TCP to node3's first address is dropped" tcp node1 198.18.5.3 5001
+}
+
+sc_dualstack_v4_broken() {
+	must "dualstack-v4-broken: both families on ens1f0np0" has_addr node2 ens1f0np0 2001:db8:1::2/64
+	listen node2 2001:db8:1::2 5000 || fail "dualstack-v4-broken: IPv6 listener"
+	must "dualstack-v4-broken: IPv6 TCP to node2 works" tcp node1 2001:db8:1::2 5000
+	listen node2 198.18.1.2 5001 || fail "dualstack-v4-broken: IPv4 listener"
+	mustnot "dualstack-v4-broken: IPv4 TCP to node2 is dropped" tcp node1 198.18.1.2 5001
+}
+
+sc_roce_fabric_fail() {
+	must "roce-fabric-fail: sysfs tree recorded for node2" \
+		has "node2 $SRC/tests/fixtures/sysfs/mlx5-roce" cat "$RUN/$ID/sysfs"
+	must "roce-fabric-fail: the RoCE netdev exists" X node2 ip link show enp65s0f0np0
+	must "roce-fabric-fail: rule present" nft_has node3 'tcp dport != 7718 drop'
+}
+
+sc_storage_roce() {
+	must "storage-roce: sysfs tree recorded for node4" \
+		has "node4 $SRC/tests/fixtures/sysfs/storage-roce" cat "$RUN/$ID/sysfs"
+	must "storage-roce: storage NIC on the management network" png node1 198.19.0.14
+	must "storage-roce: compute fabric" png node1 198.18.2.4
+}
+
 sc_egress_mismatch() {
 	must "egress-mismatch: both NICs in one subnet" has_addr node1 ens1f1np1 198.18.1.101/24
 	must "egress-mismatch: egress for a peer's ens1f1np1 is ens1f0np0" \

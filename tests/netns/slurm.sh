@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # netpreflight inside a real Slurm (Debian's slurmctld/slurmd 22.05 + munge) on a namespace cluster:
 # Prolog verdict + typed drain + requeue + resume after repair, env injection through TaskProlog and through the SPANK
-# plugin (user settings win, --netpreflight=off), a TCP exchange between the nodes on the
+# plugin (user settings win, --netpreflight=off, node1's values carried to node2 are replaced
+# there by node2's: NETPREFLIGHT_NODE), a TCP exchange between the nodes on the
 # published interface, and the metrics textfile.
 #
 # Cluster (tests/lab/lab): namespaces for "ctl" (slurmctld, srun) and node1..node3 (one
@@ -194,7 +195,8 @@ stop_slurm() {
 
 # Each node's own value, as its daemon publishes it (the Prolog's check filled the cache).
 daemon_value() { # node var
-	{ "$cli" --socket "$sockdir/$1.sock" env --nodes 'node[1-3]' --format taskprolog 2>/dev/null ||
+	# In the node's namespace: the daemon refuses clients from others (foreign-netns).
+	{ nsenter --net="/run/netns/$("$lab" ns --id "$ID" "$1")" "$cli" --socket "$sockdir/$1.sock" env --nodes 'node[1-3]' --format taskprolog 2>/dev/null ||
 		true; } | sed -n "s/^export $2=//p"
 }
 check_values() { # label  (reads "node value" lines on stdin)
@@ -215,6 +217,50 @@ check_values() { # label  (reads "node value" lines on stdin)
 # shellcheck disable=SC2016
 show='echo "$SLURMD_NODENAME ${NCCL_SOCKET_IFNAME:-UNSET}"'
 
+# Per-node values stay per node: node1's task environment (its TaskProlog's or plugin's
+# output, plus a user's own GLOO_SOCKET_IFNAME) is carried into a step on node2, as
+# srun --export=ALL from inside node1's task or an mpirun in the allocation does. node2
+# must replace node1's values with its own (the fabric NIC is named differently there)
+# and keep the user's.
+carry_check() { # label
+	local label=$1 env1 nccl1 mark list name out want got n carried=()
+	# shellcheck disable=SC2016
+	env1=$(GLOO_SOCKET_IFNAME=mine inctl timeout 60 srun -N3 -w 'node[1-3]' /bin/bash -c \
+		'[ "$SLURMD_NODENAME" != node1 ] || /usr/bin/env') ||
+		{ bad "$label: srun (node1's environment) failed"; return; }
+	nccl1=$(sed -n 's/^NCCL_SOCKET_IFNAME=//p' <<<"$env1")
+	mark=$(sed -n 's/^NETPREFLIGHT_NODE=//p' <<<"$env1")
+	list=$(sed -n 's/^NETPREFLIGHT_VARS=//p' <<<"$env1")
+	[ "$mark" = node1 ] || bad "$label: node1's task has NETPREFLIGHT_NODE='$mark', want node1"
+	[ -n "$nccl1" ] && [ "$nccl1" = "$(daemon_value node1 NCCL_SOCKET_IFNAME)" ] ||
+		bad "$label: node1's task has NCCL_SOCKET_IFNAME='$nccl1'"
+	case ",$list," in
+	*,NCCL_SOCKET_IFNAME,*) ;;
+	*) bad "$label: node1's NETPREFLIGHT_VARS='$list' lacks NCCL_SOCKET_IFNAME" ;;
+	esac
+	case ",$list," in
+	*,GLOO_SOCKET_IFNAME,*) bad "$label: the user's GLOO_SOCKET_IFNAME is listed as ours: '$list'" ;;
+	esac
+	for name in ${list//,/ } NETPREFLIGHT_NODE NETPREFLIGHT_VARS GLOO_SOCKET_IFNAME; do
+		carried+=("$name=$(sed -n "s/^$name=//p" <<<"$env1")")
+	done
+	# shellcheck disable=SC2016
+	out=$(inctl env "${carried[@]}" timeout 60 srun -N3 -w 'node[1-3]' --export=ALL /bin/bash -c \
+		'echo "$SLURMD_NODENAME ${NCCL_SOCKET_IFNAME:-UNSET} ${GLOO_SOCKET_IFNAME:-UNSET} ${NETPREFLIGHT_NODE:-UNSET}"') ||
+		{ bad "$label: srun with node1's environment failed"; return; }
+	for n in node1 node2 node3; do
+		want="$n $(daemon_value "$n" NCCL_SOCKET_IFNAME) mine $n"
+		got=$(grep "^$n " <<<"$out")
+		[ "$n" = node1 ] || [ "$want" != "$n $nccl1 mine $n" ] ||
+			bad "$label: node1 and $n publish the same value ($nccl1): nothing to correct"
+		if [ "$got" = "$want" ]; then
+			echo "$label: node1's NCCL_SOCKET_IFNAME=$nccl1 on $n: '$got' (user's GLOO kept)"
+		else
+			bad "$label: node1's environment on $n: got '$got', want '$want'"
+		fi
+	done
+}
+
 # --- 1. TaskProlog --------------------------------------------------------------------
 t0=$SECONDS
 start_slurm taskprolog
@@ -223,6 +269,7 @@ check_values taskprolog <<<"$out"
 out=$(NCCL_SOCKET_IFNAME=mine inctl timeout 60 srun -N1 -w node2 /bin/bash -c "$show") || true
 [ "$out" = "node2 mine" ] && echo "taskprolog: user-set NCCL_SOCKET_IFNAME survives" ||
 	bad "taskprolog: user-set value lost: '$out'"
+carry_check taskprolog
 stop_slurm
 
 # --- 2. SPANK plugin --------------------------------------------------------------------
@@ -236,6 +283,7 @@ out=$(inctl timeout 60 srun -N1 -w node1 --netpreflight=off /bin/bash -c "$show"
 out=$(NCCL_SOCKET_IFNAME=mine inctl timeout 60 srun -N1 -w node3 /bin/bash -c "$show") || true
 [ "$out" = "node3 mine" ] && echo "spank: user-set NCCL_SOCKET_IFNAME survives" ||
 	bad "spank: user-set value lost: '$out'"
+carry_check spank
 
 # --- 3. A job step that uses the values: TCP between the nodes on the published interface
 mkdir -p "$T/xchg"

@@ -113,7 +113,7 @@ static void key_table_is_consistent(void **state)
 	const struct npf_config_key *k = npf_config_keys(&n);
 	(void)state;
 
-	assert_int_equal(n, 25); /* + rdma_fabric, fallback, key_file */
+	assert_int_equal(n, 26); /* + rdma_fabric, fallback, key_file, allow_foreign_netns */
 	for (size_t i = 0; i < n; i++) {
 		char opt[64], err[256];
 		struct npf_config c;
