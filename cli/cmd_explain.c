@@ -561,8 +561,8 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 		printf("fix: %s\n", rep->fix_hint);
 	}
 	if (!x->ok)
-		printf("note: evidence from the log alone%s%s\n", x->error[0] ? " (" : "",
-		       x->error[0] ? x->error : "");
+		printf("note: evidence from the log alone%s%s%s\n", x->error[0] ? " (" : "",
+		       x->error[0] ? x->error : "", x->error[0] ? ")" : "");
 	if (rep->n_also) {
 		fputs("also seen:", stdout);
 		for (size_t k = 0; k < rep->n_also; k++)

@@ -31,8 +31,8 @@ struct ctx {
 	size_t n_lines, cap_lines;
 	size_t procs_cap;
 	int job;            /* the "job" pseudo-process for lines that name nobody, -1 none yet */
-	size_t last_ompi;   /* index+1 of the last Open MPI help-box line, 0 none */
-	size_t last_ompi_lineno;
+	size_t pending;     /* index+1 of an Open MPI help-box line waiting for its host, 0 none */
+	size_t pending_lineno;
 };
 
 static const char *const cause_names[NPF_XC__COUNT] = {
@@ -320,6 +320,28 @@ static void apply(struct ctx *c, struct npf_xp_proc *pr, const struct npf_xp_par
 	}
 }
 
+/* Applies a kept line to its process (the line's own fields are re-read from its text). */
+static void apply_kept(struct ctx *c, const struct npf_xp_line *l)
+{
+	struct npf_xp_parsed again;
+
+	if (l->proc < 0)
+		return;
+	npf_xp_parse_line(l->text, strlen(l->text), &again);
+	again.kind = l->kind;
+	apply(c, &c->rep->procs[l->proc], &again, l->lineno);
+}
+
+/* A help box whose host never came (or came too late) is charged to "job". */
+static int flush_pending(struct ctx *c, size_t lineno)
+{
+	if (!c->pending || (lineno && lineno - c->pending_lineno <= 12))
+		return 0;
+	apply_kept(c, &c->lines[c->pending - 1]);
+	c->pending = 0;
+	return 0;
+}
+
 static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
 {
 	struct npf_xp_parsed p;
@@ -332,46 +354,40 @@ static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
 	if (p.time >= 0)
 		c->rep->has_times = true;
 	if (p.kind == NPF_XL_OMPI_HOST) {
-		/* "Local host: node1" inside a help box names the box's process: move the box's
-		 * first line (within a dozen lines) from "job" to that host. */
-		if (c->last_ompi && lineno - c->last_ompi_lineno <= 12 && p.host[0]) {
-			struct npf_xp_line *l = &c->lines[c->last_ompi - 1];
+		/* "Local host: node1" inside a help box names the box's process: the box's first
+		 * line (within a dozen lines) goes to that host instead of "job". */
+		if (c->pending && lineno - c->pending_lineno <= 12 && p.host[0]) {
+			struct npf_xp_line *l = &c->lines[c->pending - 1];
+			struct npf_xp_parsed q;
+			int np;
 
-			if (l->proc == c->job || l->proc < 0) {
-				struct npf_xp_parsed q;
-				int np;
-
-				memset(&q, 0, sizeof(q));
-				q.rank = -1;
-				q.pid = -1;
-				cpy(q.host, sizeof(q.host), p.host);
-				np = find_proc(c, &q);
-				if (np == -2)
-					return -ENOMEM;
-				if (np >= 0 && np != l->proc) {
-					struct npf_xp_parsed again;
-
-					l->proc = np;
-					memset(&again, 0, sizeof(again));
-					again.kind = l->kind;
-					again.msg = l->text;
-					again.msg_len = strlen(l->text);
-					again.time = -1;
-					apply(c, &c->rep->procs[np], &again, l->lineno);
-				}
-			}
+			memset(&q, 0, sizeof(q));
+			q.rank = -1;
+			q.pid = -1;
+			cpy(q.host, sizeof(q.host), p.host);
+			np = find_proc(c, &q);
+			if (np == -2)
+				return -ENOMEM;
+			l->proc = np;
+			c->pending = 0;
+			apply_kept(c, l);
 		}
 		return 0;
 	}
+	if (flush_pending(c, lineno) < 0)
+		return -ENOMEM;
 	proc = find_proc(c, &p);
 	if (proc == -2)
 		return -ENOMEM;
 	if (keep_line(c, lineno, &p, proc) < 0)
 		return -ENOMEM;
-	if (p.kind == NPF_XL_OMPI_NOPROC || p.kind == NPF_XL_OMPI_UNREACH ||
-	    p.kind == NPF_XL_OMPI_NOIF) {
-		c->last_ompi = c->n_lines;
-		c->last_ompi_lineno = lineno;
+	if ((p.kind == NPF_XL_OMPI_NOPROC || p.kind == NPF_XL_OMPI_UNREACH ||
+	     p.kind == NPF_XL_OMPI_NOIF) &&
+	    proc == c->job && c->n_lines && c->lines[c->n_lines - 1].lineno == lineno) {
+		/* Wait for the box's "Local host:" line before charging "job". */
+		c->pending = c->n_lines;
+		c->pending_lineno = lineno;
+		return 0;
 	}
 	if (proc >= 0)
 		apply(c, &c->rep->procs[proc], &p, lineno);
@@ -1096,6 +1112,9 @@ int npf_explain(const char *buf, size_t len, struct npf_xp_report *rep)
 		i += n + (nl ? 1 : 0);
 	}
 	if (rc == 0) {
+		c.pending_lineno = 0;
+		if (c.pending)
+			apply_kept(&c, &c.lines[c.pending - 1]);
 		story(&c);
 		diagnose(&c);
 	}
