@@ -214,6 +214,8 @@ static int keep_line(struct ctx *c, size_t lineno, const struct npf_xp_parsed *p
 	l->lineno = lineno;
 	l->kind = p->kind;
 	l->proc = proc;
+	l->err = p->err;
+	cpy(l->addr, sizeof(l->addr), p->a);
 	{
 		size_t o = 0;
 
@@ -329,6 +331,8 @@ static void apply_kept(struct ctx *c, const struct npf_xp_line *l)
 		return;
 	npf_xp_parse_line(l->text, strlen(l->text), &again);
 	again.kind = l->kind;
+	again.err = l->err;
+	cpy(again.a, sizeof(again.a), l->addr);
 	apply(c, &c->rep->procs[l->proc], &again, l->lineno);
 }
 
@@ -854,35 +858,33 @@ static bool r_connect(struct ctx *c, bool refused)
 
 	for (size_t i = 0; i < c->n_lines; i++) {
 		const struct npf_xp_line *l = &c->lines[i];
-		struct npf_xp_parsed p;
 		const char *h;
 
 		if (l->kind != NPF_XL_CONNECT_FAIL && l->kind != NPF_XL_CONNECT_RETRY &&
 		    l->kind != NPF_XL_OMPI_CONNECT && l->kind != NPF_XL_GLOO_CONNECT &&
 		    l->kind != NPF_XL_STORE_FAIL)
 			continue;
-		npf_xp_parse_line(l->text, strlen(l->text), &p);
-		if (refused ? (p.err != NPF_XE_REFUSED && p.err != NPF_XE_NOROUTE) :
-			      p.err != NPF_XE_TIMEOUT)
+		if (refused ? (l->err != NPF_XE_REFUSED && l->err != NPF_XE_NOROUTE) :
+			      l->err != NPF_XE_TIMEOUT)
 			continue;
 		add_evidence(c, l);
-		h = host_of_addr(c, p.a);
+		h = host_of_addr(c, l->addr);
 		if (h[0]) {
 			for (size_t k = 0; k < r->n_procs; k++)
 				if (strcmp(r->procs[k].host, h) == 0 &&
-				    strcmp(r->procs[k].boot_addr, p.a) == 0) {
+				    strcmp(r->procs[k].boot_addr, l->addr) == 0) {
 					add_evidence(c, line_of(c, NPF_XL_BOOTSTRAP, (int)k, NULL));
 					break;
 				}
 		}
-		subject(c, NULL, p.a, h);
+		subject(c, NULL, l->addr, h);
 		snprintf(r->summary, sizeof(r->summary),
 			 refused ? "connections to %s%s%s%s were %s: a firewall rejects them (or "
 				   "nothing listens there)" :
 				   "connections to %s%s%s%s timed out: packets are dropped on the "
 				   "way (a silent firewall or a missing path)",
-			 p.a[0] ? p.a : "a peer", h[0] ? " (" : "", h, h[0] ? ")" : "",
-			 p.err == NPF_XE_NOROUTE ? "rejected (no route to host)" : "refused");
+			 l->addr[0] ? l->addr : "a peer", h[0] ? " (" : "", h, h[0] ? ")" : "",
+			 l->err == NPF_XE_NOROUTE ? "rejected (no route to host)" : "refused");
 		snprintf(r->fix_hint, sizeof(r->fix_hint),
 			 "open the job's ports between the nodes on that network, or use a network "
 			 "that works to every peer");
@@ -1072,12 +1074,14 @@ static void story(struct ctx *c)
 			r->n_secondary++;
 		}
 	}
-	for (int pass = 0; pass < 2 && r->first_proc < 0; pass++)
+	for (int pass = 0; pass < 4 && r->first_proc < 0; pass++)
 		for (size_t i = 0; i < r->n_procs; i++) {
 			const struct npf_xp_proc *pr = &r->procs[i], *b;
 
-			/* Pass 0: causes; pass 1 (nobody has one): consequences. */
-			if (!pr->has_error || pr->primary != (pass == 0))
+			/* Pass 0: causes of named processes; 1: consequences of named processes;
+			 * 2, 3: the same for lines that name nobody ("job"). */
+			if (!pr->has_error || pr->primary != (pass % 2 == 0) ||
+			    ((int)i == c->job) != (pass >= 2))
 				continue;
 			if (r->first_proc < 0) {
 				r->first_proc = (int)i;

@@ -92,6 +92,8 @@ struct npf_xp_line {
 	size_t lineno;   /* 1-based, in the concatenated input */
 	enum npf_xp_kind kind;
 	int proc;        /* index into npf_xp_report.procs, -1 = job-level */
+	enum npf_xp_err err; /* connect lines: how it failed */
+	char addr[64];   /* connect lines: the peer address */
 	char text[NPF_XP_TEXT]; /* the message without launcher/NCCL prefixes, control chars as '?' */
 };
 

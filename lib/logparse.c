@@ -353,7 +353,7 @@ static const struct npf_xp_row {
 	  "Open MPI help aggregation line" },
 	{ NPF_XL_OMPI_UNREACH, "unable to reach each other for", NULL, NULL,
 	  "Open MPI help-mca-bml-r2.txt unreachable proc" },
-	{ NPF_XL_OMPI_CONNECT, "btl_tcp", "connect() to", row_connect,
+	{ NPF_XL_OMPI_CONNECT, "connect() to ", " failed", row_connect,
 	  "Open MPI btl_tcp_endpoint.c mca_btl_tcp_endpoint_complete_connect()" },
 	{ NPF_XL_OMPI_NOIF, "Unknown interface name", NULL, row_ompi_noif,
 	  "Open MPI btl_tcp_component.c split_and_resolve()" },
@@ -545,13 +545,15 @@ static size_t strip_glog(const char *p, const char *end, double *t, bool *warn)
 
 	if (end - p < 4 || p[0] != '[' || !strchr("IWEF", p[1]))
 		return 0;
-	if (digits(q, end, 4) && q + 5 < end && q[4] == ' ') {
-		const char *c = q + 5;
+	if ((digits(q, end, 4) && q + 5 < end && q[4] == ' ') ||
+	    (digits(q, end, 3) && q + 4 < end && q[3] == ' ')) {
+		size_t nd = q[3] == ' ' ? 3 : 4; /* MMDD, or MDD as some collectors trim it */
+		const char *c = q + nd + 1;
 		double s = clock_at(&c, end);
 
 		if (s < 0)
 			return 0;
-		*t = (double)days_from_civil(1970, num(q, 2), num(q + 2, 2)) * 86400.0 + s;
+		*t = (double)days_from_civil(1970, num(q, nd - 2), num(q + nd - 2, 2)) * 86400.0 + s;
 	} else if (*q != ' ') {
 		return 0;
 	}
