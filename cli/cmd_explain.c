@@ -539,9 +539,14 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 		       pr->first_error.lineno);
 		cli_put_clean(stdout, pr->first_error.text);
 		fputc('\n', stdout);
-		if (rep->n_secondary)
+		if (pr->primary && rep->n_secondary)
 			printf("  %zu more process%s failed only because of it (timeouts, aborts)\n",
 			       rep->n_secondary, rep->n_secondary == 1 ? "" : "es");
+		else if (!pr->primary && rep->n_secondary > 1)
+			printf("  %zu processes timed out or aborted; none logged a cause of its own\n",
+			       rep->n_secondary);
+		if (rep->n_primary > 1)
+			printf("  %zu processes logged a failure of their own\n", rep->n_primary);
 	}
 	if (x->ok) {
 		json_array_foreach (x->findings, i, v) {
@@ -584,6 +589,8 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 		for (size_t p = 0; p < rep->n_procs; p++) {
 			const struct npf_xp_proc *pr = &rep->procs[p];
 
+			if (npf_xp_proc_empty(pr))
+				continue;
 			printf("%-18s %-10s %-14s %-28s %-8s ",
 			       npf_xp_proc_label(rep, (int)p, who, sizeof(who)),
 			       pr->nccl_version[0] ? pr->nccl_version : "-",

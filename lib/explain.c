@@ -119,6 +119,12 @@ char *npf_xp_proc_label(const struct npf_xp_report *rep, int proc, char *buf, si
 	return buf;
 }
 
+bool npf_xp_proc_empty(const struct npf_xp_proc *pr)
+{
+	return !pr->has_error && !pr->n_env && !pr->boot_if[0] && !pr->oob_if[0] &&
+	       !pr->nccl_version[0] && !pr->net[0] && !pr->init_done && !pr->ib_none;
+}
+
 static int new_proc(struct ctx *c, int rank, const char *host, long pid)
 {
 	struct npf_xp_report *r = c->rep;
@@ -550,10 +556,15 @@ static bool r_gid_forced(struct ctx *c)
 	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_IB_GID_INDEX"));
 	add_evidence(c, l);
 	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
-	snprintf(r->summary, sizeof(r->summary),
-		 "NCCL_IB_GID_INDEX=%s forces one GID index on every RoCE port, and it is wrong on "
-		 "at least one",
-		 gi ? gi : "?");
+	if (gi)
+		snprintf(r->summary, sizeof(r->summary),
+			 "NCCL_IB_GID_INDEX=%s forces one GID index on every RoCE port, and it is "
+			 "wrong on at least one",
+			 gi);
+	else
+		snprintf(r->summary, sizeof(r->summary),
+			 "NCCL's own hint: the QP setup failed the way a forced wrong "
+			 "NCCL_IB_GID_INDEX makes it fail (set in a file such as /etc/nccl.conf?)");
 	snprintf(r->fix_hint, sizeof(r->fix_hint),
 		 "unset NCCL_IB_GID_INDEX (NCCL >= 2.21.5 picks the RoCE v2 IPv4 GID per port); "
 		 "on older NCCL pin the index show_gids reports as RoCE v2 + IPv4");
@@ -852,6 +863,26 @@ static const char *host_of_addr(struct ctx *c, const char *addr)
 	return "";
 }
 
+/* The address was bound by a bridge or by processes on two hosts. */
+static bool bad_target(struct ctx *c, const char *addr)
+{
+	const char *host = NULL;
+
+	for (size_t i = 0; i < c->rep->n_procs; i++) {
+		const struct npf_xp_proc *pr = &c->rep->procs[i];
+
+		if (!addr[0] || strcmp(pr->boot_addr, addr) != 0)
+			continue;
+		if (npf_xp_bridge_name(pr->boot_if))
+			return true;
+		if (host && pr->host[0] && strcmp(host, pr->host) != 0)
+			return true;
+		if (pr->host[0])
+			host = pr->host;
+	}
+	return false;
+}
+
 static bool r_connect(struct ctx *c, bool refused)
 {
 	struct npf_xp_report *r = c->rep;
@@ -866,6 +897,10 @@ static bool r_connect(struct ctx *c, bool refused)
 			continue;
 		if (refused ? (l->err != NPF_XE_REFUSED && l->err != NPF_XE_NOROUTE) :
 			      l->err != NPF_XE_TIMEOUT)
+			continue;
+		/* A connect to loopback, link-local or a bridge address failed because of what
+		 * was bound there (the rules above), not because of a firewall on the path. */
+		if (is_loopback_addr(l->addr) || is_link_local_addr(l->addr) || bad_target(c, l->addr))
 			continue;
 		add_evidence(c, l);
 		h = host_of_addr(c, l->addr);
@@ -1002,8 +1037,11 @@ static const struct npf_xp_rule {
 	{ NPF_XC_GLOO_HOSTNAME, 1, r_gloo_hostname, 1u << NPF_XC_LOOPBACK },
 	{ NPF_XC_NAMES_DIFFER, 1, r_names_differ, 1u << NPF_XC_ENV_DIFFERS },
 	{ NPF_XC_PREFIX_MATCH, 2, r_prefix, (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) },
-	{ NPF_XC_LOOPBACK, 2, r_loopback, 1u << NPF_XC_FIREWALL_REFUSED },
-	{ NPF_XC_LINK_LOCAL, 2, r_link_local, (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) },
+	{ NPF_XC_LOOPBACK, 2, r_loopback,
+	  (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_SAME_ADDRESS) },
+	{ NPF_XC_LINK_LOCAL, 2, r_link_local,
+	  (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) |
+		  (1u << NPF_XC_SAME_ADDRESS) },
 	{ NPF_XC_SAME_ADDRESS, 2, r_same_address,
 	  (1u << NPF_XC_CONTAINER_BRIDGE) | (1u << NPF_XC_FIREWALL_REFUSED) },
 	{ NPF_XC_CONTAINER_BRIDGE, 2, r_bridge,
@@ -1158,8 +1196,11 @@ json_t *npf_xp_report_to_json(const struct npf_xp_report *rep)
 		goto fail;
 	for (size_t i = 0; i < rep->n_procs; i++) {
 		const struct npf_xp_proc *pr = &rep->procs[i];
-		json_t *env = json_object(), *p;
+		json_t *env, *p;
 
+		if (npf_xp_proc_empty(pr))
+			continue;
+		env = json_object();
 		if (!env)
 			goto fail;
 		for (size_t k = 0; k < pr->n_env; k++)

@@ -162,6 +162,9 @@ int npf_xp_cause_parse(const char *s);
  * New reference or NULL on ENOMEM. */
 json_t *npf_xp_report_to_json(const struct npf_xp_report *rep);
 
+/* True when the log said nothing about the process beyond its name (left out of the table). */
+bool npf_xp_proc_empty(const struct npf_xp_proc *pr);
+
 /* "rank 3 (node2)", "node2 pid 4711", "job" into buf. Returns buf. */
 char *npf_xp_proc_label(const struct npf_xp_report *rep, int proc, char *buf, size_t len);
 

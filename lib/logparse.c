@@ -180,6 +180,9 @@ static void row_env(struct span s, struct npf_xp_parsed *p)
 
 		while (k && isspace((unsigned char)m[k - 1]))
 			k--;
+		/* Numeric parameters are logged as "%ld." (ncclLoadParam): drop that period. */
+		if (k > 1 && m[k - 1] == '.' && strspn(m, "-0123456789") == k - 1)
+			k--;
 		copy_clean(p->b, sizeof(p->b), m, k);
 	}
 }
