@@ -222,15 +222,14 @@ static int nodes_with_addr(const json_t *check, const char *addr, char *out, siz
 static void finding(struct xcheck *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void finding(struct xcheck *x, const char *fmt, ...)
 {
-	char line[512];
+	char raw[512], line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	for (char *p = line; *p; p++)
-		if ((unsigned char)*p < ' ' || *p == 0x7f)
-			*p = '?';
+	/* Names and details come from peers' daemons and from the log: text, UTF-8, for JSON. */
+	npf_xp_clean_text(line, sizeof(line), raw, strlen(raw));
 	json_array_append_new(x->findings, json_string(line));
 }
 

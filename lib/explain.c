@@ -12,17 +12,19 @@
 
 #define MAX_KEPT 20000 /* recognised lines kept for evidence; later ones are only counted */
 
-/* Bounded string copy that cuts (what snprintf("%s") does, without its truncation warning). */
+/* Bounded copy of text that is already clean UTF-8: cuts before a character that does not fit. */
 static void cpy(char *dst, size_t len, const char *src)
 {
-	size_t n = src ? strlen(src) : 0;
+	npf_xp_clean_text(dst, len, src ? src : "", src ? strlen(src) : 0);
+}
 
-	if (!len)
-		return;
-	if (n >= len)
-		n = len - 1;
-	memcpy(dst, src ? src : "", n);
-	dst[n] = '\0';
+/* snprintf() into a fixed buffer may cut inside a UTF-8 character: mend the end. */
+static void mend(char *s, size_t len)
+{
+	char tmp[512];
+
+	npf_xp_clean_text(tmp, sizeof(tmp) < len ? sizeof(tmp) : len, s, strlen(s));
+	memcpy(s, tmp, strlen(tmp) + 1);
 }
 
 struct ctx {
@@ -222,16 +224,7 @@ static int keep_line(struct ctx *c, size_t lineno, const struct npf_xp_parsed *p
 	l->proc = proc;
 	l->err = p->err;
 	cpy(l->addr, sizeof(l->addr), p->a);
-	{
-		size_t o = 0;
-
-		for (size_t i = 0; i < p->msg_len && o + 1 < sizeof(l->text); i++) {
-			unsigned char ch = (unsigned char)p->msg[i];
-
-			l->text[o++] = (ch < ' ' || ch == 0x7f) ? '?' : (char)ch;
-		}
-		l->text[o] = '\0';
-	}
+	npf_xp_clean_text(l->text, sizeof(l->text), p->msg, p->msg_len);
 	return 0;
 }
 
@@ -270,13 +263,11 @@ static void apply(struct ctx *c, struct npf_xp_proc *pr, const struct npf_xp_par
 		break;
 	case NPF_XL_NET_SOCKET:
 		snprintf(pr->net, sizeof(pr->net), "Socket");
-		snprintf(pr->net_devs, sizeof(pr->net_devs), "%.*s",
-			 (int)(p->msg_len > 150 ? 150 : p->msg_len), p->msg);
+		npf_xp_clean_text(pr->net_devs, sizeof(pr->net_devs), p->msg, p->msg_len);
 		break;
 	case NPF_XL_NET_IB:
 		snprintf(pr->net, sizeof(pr->net), "IB");
-		snprintf(pr->net_devs, sizeof(pr->net_devs), "%.*s",
-			 (int)(p->msg_len > 150 ? 150 : p->msg_len), p->msg);
+		npf_xp_clean_text(pr->net_devs, sizeof(pr->net_devs), p->msg, p->msg_len);
 		cpy(pr->oob_if, sizeof(pr->oob_if), p->a);
 		cpy(pr->oob_addr, sizeof(pr->oob_addr), p->b);
 		break;
@@ -314,16 +305,8 @@ static void apply(struct ctx *c, struct npf_xp_proc *pr, const struct npf_xp_par
 		pr->first_error.lineno = lineno;
 		pr->first_error.kind = p->kind;
 		pr->first_error.proc = (int)(pr - c->rep->procs);
-		{
-			size_t o = 0;
-
-			for (size_t i = 0; i < p->msg_len && o + 1 < NPF_XP_TEXT; i++) {
-				unsigned char ch = (unsigned char)p->msg[i];
-
-				pr->first_error.text[o++] = (ch < ' ' || ch == 0x7f) ? '?' : (char)ch;
-			}
-			pr->first_error.text[o] = '\0';
-		}
+		npf_xp_clean_text(pr->first_error.text, sizeof(pr->first_error.text), p->msg,
+				  p->msg_len);
 		pr->first_error_time = p->time;
 	}
 }
@@ -1083,6 +1066,8 @@ static void diagnose(struct ctx *c)
 		    !(rules[i].compat & (1u << rules[top].cause)))
 			r->ambiguous = true;
 	}
+	mend(r->summary, sizeof(r->summary));
+	mend(r->fix_hint, sizeof(r->fix_hint));
 	if (top < 0 && any_failure(c)) {
 		r->cause = NPF_XC_UNKNOWN;
 		snprintf(r->summary, sizeof(r->summary),
@@ -1250,7 +1235,7 @@ json_t *npf_xp_report_to_json(const struct npf_xp_report *rep)
 				json_pack("{s:o, s:o, s:o}", "ifname", jstr_or_null(rep->subject_if),
 					  "address", jstr_or_null(rep->subject_addr), "host",
 					  jstr_or_null(rep->subject_host))) ||
-	    json_object_set_new(o, "also", also) ||
+	    json_object_set(o, "also", also) ||
 	    json_object_set_new(o, "first_failure",
 				rep->first_proc >= 0 ?
 					json_string(npf_xp_proc_label(rep, rep->first_proc, who,
@@ -1259,15 +1244,16 @@ json_t *npf_xp_report_to_json(const struct npf_xp_report *rep)
 	    json_object_set_new(o, "failed_as_cause", json_integer((json_int_t)rep->n_primary)) ||
 	    json_object_set_new(o, "failed_as_consequence",
 				json_integer((json_int_t)rep->n_secondary)) ||
-	    json_object_set_new(o, "evidence", ev) ||
+	    json_object_set(o, "evidence", ev) ||
 	    json_object_set_new(o, "lines", json_integer((json_int_t)rep->n_lines)) ||
 	    json_object_set_new(o, "recognised", json_integer((json_int_t)rep->n_recognised)) ||
 	    json_object_set_new(o, "timestamps", json_boolean(rep->has_times)) ||
 	    json_object_set_new(o, "truncated", json_boolean(rep->truncated)) ||
-	    json_object_set_new(o, "processes", procs)) {
-		json_decref(o);
-		return NULL;
-	}
+	    json_object_set(o, "processes", procs))
+		goto fail;
+	json_decref(procs);
+	json_decref(ev);
+	json_decref(also);
 	return o;
 fail:
 	json_decref(o);

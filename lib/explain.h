@@ -194,6 +194,11 @@ enum npf_xp_kind npf_xp_parse_line(const char *line, size_t len, struct npf_xp_p
 int npf_xp_split_ifaddr(const char *s, size_t len, char *ifname, size_t iflen, char *addr,
 			size_t addrlen);
 
+/* Copies n bytes of log text into dst (NUL-terminated, cut at dstlen-1) as valid UTF-8: control
+ * characters and bytes that are not part of a valid UTF-8 sequence become '?', and a cut never
+ * splits a character (every string we hand to JSON must be UTF-8). Returns the length. */
+size_t npf_xp_clean_text(char *dst, size_t dstlen, const char *p, size_t n);
+
 /* True when name is a container or virtual bridge name NCCL does not exclude by default, or
  * docker/virbr itself (docker*, br-<12 hex>, virbr*, veth*, cni*, podman*, lxcbr*, flannel*). */
 bool npf_xp_bridge_name(const char *name);

@@ -31,19 +31,51 @@ static const char *span_find(struct span s, const char *needle)
 	return NULL;
 }
 
-/* Copies [p, p+n) into dst as text: control characters become '?', cut at dstlen-1. */
-static void copy_clean(char *dst, size_t dstlen, const char *p, size_t n)
+size_t npf_xp_clean_text(char *dst, size_t dstlen, const char *p, size_t n)
 {
-	size_t o = 0;
+	size_t o = 0, i = 0;
 
 	if (!dstlen)
-		return;
-	for (size_t i = 0; i < n && o + 1 < dstlen; i++) {
+		return 0;
+	while (i < n && o + 1 < dstlen) {
 		unsigned char c = (unsigned char)p[i];
+		size_t k = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+		uint32_t cp = k == 4 ? c & 0x07u : k == 3 ? c & 0x0fu : c & 0x1fu;
+		bool ok = c >= 0xc2 && c <= 0xf4 && i + k <= n && o + k < dstlen;
 
-		dst[o++] = (c < ' ' || c == 0x7f) ? '?' : (char)c;
+		if (c < 0x80) {
+			dst[o++] = (c < ' ' || c == 0x7f) ? '?' : (char)c;
+			i++;
+			continue;
+		}
+		for (size_t j = 1; ok && j < k; j++) {
+			unsigned char cc = (unsigned char)p[i + j];
+
+			ok = (cc & 0xc0) == 0x80;
+			cp = (cp << 6) | (cc & 0x3fu);
+		}
+		/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
+		ok = ok && !(k == 3 && cp < 0x800) && !(k == 4 && cp < 0x10000) &&
+		     !(cp >= 0xd800 && cp <= 0xdfff) && cp <= 0x10ffff;
+		if (!ok) {
+			if (c >= 0xc2 && c <= 0xf4 && i + k <= n && o + k >= dstlen)
+				break; /* a valid character that does not fit: cut before it */
+			dst[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(dst + o, p + i, k);
+		o += k;
+		i += k;
 	}
 	dst[o] = '\0';
+	return o;
+}
+
+/* Copies [p, p+n) into dst as text (npf_xp_clean_text()). */
+static void copy_clean(char *dst, size_t dstlen, const char *p, size_t n)
+{
+	npf_xp_clean_text(dst, dstlen, p, n);
 }
 
 /* The token starting at p (within end): up to a blank, or one of stop. */
