@@ -180,6 +180,7 @@ struct xcheck {
 	char drain[64];
 	bool confirmed;
 	bool env_differs;
+	bool cause_from_daemon; /* the log alone was not enough: the check's outcome decided */
 };
 
 static const char *js(const json_t *o, const char *k)
@@ -402,6 +403,67 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 		}
 }
 
+/* The log shows connects to an address failing without saying how (Open MPI 4.1 reports
+ * "Operation now in progress" for every failed connect, truncated logs, wrappers): when the
+ * daemon's check probed that very address, its outcome says how the path fails. */
+static void upgrade_from_daemon(struct npf_xp_report *rep, struct xcheck *x)
+{
+	static const struct {
+		const char *outcome;
+		enum npf_xp_cause cause;
+		const char *what;
+	} map[] = {
+		{ "refused", NPF_XC_FIREWALL_REFUSED, "connections to it are refused (a reject rule)" },
+		{ "timeout", NPF_XC_FIREWALL_SILENT, "connections to it time out (dropped)" },
+		{ "unreachable", NPF_XC_FIREWALL_SILENT, "it is unreachable" },
+		{ "bulk-stall", NPF_XC_MTU_BLACKHOLE,
+		  "small packets pass and full-size ones do not (MTU black hole)" },
+		{ "wrong-peer", NPF_XC_SAME_ADDRESS, "it answers as another node" },
+	};
+	const json_t *l;
+	size_t i;
+
+	if (rep->cause != NPF_XC_UNKNOWN || !x->ok)
+		return;
+	for (size_t p = 0; p < rep->n_procs; p++) {
+		const char *addr = rep->procs[p].peer_addr;
+
+		if (!addr[0])
+			continue;
+		json_array_foreach (json_object_get(x->check, "links"), i, l) {
+			const char *o = js(l, "fwd"), *d = js(l, "fwd_detail");
+
+			if (!same_ip(js(l, "peer_addr"), addr))
+				continue;
+			if (o && strcmp(o, "ok") == 0) {
+				o = js(l, "rev");
+				d = js(l, "rev_detail");
+			}
+			for (size_t m = 0; o && m < sizeof(map) / sizeof(map[0]); m++) {
+				if (strcmp(o, map[m].outcome) != 0)
+					continue;
+				rep->cause = map[m].cause;
+				snprintf(rep->subject_addr, sizeof(rep->subject_addr), "%s", addr);
+				snprintf(rep->subject_host, sizeof(rep->subject_host), "%s",
+					 js(l, "peer") ? js(l, "peer") : "");
+				snprintf(rep->subject_if, sizeof(rep->subject_if), "%s",
+					 js(l, "peer_if") ? js(l, "peer_if") : "");
+				snprintf(rep->summary, sizeof(rep->summary),
+					 "the job's connects to %s (%s) failed; the daemon's check of that "
+					 "path: %s: %s%s%s",
+					 addr, rep->subject_host, o, map[m].what, d && *d ? ": " : "",
+					 d ? d : "");
+				snprintf(rep->fix_hint, sizeof(rep->fix_hint),
+					 "use a network that works to every peer (the published "
+					 "environment), or repair that path");
+				x->cause_from_daemon = true;
+				x->confirmed = true;
+				return;
+			}
+		}
+	}
+}
+
 static int ask(const char *sock, struct npf_api_request *req, json_t **reply, char *err,
 	       size_t errlen)
 {
@@ -526,8 +588,8 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 	size_t i;
 	const json_t *v;
 
-	printf("cause: %s%s: %s\n", npf_xp_cause_name(rep->cause),
-	       rep->ambiguous ? " (ambiguous)" : "",
+	printf("cause: %s%s%s: %s\n", npf_xp_cause_name(rep->cause),
+	       rep->ambiguous ? " (ambiguous)" : "", x->cause_from_daemon ? " (from the daemon's check)" : "",
 	       rep->summary[0] ? rep->summary :
 				 "no failure and no network cause in the log");
 	if (rep->first_proc >= 0) {
@@ -621,11 +683,11 @@ static int print_json(const struct npf_xp_report *rep, const struct xcheck *x)
 	}
 	json_decref(body);
 	if (x->ok) {
-		xc = json_pack("{s:s, s:O, s:s?, s:s?, s:O, s:b, s:b, s:s?, s:O?, s:s?}", "self",
+		xc = json_pack("{s:s, s:O, s:s?, s:s?, s:O, s:b, s:b, s:b, s:s?, s:O?, s:s?}", "self",
 			       js(x->check, "self") ? js(x->check, "self") : "", "started_unix_ms",
 			       json_object_get(x->check, "started_unix_ms"), "verdict", x->verdict,
 			       "summary", x->summary, "findings", x->findings, "confirmed",
-			       x->confirmed, "env_differs", x->env_differs, "env_text", x->env_text,
+			       x->confirmed, "cause_from_daemon", x->cause_from_daemon, "env_differs", x->env_differs, "env_text", x->env_text,
 			       "env", x->variables, "drain", x->drain[0] ? x->drain : NULL);
 		json_object_set_new(doc, "evidence_source", json_string("log+daemon"));
 		json_object_set_new(doc, "cross_check", xc ? xc : json_null());
@@ -723,8 +785,10 @@ int cmd_explain(int argc, char **argv, const struct cli_global *g)
 		cli_err("out of memory");
 		goto out;
 	}
-	if (daemon)
+	if (daemon) {
 		crosscheck(&x, g->socket_path, nodes, job_wide, max_age_ms, timeout_ms, &rep);
+		upgrade_from_daemon(&rep, &x);
+	}
 	else
 		snprintf(x.error, sizeof(x.error), "--no-daemon");
 	if (json ? print_json(&rep, &x) < 0 : (print_human(&rep, &x, verbose), false)) {

@@ -35,6 +35,8 @@ struct ctx {
 	int job;            /* the "job" pseudo-process for lines that name nobody, -1 none yet */
 	size_t pending;     /* index+1 of an Open MPI help-box line waiting for its host, 0 none */
 	size_t pending_lineno;
+	char box_host[64];  /* the "Local host:" of the Open MPI help box being read */
+	size_t box_until;   /* its last line number */
 };
 
 static const char *const cause_names[NPF_XC__COUNT] = {
@@ -189,6 +191,13 @@ static int find_proc(struct ctx *c, const struct npf_xp_parsed *p)
 	}
 	if (p->rank < 0 && p->pid < 0 && !p->host[0])
 		goto job;
+	if (p->rank < 0 && p->pid < 0) {
+		/* Only a host (an Open MPI help box): the host's unnamed process. */
+		for (size_t k = 0; k < r->n_procs; k++)
+			if (r->procs[k].rank < 0 && r->procs[k].pid < 0 &&
+			    strcmp(r->procs[k].host, p->host) == 0)
+				return (int)k;
+	}
 	i = new_proc(c, p->rank, p->host, p->pid);
 	if (i >= 0)
 		return i;
@@ -346,7 +355,12 @@ static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
 	c->rep->n_recognised++;
 	if (p.time >= 0)
 		c->rep->has_times = true;
+	if (p.kind != NPF_XL_OMPI_HOST && p.rank < 0 && p.pid < 0 && !p.host[0] && c->box_host[0] &&
+	    lineno <= c->box_until)
+		cpy(p.host, sizeof(p.host), c->box_host); /* "Message: connect() to ..." in the box */
 	if (p.kind == NPF_XL_OMPI_HOST) {
+		cpy(c->box_host, sizeof(c->box_host), p.host);
+		c->box_until = lineno + 8;
 		/* "Local host: node1" inside a help box names the box's process: the box's first
 		 * line (within a dozen lines) goes to that host instead of "job". */
 		if (c->pending && lineno - c->pending_lineno <= 12 && p.host[0]) {
@@ -375,9 +389,11 @@ static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
 	if (keep_line(c, lineno, &p, proc) < 0)
 		return -ENOMEM;
 	if ((p.kind == NPF_XL_OMPI_NOPROC || p.kind == NPF_XL_OMPI_UNREACH ||
-	     p.kind == NPF_XL_OMPI_NOIF) &&
+	     p.kind == NPF_XL_OMPI_NOIF || p.kind == NPF_XL_OMPI_CONNECT) &&
 	    proc == c->job && c->n_lines && c->lines[c->n_lines - 1].lineno == lineno) {
 		/* Wait for the box's "Local host:" line before charging "job". */
+		if (c->pending)
+			apply_kept(c, &c->lines[c->pending - 1]);
 		c->pending = c->n_lines;
 		c->pending_lineno = lineno;
 		return 0;

@@ -388,6 +388,8 @@ static const struct npf_xp_row {
 	  "Open MPI help aggregation line" },
 	{ NPF_XL_OMPI_UNREACH, "unable to reach each other for", NULL, NULL,
 	  "Open MPI help-mca-bml-r2.txt unreachable proc" },
+	{ NPF_XL_OMPI_CONNECT, "failed to TCP connect to a peer", NULL, NULL,
+	  "Open MPI help-mpi-btl-tcp.txt client-connect-fail (btl_tcp_endpoint.c)" },
 	{ NPF_XL_OMPI_CONNECT, "connect() to ", " failed", row_connect,
 	  "Open MPI btl_tcp_endpoint.c mca_btl_tcp_endpoint_complete_connect()" },
 	{ NPF_XL_OMPI_NOIF, "Unknown interface name", NULL, row_ompi_noif,

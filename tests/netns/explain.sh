@@ -12,7 +12,12 @@
 #   - the fix printed is the environment the daemon publishes, and applying exactly that text
 #     makes the same allreduce finish;
 #   - without a daemon the diagnosis still runs and says the evidence is from the log alone;
-#   - gzip and zstd copies of the log, and a truncated copy, give the same cause.
+#   - gzip and zstd copies of the log, and a truncated copy, give the same cause;
+#   - a second trap (catalogue scenario fw-reject: node3 rejects fabric TCP, the job forced onto
+#     the fabric with btl_tcp_if_include): Open MPI 4.1 logs only "connect() to 198.18.1.3
+#     failed" with a meaningless errno, so the log alone is "unknown" (exit 1), and the daemon's
+#     check of that very path decides: firewall-refused, node3; its published fix (eno1's CIDR)
+#     makes the job finish.
 # Needs root, network namespaces, mpirun/mpicc and jq; exit 77 otherwise. Everything it
 # creates is removed on exit (lab down), also on failure.
 set -uo pipefail
@@ -37,6 +42,7 @@ ip netns add "npfxprobe$$" 2>/dev/null || skip "cannot create network namespaces
 ip netns del "npfxprobe$$"
 
 ID=x$(($$ % 100000))
+ID2=${ID}f
 T=$(mktemp -d /tmp/npf-explain.XXXXXX)
 chmod 0755 "$T"
 FAILS=0
@@ -46,6 +52,7 @@ while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(OMPI_[A-Za-z0-9_]*\)
 cleanup() {
 	local rc=$?
 	"$LAB" down --id "$ID" >/dev/null 2>&1
+	"$LAB" down --id "$ID2" >/dev/null 2>&1
 	rm -rf "$T"
 	exit $rc
 }
@@ -123,6 +130,34 @@ if command -v zstd >/dev/null; then
 	"$CLI" explain --no-daemon --json <"$T/job.log.zst" | jq -e '.cause == "same-address"' >/dev/null &&
 		pass "zstd on stdin" || fail "zstd on stdin"
 fi
+
+# 7. fw-reject: the log alone cannot say how the connects failed; the daemon's check can.
+"$LAB" down --id "$ID" >/dev/null 2>&1
+"$LAB" up fw-reject --id "$ID2" -q || { echo "lab up fw-reject failed"; exit 1; }
+"$LAB" daemons start --id "$ID2" >/dev/null || { echo "lab daemons failed"; exit 1; }
+NODES2=$("$LAB" hostlist --id "$ID2")
+SOCK2=$("$LAB" sock --id "$ID2" node1)
+out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID2" --timeout 20 --log "$T/fw.log" -- \
+	--mca btl_tcp_if_include 198.18.1.0/24)
+[ $? -ne 0 ] && pass "fw-reject job on the fabric did not finish ($out)" || fail "fw-reject job: $out"
+"$CLI" explain --no-daemon --json "$T/fw.log" >"$T/fw0.json"
+rc=$?
+[ $rc -eq 1 ] && [ "$(jq -r .cause "$T/fw0.json")" = unknown ] &&
+	pass "log alone: unknown, exit 1 (nothing guessed)" ||
+	fail "log alone: rc $rc cause $(jq -r .cause "$T/fw0.json")"
+"$CLI" --socket "$SOCK2" explain --nodes "$NODES2" --json "$T/fw.log" >"$T/fw.json" 2>"$T/fw.err"
+rc=$?
+k() { jq -r "$1" "$T/fw.json"; }
+[ $rc -eq 0 ] && [ "$(k .cause)" = firewall-refused ] && [ "$(k .cross_check.cause_from_daemon)" = true ] &&
+	pass "with the daemon: firewall-refused, from its check" ||
+	{ fail "with the daemon: rc $rc cause $(k .cause)"; cat "$T/fw.err"; }
+[ "$(k .subject.host)" = node3 ] && [ "$(k .subject.address)" = 198.18.1.3 ] &&
+	pass "names node3 198.18.1.3" || fail "subject $(k .subject)"
+[ "$(k .cross_check.env.OMPI_MCA_btl_tcp_if_include)" = 198.19.0.0/24 ] &&
+	pass "fix: the published eno1 CIDR" || fail "env $(k .cross_check.env)"
+"$CLI" --socket "$SOCK2" explain --nodes "$NODES2" "$T/fw.log" | sed -n 's/^  \(export .*\)$/\1/p' >"$T/fix2.sh"
+out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID2" --timeout 60 --env "$T/fix2.sh")
+[ $? -eq 0 ] && pass "fw-reject job with explain's fix: $out" || { fail "with the fix: $out"; cat "$T/fix2.sh"; }
 
 [ $FAILS -eq 0 ] && echo "all passed" || echo "$FAILS failed"
 [ $FAILS -eq 0 ]
