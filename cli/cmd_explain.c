@@ -56,7 +56,7 @@ static int buf_add(struct buf *b, const void *p, size_t n)
 static int add_gzip(struct buf *out, const unsigned char *in, size_t len, const char *name)
 {
 	unsigned char chunk[1 << 16];
-	z_stream z = { 0 };
+	z_stream z = {0};
 	int r = Z_OK;
 
 	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
@@ -95,14 +95,14 @@ static int add_zstd(struct buf *out, const unsigned char *in, size_t len, const 
 {
 	ZSTD_DStream *d = ZSTD_createDStream();
 	unsigned char chunk[1 << 16];
-	ZSTD_inBuffer ib = { in, len, 0 };
+	ZSTD_inBuffer ib = {in, len, 0};
 	size_t r = 1;
 
 	if (!d)
 		return -ENOMEM;
 	ZSTD_initDStream(d);
 	while (!out->cut && (ib.pos < ib.size || r != 0)) {
-		ZSTD_outBuffer ob = { chunk, sizeof(chunk), 0 };
+		ZSTD_outBuffer ob = {chunk, sizeof(chunk), 0};
 
 		r = ZSTD_decompressStream(d, &ob, &ib);
 		if (ZSTD_isError(r)) {
@@ -138,7 +138,7 @@ static int read_all(FILE *f, struct buf *raw)
 /* One input (path, or "-" for stdin) appended to out, decoded by its magic bytes. */
 static int add_input(struct buf *out, const char *path)
 {
-	struct buf raw = { 0 };
+	struct buf raw = {0};
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	int r;
 
@@ -170,13 +170,13 @@ static int add_input(struct buf *out, const char *path)
 /* ---- the cross-check ---- */
 
 struct xcheck {
-	bool asked, ok;         /* a daemon was asked / answered with a check */
-	char error[256];        /* why not */
-	json_t *check;          /* the check object (borrowed from reply) */
+	bool asked, ok;	 /* a daemon was asked / answered with a check */
+	char error[256]; /* why not */
+	json_t *check;	 /* the check object (borrowed from reply) */
 	json_t *reply, *env_reply;
 	const char *verdict, *summary, *env_text;
-	json_t *findings;       /* array of strings */
-	json_t *variables;      /* env reply "variables" (ok only), borrowed */
+	json_t *findings;  /* array of strings */
+	json_t *variables; /* env reply "variables" (ok only), borrowed */
 	char drain[64];
 	bool confirmed;
 	bool env_differs;
@@ -206,17 +206,17 @@ static int nodes_with_addr(const json_t *check, const char *addr, char *out, siz
 	int cnt = 0;
 
 	out[0] = '\0';
-	json_array_foreach (json_object_get(check, "nodes"), i, n)
-		json_array_foreach (json_object_get(n, "candidates"), k, c)
-			if (same_ip(js(c, "address"), addr)) {
-				size_t o = strlen(out);
+	json_array_foreach(json_object_get(check, "nodes"), i, n) json_array_foreach(
+	    json_object_get(n, "candidates"), k, c) if (same_ip(js(c, "address"), addr))
+	{
+		size_t o = strlen(out);
 
-				snprintf(out + o, len - o, "%s%s", cnt ? ", " : "", js(n, "name"));
-				if (ifname && js(c, "ifname"))
-					snprintf(ifname, iflen, "%s", js(c, "ifname"));
-				cnt++;
-				break;
-			}
+		snprintf(out + o, len - o, "%s%s", cnt ? ", " : "", js(n, "name"));
+		if (ifname && js(c, "ifname"))
+			snprintf(ifname, iflen, "%s", js(c, "ifname"));
+		cnt++;
+		break;
+	}
 	return cnt;
 }
 
@@ -240,22 +240,22 @@ static const json_t *iface_verdict(const json_t *check, const char *ifname)
 	const json_t *v;
 	size_t i;
 
-	json_array_foreach (json_object_get(json_object_get(check, "verdict"), "interfaces"), i, v)
-		if (js(v, "ifname") && strcmp(js(v, "ifname"), ifname) == 0)
-			return v;
+	json_array_foreach(json_object_get(json_object_get(check, "verdict"), "interfaces"), i,
+			   v) if (js(v, "ifname") && strcmp(js(v, "ifname"), ifname) == 0) return v;
 	return NULL;
 }
 
-static void describe_iface(struct xcheck *x, const char *who, const char *ifname,
-			   const char *addr, const char *when)
+static void describe_iface(struct xcheck *x, const char *who, const char *ifname, const char *addr,
+			   const char *when)
 {
 	const json_t *v = iface_verdict(x->check, ifname), *f;
-	long long peers = json_integer_value(
-		json_object_get(json_object_get(x->check, "verdict"), "peers"));
+	long long peers =
+	    json_integer_value(json_object_get(json_object_get(x->check, "verdict"), "peers"));
 
 	if (!v) {
-		finding(x, "%s bound %s %s; the check at %s did not probe it (not a candidate: "
-			   "down, loopback, link-local or excluded)",
+		finding(x,
+			"%s bound %s %s; the check at %s did not probe it (not a candidate: "
+			"down, loopback, link-local or excluded)",
 			who, ifname, addr ? addr : "", when);
 		return;
 	}
@@ -264,10 +264,13 @@ static void describe_iface(struct xcheck *x, const char *who, const char *ifname
 		finding(x, "%s bound %s %s; the check at %s found it working to all %lld peers",
 			who, ifname, addr ? addr : "", when, peers);
 	else
-		finding(x, "%s bound %s %s; the check at %s found it %s with %s%s%s%s (%lld of "
-			   "%lld peers ok)",
-			who, ifname, addr ? addr : "", when, js(f, "outcome") ? js(f, "outcome") : "failing",
-			js(f, "peer") ? js(f, "peer") : "a peer", js(f, "detail") && *js(f, "detail") ? ": " : "",
+		finding(x,
+			"%s bound %s %s; the check at %s found it %s with %s%s%s%s (%lld of "
+			"%lld peers ok)",
+			who, ifname, addr ? addr : "", when,
+			js(f, "outcome") ? js(f, "outcome") : "failing",
+			js(f, "peer") ? js(f, "peer") : "a peer",
+			js(f, "detail") && *js(f, "detail") ? ": " : "",
 			js(f, "detail") ? js(f, "detail") : "", "",
 			(long long)json_integer_value(json_object_get(v, "ok_peers")), peers);
 }
@@ -298,8 +301,8 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 		if (!addr[0])
 			continue;
 		for (size_t q = 0; q < p; q++)
-			if (strcmp(rep->procs[q].boot_addr[0] ? rep->procs[q].boot_addr :
-								rep->procs[q].oob_addr,
+			if (strcmp(rep->procs[q].boot_addr[0] ? rep->procs[q].boot_addr
+							      : rep->procs[q].oob_addr,
 				   addr) == 0)
 				dup = true;
 		if (dup)
@@ -308,8 +311,9 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 		cnt = nodes_with_addr(check, addr, nodes, sizeof(nodes), ifn, sizeof(ifn));
 		npf_xp_proc_label(rep, (int)p, who, sizeof(who));
 		if (cnt > 1) {
-			finding(x, "%s bound %s %s, an address the check found on %d nodes (%s): a "
-				   "connect to it stays on the connecting node",
+			finding(x,
+				"%s bound %s %s, an address the check found on %d nodes (%s): a "
+				"connect to it stays on the connecting node",
 				who, ifname, addr, cnt, nodes);
 			x->confirmed = x->confirmed || rep->cause == NPF_XC_SAME_ADDRESS ||
 				       rep->cause == NPF_XC_CONTAINER_BRIDGE;
@@ -317,13 +321,14 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 		if (self && (cnt == 1 && strcmp(nodes, self) == 0)) {
 			describe_iface(x, who, ifname, addr, when);
 		} else if (cnt == 0) {
-			/* Not a candidate anywhere (lo, link-local, down): or the node is not in the
-			 * check; say what our own node has of that name. */
+			/* Not a candidate anywhere (lo, link-local, down): or the node is not in
+			 * the check; say what our own node has of that name. */
 			if (iface_verdict(check, ifname))
 				describe_iface(x, who, ifname, addr, when);
 			else
-				finding(x, "%s bound %s %s: no node of the check offers that address "
-					   "(loopback, link-local, down, or another network)",
+				finding(x,
+					"%s bound %s %s: no node of the check offers that address "
+					"(loopback, link-local, down, or another network)",
 					who, ifname, addr);
 		} else if (cnt >= 1) {
 			describe_iface(x, who, ifn[0] ? ifn : ifname, addr, when);
@@ -336,7 +341,8 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 		}
 	}
 	/* Every interface the check saw from this node: which failed how, which passed. */
-	json_array_foreach (json_object_get(json_object_get(check, "verdict"), "interfaces"), i, v) {
+	json_array_foreach(json_object_get(json_object_get(check, "verdict"), "interfaces"), i, v)
+	{
 		const json_t *f = json_object_get(v, "failure");
 		long long ok = json_integer_value(json_object_get(v, "ok_peers"));
 
@@ -352,8 +358,9 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 			fail_peer = js(f, "peer");
 		}
 		if (!said_bound || ok == 0 || true)
-			finding(x, "%s: %s %s with %s%s%s (%lld peers ok)", self ? self : "this node",
-				js(v, "ifname"), js(f, "outcome") ? js(f, "outcome") : "fails",
+			finding(x, "%s: %s %s with %s%s%s (%lld peers ok)",
+				self ? self : "this node", js(v, "ifname"),
+				js(f, "outcome") ? js(f, "outcome") : "fails",
 				js(f, "peer") ? js(f, "peer") : "?",
 				js(f, "detail") && *js(f, "detail") ? ": " : "",
 				js(f, "detail") ? js(f, "detail") : "", ok);
@@ -370,8 +377,7 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 	}
 	/* A node to drain: nothing works for this node and every failure names one peer, or a
 	 * node-specific cause (a path that stalls/refuses) names that same peer. */
-	if (any_fail && one_peer && fail_peer &&
-	    (x->verdict && strcmp(x->verdict, "ok") != 0))
+	if (any_fail && one_peer && fail_peer && (x->verdict && strcmp(x->verdict, "ok") != 0))
 		snprintf(x->drain, sizeof(x->drain), "%s", fail_peer);
 	/* The environment the job ran with against the one published. */
 	if (json_is_object(x->variables))
@@ -384,19 +390,23 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 				const char *pub = js(x->variables, pr->env[e].name);
 
 				if (pub && strcmp(pub, pr->env[e].value) != 0) {
-					finding(x, "%s ran with %s=%s; the daemon publishes %s=%s", who,
-						pr->env[e].name, pr->env[e].value, pr->env[e].name, pub);
+					finding(x, "%s ran with %s=%s; the daemon publishes %s=%s",
+						who, pr->env[e].name, pr->env[e].value,
+						pr->env[e].name, pub);
 					x->env_differs = true;
 				}
 			}
-			if (!pr->n_env && pr->boot_if[0] && js(x->variables, "NCCL_SOCKET_IFNAME")) {
+			if (!pr->n_env && pr->boot_if[0] &&
+			    js(x->variables, "NCCL_SOCKET_IFNAME")) {
 				const char *pub = js(x->variables, "NCCL_SOCKET_IFNAME");
 
 				if (strcmp(pub[0] == '=' ? pub + 1 : pub, pr->boot_if) != 0 &&
 				    (!self || !pr->host[0] || strcmp(pr->host, self) == 0)) {
-					finding(x, "%s ran without NCCL_SOCKET_IFNAME and bound %s; the "
-						   "daemon publishes NCCL_SOCKET_IFNAME=%s",
-						who, pr->boot_if, pub);
+					finding(
+					    x,
+					    "%s ran without NCCL_SOCKET_IFNAME and bound %s; the "
+					    "daemon publishes NCCL_SOCKET_IFNAME=%s",
+					    who, pr->boot_if, pub);
 					x->env_differs = true;
 				}
 			}
@@ -413,12 +423,12 @@ static void upgrade_from_daemon(struct npf_xp_report *rep, struct xcheck *x)
 		enum npf_xp_cause cause;
 		const char *what;
 	} map[] = {
-		{ "refused", NPF_XC_FIREWALL_REFUSED, "connections to it are refused (a reject rule)" },
-		{ "timeout", NPF_XC_FIREWALL_SILENT, "connections to it time out (dropped)" },
-		{ "unreachable", NPF_XC_FIREWALL_SILENT, "it is unreachable" },
-		{ "bulk-stall", NPF_XC_MTU_BLACKHOLE,
-		  "small packets pass and full-size ones do not (MTU black hole)" },
-		{ "wrong-peer", NPF_XC_SAME_ADDRESS, "it answers as another node" },
+	    {"refused", NPF_XC_FIREWALL_REFUSED, "connections to it are refused (a reject rule)"},
+	    {"timeout", NPF_XC_FIREWALL_SILENT, "connections to it time out (dropped)"},
+	    {"unreachable", NPF_XC_FIREWALL_SILENT, "it is unreachable"},
+	    {"bulk-stall", NPF_XC_MTU_BLACKHOLE,
+	     "small packets pass and full-size ones do not (MTU black hole)"},
+	    {"wrong-peer", NPF_XC_SAME_ADDRESS, "it answers as another node"},
 	};
 	const json_t *l;
 	size_t i;
@@ -430,7 +440,8 @@ static void upgrade_from_daemon(struct npf_xp_report *rep, struct xcheck *x)
 
 		if (!addr[0])
 			continue;
-		json_array_foreach (json_object_get(x->check, "links"), i, l) {
+		json_array_foreach(json_object_get(x->check, "links"), i, l)
+		{
 			const char *o = js(l, "fwd"), *d = js(l, "fwd_detail");
 
 			if (!same_ip(js(l, "peer_addr"), addr))
@@ -449,10 +460,11 @@ static void upgrade_from_daemon(struct npf_xp_report *rep, struct xcheck *x)
 				snprintf(rep->subject_if, sizeof(rep->subject_if), "%s",
 					 js(l, "peer_if") ? js(l, "peer_if") : "");
 				snprintf(rep->summary, sizeof(rep->summary),
-					 "the job's connects to %s (%s) failed; the daemon's check of that "
+					 "the job's connects to %s (%s) failed; the daemon's check "
+					 "of that "
 					 "path: %s: %s%s%s",
-					 addr, rep->subject_host, o, map[m].what, d && *d ? ": " : "",
-					 d ? d : "");
+					 addr, rep->subject_host, o, map[m].what,
+					 d && *d ? ": " : "", d ? d : "");
 				snprintf(rep->fix_hint, sizeof(rep->fix_hint),
 					 "use a network that works to every peer (the published "
 					 "environment), or repair that path");
@@ -516,9 +528,8 @@ static int pick_nodes(const char *nodes, const struct npf_xp_report *rep,
 static void crosscheck(struct xcheck *x, const char *sock, const char *nodes, bool job_wide,
 		       uint32_t max_age_ms, uint32_t timeout_ms, const struct npf_xp_report *rep)
 {
-	struct npf_api_request req = { .type = NPF_API_REQ_CHECK,
-				       .max_age_ms = max_age_ms,
-				       .timeout_ms = timeout_ms };
+	struct npf_api_request req = {
+	    .type = NPF_API_REQ_CHECK, .max_age_ms = max_age_ms, .timeout_ms = timeout_ms};
 	json_t *vj;
 
 	x->findings = json_array();
@@ -576,7 +587,9 @@ static void put_assignments(FILE *f, const char *text, const char *indent)
 		if (text[0] != '#' && n > 1) {
 			fputs(indent, f);
 			for (size_t i = 0; i < n; i++)
-				fputc(((unsigned char)text[i] < ' ' && text[i] != '\n') ? '?' : text[i], f);
+				fputc(((unsigned char)text[i] < ' ' && text[i] != '\n') ? '?'
+											: text[i],
+				      f);
 		}
 		text += n;
 	}
@@ -589,9 +602,9 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 	const json_t *v;
 
 	printf("cause: %s%s%s: %s\n", npf_xp_cause_name(rep->cause),
-	       rep->ambiguous ? " (ambiguous)" : "", x->cause_from_daemon ? " (from the daemon's check)" : "",
-	       rep->summary[0] ? rep->summary :
-				 "no failure and no network cause in the log");
+	       rep->ambiguous ? " (ambiguous)" : "",
+	       x->cause_from_daemon ? " (from the daemon's check)" : "",
+	       rep->summary[0] ? rep->summary : "no failure and no network cause in the log");
 	if (rep->first_proc >= 0) {
 		const struct npf_xp_proc *pr = &rep->procs[rep->first_proc];
 
@@ -601,16 +614,19 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 		cli_put_clean(stdout, pr->first_error.text);
 		fputc('\n', stdout);
 		if (pr->primary && rep->n_secondary)
-			printf("  %zu more process%s failed only because of it (timeouts, aborts)\n",
-			       rep->n_secondary, rep->n_secondary == 1 ? "" : "es");
+			printf(
+			    "  %zu more process%s failed only because of it (timeouts, aborts)\n",
+			    rep->n_secondary, rep->n_secondary == 1 ? "" : "es");
 		else if (!pr->primary && rep->n_secondary > 1)
-			printf("  %zu processes timed out or aborted; none logged a cause of its own\n",
+			printf("  %zu processes timed out or aborted; none logged a cause of its "
+			       "own\n",
 			       rep->n_secondary);
 		if (rep->n_primary > 1)
 			printf("  %zu processes logged a failure of their own\n", rep->n_primary);
 	}
 	if (x->ok) {
-		json_array_foreach (x->findings, i, v) {
+		json_array_foreach(x->findings, i, v)
+		{
 			fputs("daemon: ", stdout);
 			cli_put_clean(stdout, json_string_value(v));
 			fputc('\n', stdout);
@@ -645,8 +661,8 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 		}
 	}
 	if (verbose) {
-		printf("%-18s %-10s %-14s %-28s %-8s %s\n", "PROCESS", "NCCL", "BOOTSTRAP", "ADDRESS",
-		       "NET", "FIRST ERROR");
+		printf("%-18s %-10s %-14s %-28s %-8s %s\n", "PROCESS", "NCCL", "BOOTSTRAP",
+		       "ADDRESS", "NET", "FIRST ERROR");
 		for (size_t p = 0; p < rep->n_procs; p++) {
 			const struct npf_xp_proc *pr = &rep->procs[p];
 
@@ -656,7 +672,8 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 			       npf_xp_proc_label(rep, (int)p, who, sizeof(who)),
 			       pr->nccl_version[0] ? pr->nccl_version : "-",
 			       pr->boot_if[0] ? pr->boot_if : (pr->oob_if[0] ? pr->oob_if : "-"),
-			       pr->boot_addr[0] ? pr->boot_addr : (pr->oob_addr[0] ? pr->oob_addr : "-"),
+			       pr->boot_addr[0] ? pr->boot_addr
+						: (pr->oob_addr[0] ? pr->oob_addr : "-"),
 			       pr->net[0] ? pr->net : "-");
 			if (pr->has_error) {
 				printf("%s%s ", pr->primary ? "" : "(consequence) ",
@@ -683,12 +700,14 @@ static int print_json(const struct npf_xp_report *rep, const struct xcheck *x)
 	}
 	json_decref(body);
 	if (x->ok) {
-		xc = json_pack("{s:s, s:O, s:s?, s:s?, s:O, s:b, s:b, s:b, s:s?, s:O?, s:s?}", "self",
-			       js(x->check, "self") ? js(x->check, "self") : "", "started_unix_ms",
-			       json_object_get(x->check, "started_unix_ms"), "verdict", x->verdict,
-			       "summary", x->summary, "findings", x->findings, "confirmed",
-			       x->confirmed, "cause_from_daemon", x->cause_from_daemon, "env_differs", x->env_differs, "env_text", x->env_text,
-			       "env", x->variables, "drain", x->drain[0] ? x->drain : NULL);
+		xc =
+		    json_pack("{s:s, s:O, s:s?, s:s?, s:O, s:b, s:b, s:b, s:s?, s:O?, s:s?}",
+			      "self", js(x->check, "self") ? js(x->check, "self") : "",
+			      "started_unix_ms", json_object_get(x->check, "started_unix_ms"),
+			      "verdict", x->verdict, "summary", x->summary, "findings", x->findings,
+			      "confirmed", x->confirmed, "cause_from_daemon", x->cause_from_daemon,
+			      "env_differs", x->env_differs, "env_text", x->env_text, "env",
+			      x->variables, "drain", x->drain[0] ? x->drain : NULL);
 		json_object_set_new(doc, "evidence_source", json_string("log+daemon"));
 		json_object_set_new(doc, "cross_check", xc ? xc : json_null());
 	} else {
@@ -712,19 +731,19 @@ static void usage(FILE *f)
 int cmd_explain(int argc, char **argv, const struct cli_global *g)
 {
 	static const struct option opts[] = {
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "no-daemon", no_argument, NULL, 'D' },
-		{ "max-age", required_argument, NULL, 'a' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "node-env", no_argument, NULL, 'N' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"nodes", required_argument, NULL, 'n'},
+	    {"no-daemon", no_argument, NULL, 'D'},
+	    {"max-age", required_argument, NULL, 'a'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"node-env", no_argument, NULL, 'N'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct npf_xp_report rep = { 0 };
-	struct xcheck x = { 0 };
-	struct buf in = { 0 };
+	struct npf_xp_report rep = {0};
+	struct xcheck x = {0};
+	struct buf in = {0};
 	const char *nodes = NULL;
 	bool json = g->json, daemon = true, verbose = false, job_wide = true;
 	uint32_t max_age_ms = DEFAULT_MAX_AGE_MS, timeout_ms = 0;
@@ -744,14 +763,16 @@ int cmd_explain(int argc, char **argv, const struct cli_global *g)
 				max_age_ms = 0;
 			else if (cli_parse_seconds(optarg, &max_age_ms) < 0) {
 				cli_err("--max-age '%s': 0, or seconds between %.1f and %u", optarg,
-					NPF_API_TIMEOUT_MIN_MS / 1000.0, NPF_API_TIMEOUT_MAX_MS / 1000);
+					NPF_API_TIMEOUT_MIN_MS / 1000.0,
+					NPF_API_TIMEOUT_MAX_MS / 1000);
 				return CLI_EXIT_ERROR;
 			}
 			break;
 		case 't':
 			if (cli_parse_seconds(optarg, &timeout_ms) < 0) {
 				cli_err("--timeout '%s': seconds between %.1f and %u", optarg,
-					NPF_API_TIMEOUT_MIN_MS / 1000.0, NPF_API_TIMEOUT_MAX_MS / 1000);
+					NPF_API_TIMEOUT_MIN_MS / 1000.0,
+					NPF_API_TIMEOUT_MAX_MS / 1000);
 				return CLI_EXIT_ERROR;
 			}
 			break;
@@ -788,8 +809,7 @@ int cmd_explain(int argc, char **argv, const struct cli_global *g)
 	if (daemon) {
 		crosscheck(&x, g->socket_path, nodes, job_wide, max_age_ms, timeout_ms, &rep);
 		upgrade_from_daemon(&rep, &x);
-	}
-	else
+	} else
 		snprintf(x.error, sizeof(x.error), "--no-daemon");
 	if (json ? print_json(&rep, &x) < 0 : (print_human(&rep, &x, verbose), false)) {
 		cli_err("cannot print JSON");

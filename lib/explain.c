@@ -32,31 +32,31 @@ struct ctx {
 	struct npf_xp_line *lines; /* recognised lines, in input order */
 	size_t n_lines, cap_lines;
 	size_t procs_cap;
-	int job;            /* the "job" pseudo-process for lines that name nobody, -1 none yet */
-	size_t pending;     /* index+1 of an Open MPI help-box line waiting for its host, 0 none */
+	int job;	/* the "job" pseudo-process for lines that name nobody, -1 none yet */
+	size_t pending; /* index+1 of an Open MPI help-box line waiting for its host, 0 none */
 	size_t pending_lineno;
-	char box_host[64];  /* the "Local host:" of the Open MPI help box being read */
-	size_t box_until;   /* its last line number */
+	char box_host[64]; /* the "Local host:" of the Open MPI help box being read */
+	size_t box_until;  /* its last line number */
 };
 
 static const char *const cause_names[NPF_XC__COUNT] = {
-	[NPF_XC_NONE] = "none",
-	[NPF_XC_SAME_ADDRESS] = "same-address",
-	[NPF_XC_CONTAINER_BRIDGE] = "container-bridge",
-	[NPF_XC_LOOPBACK] = "loopback",
-	[NPF_XC_LINK_LOCAL] = "link-local",
-	[NPF_XC_GLOO_HOSTNAME] = "gloo-hostname-loopback",
-	[NPF_XC_NAMES_DIFFER] = "interface-names-differ",
-	[NPF_XC_PREFIX_MATCH] = "prefix-match",
-	[NPF_XC_COMM_ID_SUBNET] = "comm-id-subnet",
-	[NPF_XC_ROCE_GID_FORCED] = "roce-gid-forced",
-	[NPF_XC_ROCE_GID] = "roce-gid",
-	[NPF_XC_FIREWALL_REFUSED] = "firewall-refused",
-	[NPF_XC_FIREWALL_SILENT] = "firewall-silent",
-	[NPF_XC_MTU_BLACKHOLE] = "mtu-blackhole",
-	[NPF_XC_IB_FALLBACK] = "ib-socket-fallback",
-	[NPF_XC_ENV_DIFFERS] = "env-differs",
-	[NPF_XC_UNKNOWN] = "unknown",
+    [NPF_XC_NONE] = "none",
+    [NPF_XC_SAME_ADDRESS] = "same-address",
+    [NPF_XC_CONTAINER_BRIDGE] = "container-bridge",
+    [NPF_XC_LOOPBACK] = "loopback",
+    [NPF_XC_LINK_LOCAL] = "link-local",
+    [NPF_XC_GLOO_HOSTNAME] = "gloo-hostname-loopback",
+    [NPF_XC_NAMES_DIFFER] = "interface-names-differ",
+    [NPF_XC_PREFIX_MATCH] = "prefix-match",
+    [NPF_XC_COMM_ID_SUBNET] = "comm-id-subnet",
+    [NPF_XC_ROCE_GID_FORCED] = "roce-gid-forced",
+    [NPF_XC_ROCE_GID] = "roce-gid",
+    [NPF_XC_FIREWALL_REFUSED] = "firewall-refused",
+    [NPF_XC_FIREWALL_SILENT] = "firewall-silent",
+    [NPF_XC_MTU_BLACKHOLE] = "mtu-blackhole",
+    [NPF_XC_IB_FALLBACK] = "ib-socket-fallback",
+    [NPF_XC_ENV_DIFFERS] = "env-differs",
+    [NPF_XC_UNKNOWN] = "unknown",
 };
 
 const char *npf_xp_cause_name(enum npf_xp_cause c)
@@ -357,7 +357,8 @@ static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
 		c->rep->has_times = true;
 	if (p.kind != NPF_XL_OMPI_HOST && p.rank < 0 && p.pid < 0 && !p.host[0] && c->box_host[0] &&
 	    lineno <= c->box_until)
-		cpy(p.host, sizeof(p.host), c->box_host); /* "Message: connect() to ..." in the box */
+		cpy(p.host, sizeof(p.host),
+		    c->box_host); /* "Message: connect() to ..." in the box */
 	if (p.kind == NPF_XL_OMPI_HOST) {
 		cpy(c->box_host, sizeof(c->box_host), p.host);
 		c->box_until = lineno + 8;
@@ -509,8 +510,8 @@ static bool r_comm_id(struct ctx *c)
 	struct npf_xp_report *r = c->rep;
 
 	if (!l && cid) {
-		/* 2.29.2-2.29.7 inverted matchSubnet() (NVIDIA/nccl PR #2047): with NCCL_COMM_ID the
-		 * bootstrap binds a non-matching interface, typically lo. */
+		/* 2.29.2-2.29.7 inverted matchSubnet() (NVIDIA/nccl PR #2047): with NCCL_COMM_ID
+		 * the bootstrap binds a non-matching interface, typically lo. */
 		for (size_t i = 0; i < r->n_procs && !l; i++)
 			if (strncmp(r->procs[i].nccl_version, "2.29.", 5) == 0 &&
 			    (strcmp(r->procs[i].boot_if, "lo") == 0 ||
@@ -518,15 +519,18 @@ static bool r_comm_id(struct ctx *c)
 				l = line_of(c, NPF_XL_BOOTSTRAP, (int)i, NULL);
 		if (l) {
 			add_evidence(c, line_of(c, NPF_XL_NCCL_VERSION, l->proc, NULL));
-			snprintf(r->summary, sizeof(r->summary),
-				 "NCCL_COMM_ID=%s with NCCL %s: its inverted subnet match bound the "
-				 "bootstrap to loopback",
-				 cid, r->procs[l->proc].nccl_version);
+			snprintf(
+			    r->summary, sizeof(r->summary),
+			    "NCCL_COMM_ID=%s with NCCL %s: its inverted subnet match bound the "
+			    "bootstrap to loopback",
+			    cid, r->procs[l->proc].nccl_version);
 		}
 	} else if (l) {
 		snprintf(r->summary, sizeof(r->summary),
 			 "NCCL_COMM_ID%s%s: no local interface in its subnet on %s", cid ? "=" : "",
-			 cid ? cid : "", r->procs[l->proc < 0 ? 0 : l->proc].host[0] ? r->procs[l->proc].host : "one node");
+			 cid ? cid : "",
+			 r->procs[l->proc < 0 ? 0 : l->proc].host[0] ? r->procs[l->proc].host
+								     : "one node");
 	}
 	if (!l)
 		return false;
@@ -578,8 +582,7 @@ static bool r_gid(struct ctx *c)
 	for (size_t i = 0; i < c->n_lines && !l; i++)
 		if (c->lines[i].kind == NPF_XL_IB_COMPLETION &&
 		    (strstr(c->lines[i].text, "(12)") || strstr(c->lines[i].text, "status=12") ||
-		     strstr(c->lines[i].text, "error 12") ||
-		     strstr(c->lines[i].text, "RETRY_EXC")))
+		     strstr(c->lines[i].text, "error 12") || strstr(c->lines[i].text, "RETRY_EXC")))
 			l = &c->lines[i];
 	if (!l)
 		return false;
@@ -590,8 +593,8 @@ static bool r_gid(struct ctx *c)
 	snprintf(r->summary, sizeof(r->summary),
 		 "RoCE completion status 12 (retry exceeded): the TCP exchange worked but the RDMA "
 		 "path did not%s",
-		 strstr(l->text, "fe80:") ? ", and the GID used is link-local (fe80::)" :
-					    " (a link-local or RoCE v1 GID, VLAN/PFC or routing)");
+		 strstr(l->text, "fe80:") ? ", and the GID used is link-local (fe80::)"
+					  : " (a link-local or RoCE v1 GID, VLAN/PFC or routing)");
 	snprintf(r->fix_hint, sizeof(r->fix_hint),
 		 "use a RoCE v2 GID with an IPv4 address on every port: NCCL >= 2.21.5 unset "
 		 "NCCL_IB_GID_INDEX (set NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE if needed), older "
@@ -618,8 +621,7 @@ static bool r_gloo_hostname(struct ctx *c)
 	{
 		const struct npf_xp_line *w = l ? l : g;
 
-		subject(c, NULL,
-			g && strstr(g->text, "127.0.1.1") ? "127.0.1.1" : "127.0.0.1",
+		subject(c, NULL, g && strstr(g->text, "127.0.1.1") ? "127.0.1.1" : "127.0.0.1",
 			w && w->proc >= 0 ? r->procs[w->proc].host : NULL);
 	}
 	snprintf(r->summary, sizeof(r->summary),
@@ -691,7 +693,8 @@ static bool r_bound_range(struct ctx *c, bool (*pred)(const char *), const char 
 		add_evidence(c, line_of(c, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
 		for (size_t j = 0; j < r->n_procs; j++)
 			if (r->procs[j].has_error) {
-				add_evidence(c, line_of(c, r->procs[j].first_error.kind, (int)j, NULL));
+				add_evidence(
+				    c, line_of(c, r->procs[j].first_error.kind, (int)j, NULL));
 				break;
 			}
 		subject(c, ifn, addr, r->procs[i].host);
@@ -705,18 +708,18 @@ static bool r_bound_range(struct ctx *c, bool (*pred)(const char *), const char 
 
 static bool r_loopback(struct ctx *c)
 {
-	return r_bound_range(c, is_loopback_addr, "lo",
-			     "loopback reaches only the node itself",
-			     "exclude lo: a '^' list replaces NCCL's defaults, so write ^docker,lo,... "
-			     "or better name the fabric interface with '='");
+	return r_bound_range(
+	    c, is_loopback_addr, "lo", "loopback reaches only the node itself",
+	    "exclude lo: a '^' list replaces NCCL's defaults, so write ^docker,lo,... "
+	    "or better name the fabric interface with '='");
 }
 
 static bool r_link_local(struct ctx *c)
 {
-	return r_bound_range(c, is_link_local_addr, NULL,
-			     "a link-local address is not routed between nodes",
-			     "name an interface with a routable address (NCCL_SOCKET_IFNAME==<if>), "
-			     "or NCCL_SOCKET_FAMILY=AF_INET");
+	return r_bound_range(
+	    c, is_link_local_addr, NULL, "a link-local address is not routed between nodes",
+	    "name an interface with a routable address (NCCL_SOCKET_IFNAME==<if>), "
+	    "or NCCL_SOCKET_FAMILY=AF_INET");
 }
 
 static bool r_same_address(struct ctx *c)
@@ -748,10 +751,11 @@ static bool r_same_address(struct ctx *c)
 					break;
 				}
 			subject(c, ii, ai, NULL);
-			snprintf(r->summary, sizeof(r->summary),
-				 "%s and %s both bound %s %s: the same address on several nodes, so a "
-				 "connect to it reaches the connecting node itself",
-				 r->procs[i].host, r->procs[j].host, ii, ai);
+			snprintf(
+			    r->summary, sizeof(r->summary),
+			    "%s and %s both bound %s %s: the same address on several nodes, so a "
+			    "connect to it reaches the connecting node itself",
+			    r->procs[i].host, r->procs[j].host, ii, ai);
 			snprintf(r->fix_hint, sizeof(r->fix_hint),
 				 "exclude %s: name the fabric interface (NCCL_SOCKET_IFNAME==<if>; "
 				 "Open MPI: the fabric CIDR in OMPI_MCA_btl_tcp_if_include)",
@@ -792,7 +796,8 @@ static bool r_bridge(struct ctx *c)
 		add_evidence(c, line_of(c, k, (int)i, NULL));
 		for (size_t j = 0; j < r->n_procs; j++)
 			if (r->procs[j].has_error && r->procs[j].primary) {
-				add_evidence(c, line_of(c, r->procs[j].first_error.kind, (int)j, NULL));
+				add_evidence(
+				    c, line_of(c, r->procs[j].first_error.kind, (int)j, NULL));
 				break;
 			}
 		subject(c, ifn, addr, r->procs[i].host);
@@ -831,7 +836,8 @@ static bool r_prefix(struct ctx *c)
 			 * selected by prefix. */
 			if (n && strncmp(r->procs[i].boot_if, t, n) == 0 &&
 			    strlen(r->procs[i].boot_if) > n) {
-				add_evidence(c, line_of(c, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
+				add_evidence(c,
+					     line_of(c, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
 				add_evidence(c, line_of(c, NPF_XL_BOOTSTRAP, (int)i, NULL));
 				add_evidence(c, line_of(c, NPF_XL_NET_SOCKET, (int)i, NULL));
 				subject(c, r->procs[i].boot_if, r->procs[i].boot_addr,
@@ -841,7 +847,8 @@ static bool r_prefix(struct ctx *c)
 					 r->procs[i].host[0] ? r->procs[i].host : "a rank",
 					 r->procs[i].boot_if, r->procs[i].boot_addr);
 				snprintf(r->fix_hint, sizeof(r->fix_hint),
-					 "write the exact name with '=': NCCL_SOCKET_IFNAME==%s", t);
+					 "write the exact name with '=': NCCL_SOCKET_IFNAME==%s",
+					 t);
 				return true;
 			}
 		}
@@ -894,12 +901,13 @@ static bool r_connect(struct ctx *c, bool refused)
 		    l->kind != NPF_XL_OMPI_CONNECT && l->kind != NPF_XL_GLOO_CONNECT &&
 		    l->kind != NPF_XL_STORE_FAIL)
 			continue;
-		if (refused ? (l->err != NPF_XE_REFUSED && l->err != NPF_XE_NOROUTE) :
-			      l->err != NPF_XE_TIMEOUT)
+		if (refused ? (l->err != NPF_XE_REFUSED && l->err != NPF_XE_NOROUTE)
+			    : l->err != NPF_XE_TIMEOUT)
 			continue;
 		/* A connect to loopback, link-local or a bridge address failed because of what
 		 * was bound there (the rules above), not because of a firewall on the path. */
-		if (is_loopback_addr(l->addr) || is_link_local_addr(l->addr) || bad_target(c, l->addr))
+		if (is_loopback_addr(l->addr) || is_link_local_addr(l->addr) ||
+		    bad_target(c, l->addr))
 			continue;
 		add_evidence(c, l);
 		h = host_of_addr(c, l->addr);
@@ -914,8 +922,8 @@ static bool r_connect(struct ctx *c, bool refused)
 		subject(c, NULL, l->addr, h);
 		snprintf(r->summary, sizeof(r->summary),
 			 refused ? "connections to %s%s%s%s were %s: a firewall rejects them (or "
-				   "nothing listens there)" :
-				   "connections to %s%s%s%s timed out: packets are dropped on the "
+				   "nothing listens there)"
+				 : "connections to %s%s%s%s timed out: packets are dropped on the "
 				   "way (a silent firewall or a missing path)",
 			 l->addr[0] ? l->addr : "a peer", h[0] ? " (" : "", h, h[0] ? ")" : "",
 			 l->err == NPF_XE_NOROUTE ? "rejected (no route to host)" : "refused");
@@ -988,8 +996,8 @@ static bool r_ib_fallback(struct ctx *c)
 static bool r_env_differs(struct ctx *c)
 {
 	struct npf_xp_report *r = c->rep;
-	static const char *const vars[] = { "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
-					    "NCCL_IB_GID_INDEX", "NCCL_SOCKET_FAMILY" };
+	static const char *const vars[] = {"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX",
+					   "NCCL_SOCKET_FAMILY"};
 
 	for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
 		int first = -1;
@@ -1007,13 +1015,15 @@ static bool r_env_differs(struct ctx *c)
 				add_evidence(c, line_of(c, NPF_XL_ENV, first, vars[v]));
 				add_evidence(c, line_of(c, NPF_XL_ENV, (int)i, vars[v]));
 				subject(c, NULL, NULL, r->procs[i].host);
-				snprintf(r->summary, sizeof(r->summary),
-					 "ranks ran with different %s (%s vs %s): the job's environment "
-					 "is not one published setting",
-					 vars[v], val0, val);
-				snprintf(r->fix_hint, sizeof(r->fix_hint),
-					 "give every rank the environment `netpreflight env` publishes "
-					 "(TaskProlog or the launcher's env file)");
+				snprintf(
+				    r->summary, sizeof(r->summary),
+				    "ranks ran with different %s (%s vs %s): the job's environment "
+				    "is not one published setting",
+				    vars[v], val0, val);
+				snprintf(
+				    r->fix_hint, sizeof(r->fix_hint),
+				    "give every rank the environment `netpreflight env` publishes "
+				    "(TaskProlog or the launcher's env file)");
 				return true;
 			}
 		}
@@ -1030,26 +1040,26 @@ static const struct npf_xp_rule {
 	bool (*fire)(struct ctx *c);
 	unsigned compat; /* causes that commonly come with this one (bit per cause) */
 } rules[] = {
-	{ NPF_XC_COMM_ID_SUBNET, 1, r_comm_id, 1u << NPF_XC_LOOPBACK },
-	{ NPF_XC_ROCE_GID_FORCED, 1, r_gid_forced, 1u << NPF_XC_ROCE_GID },
-	{ NPF_XC_ROCE_GID, 1, r_gid, 0 },
-	{ NPF_XC_GLOO_HOSTNAME, 1, r_gloo_hostname, 1u << NPF_XC_LOOPBACK },
-	{ NPF_XC_NAMES_DIFFER, 1, r_names_differ, 1u << NPF_XC_ENV_DIFFERS },
-	{ NPF_XC_PREFIX_MATCH, 2, r_prefix, (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) },
-	{ NPF_XC_LOOPBACK, 2, r_loopback,
-	  (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_SAME_ADDRESS) },
-	{ NPF_XC_LINK_LOCAL, 2, r_link_local,
-	  (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) |
-		  (1u << NPF_XC_SAME_ADDRESS) },
-	{ NPF_XC_SAME_ADDRESS, 2, r_same_address,
-	  (1u << NPF_XC_CONTAINER_BRIDGE) | (1u << NPF_XC_FIREWALL_REFUSED) },
-	{ NPF_XC_CONTAINER_BRIDGE, 2, r_bridge,
-	  (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) },
-	{ NPF_XC_FIREWALL_REFUSED, 3, r_refused, 0 },
-	{ NPF_XC_FIREWALL_SILENT, 3, r_silent, 0 },
-	{ NPF_XC_MTU_BLACKHOLE, 3, r_mtu, 0 },
-	{ NPF_XC_ENV_DIFFERS, 4, r_env_differs, 0 },
-	{ NPF_XC_IB_FALLBACK, 4, r_ib_fallback, 0 },
+    {NPF_XC_COMM_ID_SUBNET, 1, r_comm_id, 1u << NPF_XC_LOOPBACK},
+    {NPF_XC_ROCE_GID_FORCED, 1, r_gid_forced, 1u << NPF_XC_ROCE_GID},
+    {NPF_XC_ROCE_GID, 1, r_gid, 0},
+    {NPF_XC_GLOO_HOSTNAME, 1, r_gloo_hostname, 1u << NPF_XC_LOOPBACK},
+    {NPF_XC_NAMES_DIFFER, 1, r_names_differ, 1u << NPF_XC_ENV_DIFFERS},
+    {NPF_XC_PREFIX_MATCH, 2, r_prefix,
+     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT)},
+    {NPF_XC_LOOPBACK, 2, r_loopback, (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_SAME_ADDRESS)},
+    {NPF_XC_LINK_LOCAL, 2, r_link_local,
+     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) |
+	 (1u << NPF_XC_SAME_ADDRESS)},
+    {NPF_XC_SAME_ADDRESS, 2, r_same_address,
+     (1u << NPF_XC_CONTAINER_BRIDGE) | (1u << NPF_XC_FIREWALL_REFUSED)},
+    {NPF_XC_CONTAINER_BRIDGE, 2, r_bridge,
+     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT)},
+    {NPF_XC_FIREWALL_REFUSED, 3, r_refused, 0},
+    {NPF_XC_FIREWALL_SILENT, 3, r_silent, 0},
+    {NPF_XC_MTU_BLACKHOLE, 3, r_mtu, 0},
+    {NPF_XC_ENV_DIFFERS, 4, r_env_differs, 0},
+    {NPF_XC_IB_FALLBACK, 4, r_ib_fallback, 0},
 };
 
 static void diagnose(struct ctx *c)
@@ -1127,16 +1137,16 @@ static void story(struct ctx *c)
 				continue;
 			}
 			b = &r->procs[r->first_proc];
-			if (all_times && r->has_times ?
-				    pr->first_error_time < b->first_error_time :
-				    pr->first_error.lineno < b->first_error.lineno)
+			if (all_times && r->has_times
+				? pr->first_error_time < b->first_error_time
+				: pr->first_error.lineno < b->first_error.lineno)
 				r->first_proc = (int)i;
 		}
 }
 
 int npf_explain(const char *buf, size_t len, struct npf_xp_report *rep)
 {
-	struct ctx c = { .rep = rep, .job = -1 };
+	struct ctx c = {.rep = rep, .job = -1};
 	size_t lineno = 0, i = 0;
 	int rc = 0;
 
@@ -1205,20 +1215,21 @@ json_t *npf_xp_report_to_json(const struct npf_xp_report *rep)
 		if (!env)
 			goto fail;
 		for (size_t k = 0; k < pr->n_env; k++)
-			if (json_object_set_new(env, pr->env[k].name, json_string(pr->env[k].value)))
+			if (json_object_set_new(env, pr->env[k].name,
+						json_string(pr->env[k].value)))
 				break;
-		p = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o}, s:o, s:o, s:{s:o, s:o}, "
-			      "s:b, s:I}",
-			      "rank", pr->rank >= 0 ? json_integer(pr->rank) : json_null(), "host",
-			      jstr_or_null(pr->host), "pid",
-			      pr->pid >= 0 ? json_integer(pr->pid) : json_null(), "label",
-			      json_string(npf_xp_proc_label(rep, (int)i, who, sizeof(who))),
-			      "nccl_version", jstr_or_null(pr->nccl_version), "env", env,
-			      "bootstrap", "ifname", jstr_or_null(pr->boot_if), "address",
-			      jstr_or_null(pr->boot_addr), "net", jstr_or_null(pr->net), "net_devices",
-			      jstr_or_null(pr->net_devs), "ib_oob", "ifname", jstr_or_null(pr->oob_if),
-			      "address", jstr_or_null(pr->oob_addr), "init_complete", pr->init_done,
-			      "errors", (json_int_t)pr->n_errors);
+		p = json_pack(
+		    "{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o}, s:o, s:o, s:{s:o, s:o}, "
+		    "s:b, s:I}",
+		    "rank", pr->rank >= 0 ? json_integer(pr->rank) : json_null(), "host",
+		    jstr_or_null(pr->host), "pid",
+		    pr->pid >= 0 ? json_integer(pr->pid) : json_null(), "label",
+		    json_string(npf_xp_proc_label(rep, (int)i, who, sizeof(who))), "nccl_version",
+		    jstr_or_null(pr->nccl_version), "env", env, "bootstrap", "ifname",
+		    jstr_or_null(pr->boot_if), "address", jstr_or_null(pr->boot_addr), "net",
+		    jstr_or_null(pr->net), "net_devices", jstr_or_null(pr->net_devs), "ib_oob",
+		    "ifname", jstr_or_null(pr->oob_if), "address", jstr_or_null(pr->oob_addr),
+		    "init_complete", pr->init_done, "errors", (json_int_t)pr->n_errors);
 		if (!p)
 			goto fail;
 		if (pr->has_error) {
@@ -1248,15 +1259,15 @@ json_t *npf_xp_report_to_json(const struct npf_xp_report *rep)
 	    json_object_set_new(o, "summary", jstr_or_null(rep->summary)) ||
 	    json_object_set_new(o, "fix_hint", jstr_or_null(rep->fix_hint)) ||
 	    json_object_set_new(o, "subject",
-				json_pack("{s:o, s:o, s:o}", "ifname", jstr_or_null(rep->subject_if),
-					  "address", jstr_or_null(rep->subject_addr), "host",
+				json_pack("{s:o, s:o, s:o}", "ifname",
+					  jstr_or_null(rep->subject_if), "address",
+					  jstr_or_null(rep->subject_addr), "host",
 					  jstr_or_null(rep->subject_host))) ||
 	    json_object_set(o, "also", also) ||
 	    json_object_set_new(o, "first_failure",
-				rep->first_proc >= 0 ?
-					json_string(npf_xp_proc_label(rep, rep->first_proc, who,
-								      sizeof(who))) :
-					json_null()) ||
+				rep->first_proc >= 0 ? json_string(npf_xp_proc_label(
+							   rep, rep->first_proc, who, sizeof(who)))
+						     : json_null()) ||
 	    json_object_set_new(o, "failed_as_cause", json_integer((json_int_t)rep->n_primary)) ||
 	    json_object_set_new(o, "failed_as_consequence",
 				json_integer((json_int_t)rep->n_secondary)) ||

@@ -83,8 +83,7 @@ static size_t token_len(const char *p, const char *end, const char *stop)
 {
 	size_t n = 0;
 
-	while (p + n < end && !isspace((unsigned char)p[n]) && p[n] != '\0' &&
-	       !strchr(stop, p[n]))
+	while (p + n < end && !isspace((unsigned char)p[n]) && p[n] != '\0' && !strchr(stop, p[n]))
 		n++;
 	return n;
 }
@@ -110,8 +109,8 @@ bool npf_xp_bridge_name(const char *n)
 {
 	/* Names of bridges and container links a host carries besides its fabric: NCCL excludes
 	 * docker* and virbr* only in auto mode (nccl.md §1.2), and nothing excludes the others. */
-	static const char *const prefixes[] = { "docker", "virbr", "veth", "cni", "podman",
-						"lxcbr", "flannel", "cali", "cilium_", "vnet" };
+	static const char *const prefixes[] = {"docker", "virbr",   "veth", "cni",     "podman",
+					       "lxcbr",	 "flannel", "cali", "cilium_", "vnet"};
 
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (strncmp(n, prefixes[i], strlen(prefixes[i])) == 0)
@@ -131,18 +130,18 @@ static enum npf_xp_err err_of(struct span s)
 		const char *needle;
 		enum npf_xp_err err;
 	} map[] = {
-		{ "Connection refused", NPF_XE_REFUSED },
-		{ "errno: 111", NPF_XE_REFUSED },
-		{ "(111)", NPF_XE_REFUSED },
-		{ "Connection timed out", NPF_XE_TIMEOUT },
-		{ "timed out", NPF_XE_TIMEOUT },
-		{ "errno: 110", NPF_XE_TIMEOUT },
-		{ "(110)", NPF_XE_TIMEOUT },
-		{ "exceeded timeouts", NPF_XE_TIMEOUT },
-		{ "No route to host", NPF_XE_NOROUTE },
-		{ "Network is unreachable", NPF_XE_NOROUTE },
-		{ "Host is unreachable", NPF_XE_NOROUTE },
-		{ "(113)", NPF_XE_NOROUTE },
+	    {"Connection refused", NPF_XE_REFUSED},
+	    {"errno: 111", NPF_XE_REFUSED},
+	    {"(111)", NPF_XE_REFUSED},
+	    {"Connection timed out", NPF_XE_TIMEOUT},
+	    {"timed out", NPF_XE_TIMEOUT},
+	    {"errno: 110", NPF_XE_TIMEOUT},
+	    {"(110)", NPF_XE_TIMEOUT},
+	    {"exceeded timeouts", NPF_XE_TIMEOUT},
+	    {"No route to host", NPF_XE_NOROUTE},
+	    {"Network is unreachable", NPF_XE_NOROUTE},
+	    {"Host is unreachable", NPF_XE_NOROUTE},
+	    {"(113)", NPF_XE_NOROUTE},
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -179,9 +178,8 @@ static void peer_after(struct span s, const char *const *markers, char *out, siz
 	}
 }
 
-static const char *const connect_markers[] = { "Connect to ",   "connect to ",
-						"connect() to ", "connect [",
-						"PollConnect to ", NULL };
+static const char *const connect_markers[] = {"Connect to ", "connect to ",	"connect() to ",
+					      "connect [",   "PollConnect to ", NULL};
 
 /* ---- row parsers: fill p->a, p->b, p->num, p->err from the message ---- */
 
@@ -236,7 +234,8 @@ static void row_ifaddr(struct span s, struct npf_xp_parsed *p)
 	}
 	n = token_len(u, end, "");
 	if (!memchr(u, '<', n)) {
-		/* 2.24+ with NCCL_OOB_NET_ENABLE: "Bootstrap: Using mlx5_0:1" names a NET device. */
+		/* 2.24+ with NCCL_OOB_NET_ENABLE: "Bootstrap: Using mlx5_0:1" names a NET device.
+		 */
 		copy_clean(p->a, sizeof(p->a), u, n);
 		return;
 	}
@@ -289,7 +288,7 @@ static void row_connect(struct span s, struct npf_xp_parsed *p)
 
 static void row_closed(struct span s, struct npf_xp_parsed *p)
 {
-	static const char *const m[] = { "remote peer ", NULL };
+	static const char *const m[] = {"remote peer ", NULL};
 
 	peer_after(s, m, p->a, sizeof(p->a));
 }
@@ -298,7 +297,7 @@ static void row_ib_completion(struct span s, struct npf_xp_parsed *p)
 {
 	/* 2.29+: "status=IBV_WC_RETRY_EXC_ERR(12)"; 2.23-2.28: "status=12"; older:
 	 * "with error 12, opcode". */
-	static const char *const m[] = { "from peer ", NULL };
+	static const char *const m[] = {"from peer ", NULL};
 	const char *st = span_find(s, "status="), *end = s.p + s.n;
 	char tmp[48];
 
@@ -345,7 +344,7 @@ static void row_ompi_host(struct span s, struct npf_xp_parsed *p)
 
 static void row_ompi_noif(struct span s, struct npf_xp_parsed *p)
 {
-	static const char *const m[] = { "Unknown interface name: ", "Interface: ", NULL };
+	static const char *const m[] = {"Unknown interface name: ", "Interface: ", NULL};
 
 	peer_after(s, m, p->a, sizeof(p->a));
 }
@@ -359,115 +358,112 @@ static const struct npf_xp_row {
 	void (*parse)(struct span s, struct npf_xp_parsed *p);
 	const char *source; /* who prints it: the citation the comment rule asks for */
 } rows[] = {
-	{ NPF_XL_IB_GID_HINT, "incorrect GID index is forced", NULL, NULL,
-	  "NCCL 2.30.7 src/misc/ibvwrap.cc printIbModifyQpHint()" },
-	{ NPF_XL_WATCHDOG, "Watchdog caught collective operation timeout", NULL, NULL,
-	  "PyTorch ProcessGroupNCCL::WorkNCCL::checkTimeout()" },
-	{ NPF_XL_NCCL_ERROR_IN, "NCCL error in:", NULL, NULL,
-	  "PyTorch C10D_NCCL_CHECK around ncclGetLastError()" },
-	{ NPF_XL_NCCL_ERROR_IN, "ncclRemoteError", NULL, NULL, "PyTorch DistBackendError text" },
-	{ NPF_XL_NCCL_ERROR_IN, "ncclSystemError", NULL, NULL, "PyTorch DistBackendError text" },
-	{ NPF_XL_GLOO_LOOPBACK, "Using the loopback address as fallback", NULL, NULL,
-	  "PyTorch ProcessGroupGloo::createDefaultDevice()" },
-	{ NPF_XL_GLOO_NOADDR, "Unable to find address for", NULL, row_gloo_noaddr,
-	  "gloo/transport/tcp/device.cc lookupAddrForIface()" },
-	{ NPF_XL_GLOO_CONNECT, "transport/tcp/pair.cc", "connect", row_connect,
-	  "gloo/transport/tcp/pair.cc Pair::connect()" },
-	{ NPF_XL_GLOO_CONNECT, "connectFullMesh failed", NULL, row_connect,
-	  "PyTorch ProcessGroupGloo (gloo::rendezvous::Context::connectFullMesh)" },
-	{ NPF_XL_STORE_LISTEN, "server socket has started to listen on", NULL, NULL,
-	  "PyTorch torch/csrc/distributed/c10d/socket.cpp" },
-	{ NPF_XL_STORE_FAIL, "client socket has failed to connect", NULL, row_connect,
-	  "PyTorch c10d socket.cpp SocketConnectOp" },
-	{ NPF_XL_STORE_FAIL, "client socket has timed out after", NULL, row_connect,
-	  "PyTorch c10d socket.cpp SocketConnectOp" },
-	{ NPF_XL_OMPI_NOPROC, "cannot find a corresponding process", NULL, NULL,
-	  "Open MPI help-mpi-btl-tcp.txt server-accept-cannot-find-guid "
-	  "(btl_tcp_proc.c mca_btl_tcp_proc_accept)" },
-	{ NPF_XL_OMPI_NOPROC, "server accept cannot find guid", NULL, NULL,
-	  "Open MPI help aggregation line" },
-	{ NPF_XL_OMPI_UNREACH, "unable to reach each other for", NULL, NULL,
-	  "Open MPI help-mca-bml-r2.txt unreachable proc" },
-	{ NPF_XL_OMPI_CONNECT, "failed to TCP connect to a peer", NULL, NULL,
-	  "Open MPI help-mpi-btl-tcp.txt client-connect-fail (btl_tcp_endpoint.c)" },
-	{ NPF_XL_OMPI_CONNECT, "connect() to ", " failed", row_connect,
-	  "Open MPI btl_tcp_endpoint.c mca_btl_tcp_endpoint_complete_connect()" },
-	{ NPF_XL_OMPI_NOIF, "Unknown interface name", NULL, row_ompi_noif,
-	  "Open MPI btl_tcp_component.c split_and_resolve()" },
-	{ NPF_XL_OMPI_HOST, "Local host:", NULL, row_ompi_host, "Open MPI help box" },
-	{ NPF_XL_IB_COMPLETION, "Got completion from peer", NULL, row_ib_completion,
-	  "NCCL net_ib ncclIbTest(): completion error" },
-	{ NPF_XL_IB_MODIFY_QP, "Call to ibv_modify_qp failed", NULL, NULL,
-	  "NCCL src/misc/ibvwrap.cc wrap_ibv_modify_qp()" },
-	{ NPF_XL_IB_NONE, "NET/IB : No device found", NULL, NULL, "NCCL ncclIbInitDevices()" },
-	{ NPF_XL_NET_IB, "NET/IB : Using", NULL, row_net_ib, "NCCL ncclIbInitDevices()" },
-	{ NPF_XL_NET_IB, "NET/IB: Using", NULL, row_net_ib, "NCCL ncclIbInitDevices()" },
-	{ NPF_XL_NET_SOCKET, "NET/Socket : Using", NULL, row_ifaddr, "NCCL ncclNetSocketInit()" },
-	{ NPF_XL_BOOTSTRAP, "Bootstrap : Using", NULL, row_ifaddr,
-	  "NCCL bootstrapNetInit() (2.4-2.23)" },
-	{ NPF_XL_BOOTSTRAP, "Bootstrap: Using", NULL, row_ifaddr,
-	  "NCCL bootstrapNetInit() (2.24+)" },
-	{ NPF_XL_NO_SUBNET, "No interface found in the same subnet", NULL, NULL,
-	  "NCCL ncclFindInterfaceMatchSubnet() (<= 2.26)" },
-	{ NPF_XL_NO_SUBNET, "No usable listening interface found", NULL, NULL,
-	  "NCCL ncclFindInterfaces() with NCCL_COMM_ID" },
-	{ NPF_XL_NO_IFACE, "no socket interface found", NULL, NULL, "NCCL bootstrapNetInit()" },
-	{ NPF_XL_NO_IFACE, "NET/Socket : no interface found", NULL, NULL,
-	  "NCCL ncclNetSocketInit()" },
-	{ NPF_XL_NO_IFACE, "No IP interface found", NULL, NULL, "NCCL ncclIbInitDevices()" },
-	{ NPF_XL_USING_NET, "Using network ", NULL, row_using_net, "NCCL src/plugin/net.cc" },
-	{ NPF_XL_ENV, " set by environment to ", NULL, row_env, "NCCL ncclGetEnv/INFO(NCCL_ENV)" },
-	{ NPF_XL_NCCL_VERSION, "NCCL version ", NULL, row_version, "NCCL init.cc showVersion()" },
-	{ NPF_XL_INIT_DONE, "Init COMPLETE", NULL, row_rank, "NCCL init.cc ncclCommInitRankFunc()" },
-	{ NPF_XL_INIT_RANK, " nranks ", " rank ", row_rank, "NCCL init.cc" },
-	{ NPF_XL_CHANNEL, "Channel ", " via NET/", NULL, "NCCL src/transport/net.cc" },
-	{ NPF_XL_REMOTE_CLOSED, "Connection closed by remote peer", NULL, row_closed,
-	  "NCCL socketProgress() (2.16+), Net : ... (<= 2.15)" },
-	{ NPF_XL_CONNECT_RETRY, "retrying", "onnect", row_connect,
-	  "NCCL socketConnectCheck / ncclOsSocketStartConnect (all versions)" },
-	{ NPF_XL_CONNECT_FAIL, "exceeded error retry count", NULL, row_connect,
-	  "NCCL 2.24+ socket retry budget" },
-	{ NPF_XL_CONNECT_FAIL, "exceeded retries", NULL, row_connect, "NCCL 2.16-2.23" },
-	{ NPF_XL_CONNECT_FAIL, "exceeded timeouts", NULL, row_connect, "NCCL 2.16-2.23" },
-	{ NPF_XL_CONNECT_FAIL, "onnect to ", "failed", row_connect,
-	  "NCCL socketStartConnect/ncclOsSocketPollConnect, Net : Connect to (<= 2.15)" },
-	{ NPF_XL_CONNECT_FAIL, "onnect to ", " returned ", row_connect,
-	  "NCCL 2.19-2.23 socketPollConnect" },
+    {NPF_XL_IB_GID_HINT, "incorrect GID index is forced", NULL, NULL,
+     "NCCL 2.30.7 src/misc/ibvwrap.cc printIbModifyQpHint()"},
+    {NPF_XL_WATCHDOG, "Watchdog caught collective operation timeout", NULL, NULL,
+     "PyTorch ProcessGroupNCCL::WorkNCCL::checkTimeout()"},
+    {NPF_XL_NCCL_ERROR_IN, "NCCL error in:", NULL, NULL,
+     "PyTorch C10D_NCCL_CHECK around ncclGetLastError()"},
+    {NPF_XL_NCCL_ERROR_IN, "ncclRemoteError", NULL, NULL, "PyTorch DistBackendError text"},
+    {NPF_XL_NCCL_ERROR_IN, "ncclSystemError", NULL, NULL, "PyTorch DistBackendError text"},
+    {NPF_XL_GLOO_LOOPBACK, "Using the loopback address as fallback", NULL, NULL,
+     "PyTorch ProcessGroupGloo::createDefaultDevice()"},
+    {NPF_XL_GLOO_NOADDR, "Unable to find address for", NULL, row_gloo_noaddr,
+     "gloo/transport/tcp/device.cc lookupAddrForIface()"},
+    {NPF_XL_GLOO_CONNECT, "transport/tcp/pair.cc", "connect", row_connect,
+     "gloo/transport/tcp/pair.cc Pair::connect()"},
+    {NPF_XL_GLOO_CONNECT, "connectFullMesh failed", NULL, row_connect,
+     "PyTorch ProcessGroupGloo (gloo::rendezvous::Context::connectFullMesh)"},
+    {NPF_XL_STORE_LISTEN, "server socket has started to listen on", NULL, NULL,
+     "PyTorch torch/csrc/distributed/c10d/socket.cpp"},
+    {NPF_XL_STORE_FAIL, "client socket has failed to connect", NULL, row_connect,
+     "PyTorch c10d socket.cpp SocketConnectOp"},
+    {NPF_XL_STORE_FAIL, "client socket has timed out after", NULL, row_connect,
+     "PyTorch c10d socket.cpp SocketConnectOp"},
+    {NPF_XL_OMPI_NOPROC, "cannot find a corresponding process", NULL, NULL,
+     "Open MPI help-mpi-btl-tcp.txt server-accept-cannot-find-guid "
+     "(btl_tcp_proc.c mca_btl_tcp_proc_accept)"},
+    {NPF_XL_OMPI_NOPROC, "server accept cannot find guid", NULL, NULL,
+     "Open MPI help aggregation line"},
+    {NPF_XL_OMPI_UNREACH, "unable to reach each other for", NULL, NULL,
+     "Open MPI help-mca-bml-r2.txt unreachable proc"},
+    {NPF_XL_OMPI_CONNECT, "failed to TCP connect to a peer", NULL, NULL,
+     "Open MPI help-mpi-btl-tcp.txt client-connect-fail (btl_tcp_endpoint.c)"},
+    {NPF_XL_OMPI_CONNECT, "connect() to ", " failed", row_connect,
+     "Open MPI btl_tcp_endpoint.c mca_btl_tcp_endpoint_complete_connect()"},
+    {NPF_XL_OMPI_NOIF, "Unknown interface name", NULL, row_ompi_noif,
+     "Open MPI btl_tcp_component.c split_and_resolve()"},
+    {NPF_XL_OMPI_HOST, "Local host:", NULL, row_ompi_host, "Open MPI help box"},
+    {NPF_XL_IB_COMPLETION, "Got completion from peer", NULL, row_ib_completion,
+     "NCCL net_ib ncclIbTest(): completion error"},
+    {NPF_XL_IB_MODIFY_QP, "Call to ibv_modify_qp failed", NULL, NULL,
+     "NCCL src/misc/ibvwrap.cc wrap_ibv_modify_qp()"},
+    {NPF_XL_IB_NONE, "NET/IB : No device found", NULL, NULL, "NCCL ncclIbInitDevices()"},
+    {NPF_XL_NET_IB, "NET/IB : Using", NULL, row_net_ib, "NCCL ncclIbInitDevices()"},
+    {NPF_XL_NET_IB, "NET/IB: Using", NULL, row_net_ib, "NCCL ncclIbInitDevices()"},
+    {NPF_XL_NET_SOCKET, "NET/Socket : Using", NULL, row_ifaddr, "NCCL ncclNetSocketInit()"},
+    {NPF_XL_BOOTSTRAP, "Bootstrap : Using", NULL, row_ifaddr, "NCCL bootstrapNetInit() (2.4-2.23)"},
+    {NPF_XL_BOOTSTRAP, "Bootstrap: Using", NULL, row_ifaddr, "NCCL bootstrapNetInit() (2.24+)"},
+    {NPF_XL_NO_SUBNET, "No interface found in the same subnet", NULL, NULL,
+     "NCCL ncclFindInterfaceMatchSubnet() (<= 2.26)"},
+    {NPF_XL_NO_SUBNET, "No usable listening interface found", NULL, NULL,
+     "NCCL ncclFindInterfaces() with NCCL_COMM_ID"},
+    {NPF_XL_NO_IFACE, "no socket interface found", NULL, NULL, "NCCL bootstrapNetInit()"},
+    {NPF_XL_NO_IFACE, "NET/Socket : no interface found", NULL, NULL, "NCCL ncclNetSocketInit()"},
+    {NPF_XL_NO_IFACE, "No IP interface found", NULL, NULL, "NCCL ncclIbInitDevices()"},
+    {NPF_XL_USING_NET, "Using network ", NULL, row_using_net, "NCCL src/plugin/net.cc"},
+    {NPF_XL_ENV, " set by environment to ", NULL, row_env, "NCCL ncclGetEnv/INFO(NCCL_ENV)"},
+    {NPF_XL_NCCL_VERSION, "NCCL version ", NULL, row_version, "NCCL init.cc showVersion()"},
+    {NPF_XL_INIT_DONE, "Init COMPLETE", NULL, row_rank, "NCCL init.cc ncclCommInitRankFunc()"},
+    {NPF_XL_INIT_RANK, " nranks ", " rank ", row_rank, "NCCL init.cc"},
+    {NPF_XL_CHANNEL, "Channel ", " via NET/", NULL, "NCCL src/transport/net.cc"},
+    {NPF_XL_REMOTE_CLOSED, "Connection closed by remote peer", NULL, row_closed,
+     "NCCL socketProgress() (2.16+), Net : ... (<= 2.15)"},
+    {NPF_XL_CONNECT_RETRY, "retrying", "onnect", row_connect,
+     "NCCL socketConnectCheck / ncclOsSocketStartConnect (all versions)"},
+    {NPF_XL_CONNECT_FAIL, "exceeded error retry count", NULL, row_connect,
+     "NCCL 2.24+ socket retry budget"},
+    {NPF_XL_CONNECT_FAIL, "exceeded retries", NULL, row_connect, "NCCL 2.16-2.23"},
+    {NPF_XL_CONNECT_FAIL, "exceeded timeouts", NULL, row_connect, "NCCL 2.16-2.23"},
+    {NPF_XL_CONNECT_FAIL, "onnect to ", "failed", row_connect,
+     "NCCL socketStartConnect/ncclOsSocketPollConnect, Net : Connect to (<= 2.15)"},
+    {NPF_XL_CONNECT_FAIL, "onnect to ", " returned ", row_connect,
+     "NCCL 2.19-2.23 socketPollConnect"},
 };
 
 static const char *const kind_names[NPF_XL__COUNT] = {
-	[NPF_XL_NONE] = "none",
-	[NPF_XL_NCCL_VERSION] = "nccl-version",
-	[NPF_XL_ENV] = "env",
-	[NPF_XL_BOOTSTRAP] = "bootstrap",
-	[NPF_XL_NET_SOCKET] = "net-socket",
-	[NPF_XL_NET_IB] = "net-ib",
-	[NPF_XL_IB_NONE] = "ib-no-device",
-	[NPF_XL_USING_NET] = "using-network",
-	[NPF_XL_INIT_RANK] = "init",
-	[NPF_XL_INIT_DONE] = "init-complete",
-	[NPF_XL_CHANNEL] = "channel",
-	[NPF_XL_NO_IFACE] = "no-interface",
-	[NPF_XL_NO_SUBNET] = "no-subnet-interface",
-	[NPF_XL_CONNECT_RETRY] = "connect-retry",
-	[NPF_XL_CONNECT_FAIL] = "connect-failed",
-	[NPF_XL_REMOTE_CLOSED] = "remote-closed",
-	[NPF_XL_IB_COMPLETION] = "ib-completion-error",
-	[NPF_XL_IB_MODIFY_QP] = "ib-modify-qp",
-	[NPF_XL_IB_GID_HINT] = "ib-gid-hint",
-	[NPF_XL_WATCHDOG] = "watchdog-timeout",
-	[NPF_XL_NCCL_ERROR_IN] = "nccl-error",
-	[NPF_XL_LAST_ERROR] = "last-error",
-	[NPF_XL_GLOO_LOOPBACK] = "gloo-loopback",
-	[NPF_XL_GLOO_CONNECT] = "gloo-connect",
-	[NPF_XL_GLOO_NOADDR] = "gloo-no-address",
-	[NPF_XL_STORE_FAIL] = "tcpstore-connect",
-	[NPF_XL_STORE_LISTEN] = "tcpstore-listen",
-	[NPF_XL_OMPI_NOPROC] = "ompi-no-process-entry",
-	[NPF_XL_OMPI_UNREACH] = "ompi-unreachable",
-	[NPF_XL_OMPI_CONNECT] = "ompi-connect",
-	[NPF_XL_OMPI_NOIF] = "ompi-unknown-interface",
-	[NPF_XL_OMPI_HOST] = "ompi-host",
+    [NPF_XL_NONE] = "none",
+    [NPF_XL_NCCL_VERSION] = "nccl-version",
+    [NPF_XL_ENV] = "env",
+    [NPF_XL_BOOTSTRAP] = "bootstrap",
+    [NPF_XL_NET_SOCKET] = "net-socket",
+    [NPF_XL_NET_IB] = "net-ib",
+    [NPF_XL_IB_NONE] = "ib-no-device",
+    [NPF_XL_USING_NET] = "using-network",
+    [NPF_XL_INIT_RANK] = "init",
+    [NPF_XL_INIT_DONE] = "init-complete",
+    [NPF_XL_CHANNEL] = "channel",
+    [NPF_XL_NO_IFACE] = "no-interface",
+    [NPF_XL_NO_SUBNET] = "no-subnet-interface",
+    [NPF_XL_CONNECT_RETRY] = "connect-retry",
+    [NPF_XL_CONNECT_FAIL] = "connect-failed",
+    [NPF_XL_REMOTE_CLOSED] = "remote-closed",
+    [NPF_XL_IB_COMPLETION] = "ib-completion-error",
+    [NPF_XL_IB_MODIFY_QP] = "ib-modify-qp",
+    [NPF_XL_IB_GID_HINT] = "ib-gid-hint",
+    [NPF_XL_WATCHDOG] = "watchdog-timeout",
+    [NPF_XL_NCCL_ERROR_IN] = "nccl-error",
+    [NPF_XL_LAST_ERROR] = "last-error",
+    [NPF_XL_GLOO_LOOPBACK] = "gloo-loopback",
+    [NPF_XL_GLOO_CONNECT] = "gloo-connect",
+    [NPF_XL_GLOO_NOADDR] = "gloo-no-address",
+    [NPF_XL_STORE_FAIL] = "tcpstore-connect",
+    [NPF_XL_STORE_LISTEN] = "tcpstore-listen",
+    [NPF_XL_OMPI_NOPROC] = "ompi-no-process-entry",
+    [NPF_XL_OMPI_UNREACH] = "ompi-unreachable",
+    [NPF_XL_OMPI_CONNECT] = "ompi-connect",
+    [NPF_XL_OMPI_NOIF] = "ompi-unknown-interface",
+    [NPF_XL_OMPI_HOST] = "ompi-host",
 };
 
 const char *npf_xp_kind_name(enum npf_xp_kind k)
@@ -590,7 +586,8 @@ static size_t strip_glog(const char *p, const char *end, double *t, bool *warn)
 
 		if (s < 0)
 			return 0;
-		*t = (double)days_from_civil(1970, num(q, nd - 2), num(q + nd - 2, 2)) * 86400.0 + s;
+		*t =
+		    (double)days_from_civil(1970, num(q, nd - 2), num(q + nd - 2, 2)) * 86400.0 + s;
 	} else if (*q != ' ') {
 		return 0;
 	}
@@ -705,7 +702,7 @@ static size_t strip_ompi(const char *p, const char *end, struct npf_xp_parsed *o
  * "host:pid:tid [dev] file.cc:123 NCCL WARN ". Found by its level word, then read backwards. */
 static size_t strip_nccl(const char *p, const char *end, struct npf_xp_parsed *o)
 {
-	struct span s = { p, (size_t)(end - p) };
+	struct span s = {p, (size_t)(end - p)};
 	const char *lv = span_find(s, " NCCL INFO ");
 	size_t skip = strlen(" NCCL INFO ");
 	const char *c1, *c2, *sp;
@@ -750,7 +747,8 @@ static void rank_in_brackets(struct span s, struct npf_xp_parsed *p)
 static enum npf_xp_kind classify(struct span s, struct npf_xp_parsed *p)
 {
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		if (!span_find(s, rows[i].needle) || (rows[i].needle2 && !span_find(s, rows[i].needle2)))
+		if (!span_find(s, rows[i].needle) ||
+		    (rows[i].needle2 && !span_find(s, rows[i].needle2)))
 			continue;
 		p->kind = rows[i].kind;
 		if (rows[i].parse)
@@ -779,7 +777,8 @@ enum npf_xp_kind npf_xp_parse_line(const char *line, size_t len, struct npf_xp_p
 
 		while (q < end && (*q == ' ' || *q == '\t'))
 			q++;
-		if ((k = strip_iso_time(q, end, &p->time)) || (k = strip_glog(q, end, &p->time, &p->warn)) ||
+		if ((k = strip_iso_time(q, end, &p->time)) ||
+		    (k = strip_glog(q, end, &p->time, &p->warn)) ||
 		    (k = strip_launcher(q, end, &p->rank)) || (k = strip_ompi(q, end, p))) {
 			q += k;
 			continue;
@@ -798,7 +797,7 @@ enum npf_xp_kind npf_xp_parse_line(const char *line, size_t len, struct npf_xp_p
 		const char *le = span_find(s, "Last error:");
 
 		if (le) {
-			struct span rest = { le + strlen("Last error:"), 0 };
+			struct span rest = {le + strlen("Last error:"), 0};
 
 			rest.n = (size_t)(end - rest.p);
 			if (classify(rest, p) != NPF_XL_NONE)

@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct npf_xp_report rep = { 0 };
+	struct npf_xp_report rep = {0};
 	json_t *j;
 
 	if (npf_explain((const char *)data, size, &rep) < 0)

@@ -38,12 +38,14 @@ static void test_prefixes(void **state)
 	assert_string_equal(p.a, "docker0");
 	assert_string_equal(p.b, "172.17.0.1");
 	/* srun -l, leading blanks */
-	assert_int_equal(kind_of("  12: gpu1:1:2 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>", &p),
-			 NPF_XL_BOOTSTRAP);
+	assert_int_equal(
+	    kind_of("  12: gpu1:1:2 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>", &p),
+	    NPF_XL_BOOTSTRAP);
 	assert_int_equal(p.rank, 12);
 	/* mpirun --tag-output */
-	assert_int_equal(kind_of("[1,5]<stderr>:h:9:9 [0] NCCL INFO NCCL version 2.7.8+cuda11.0", &p),
-			 NPF_XL_NCCL_VERSION);
+	assert_int_equal(
+	    kind_of("[1,5]<stderr>:h:9:9 [0] NCCL INFO NCCL version 2.7.8+cuda11.0", &p),
+	    NPF_XL_NCCL_VERSION);
 	assert_int_equal(p.rank, 5);
 	assert_string_equal(p.a, "2.7.8");
 	/* ISO timestamp, then NCCL WARN with file:line */
@@ -60,10 +62,11 @@ static void test_prefixes(void **state)
 	assert_int_equal(kind_of("12:34:56 nothing here", &p), NPF_XL_NONE);
 	assert_int_equal(p.rank, -1);
 	/* glog + PyTorch's [Rank N] */
-	assert_int_equal(kind_of("[E0501 09:24:03.802 1001 ProcessGroupNCCL.cpp:563] [Rank 7] Watchdog "
-				 "caught collective operation timeout: WorkNCCL(SeqNum=2)",
-				 &p),
-			 NPF_XL_WATCHDOG);
+	assert_int_equal(
+	    kind_of("[E0501 09:24:03.802 1001 ProcessGroupNCCL.cpp:563] [Rank 7] Watchdog "
+		    "caught collective operation timeout: WorkNCCL(SeqNum=2)",
+		    &p),
+	    NPF_XL_WATCHDOG);
 	assert_int_equal(p.rank, 7);
 	assert_true(p.time >= 0);
 	/* Open MPI's [host][[job,1],vpid][file] */
@@ -86,18 +89,21 @@ static void test_wordings(void **state)
 	assert_int_equal(kind_of("Call to connect returned Connection refused, retrying", &p),
 			 NPF_XL_CONNECT_RETRY);
 	assert_int_equal(p.err, NPF_XE_REFUSED);
-	assert_int_equal(kind_of("socketStartConnect: connect returned Connection timed out, retrying "
-				 "(1/34) after sleep for 100 msec",
-				 &p),
-			 NPF_XL_CONNECT_RETRY);
+	assert_int_equal(
+	    kind_of("socketStartConnect: connect returned Connection timed out, retrying "
+		    "(1/34) after sleep for 100 msec",
+		    &p),
+	    NPF_XL_CONNECT_RETRY);
 	assert_int_equal(p.err, NPF_XE_TIMEOUT);
-	assert_int_equal(kind_of("ncclOsSocketPollConnect: connect to 10.1.1.1<5> returned No route to "
-				 "host, exceeded error retry count after 34 attempts",
-				 &p),
-			 NPF_XL_CONNECT_FAIL);
+	assert_int_equal(
+	    kind_of("ncclOsSocketPollConnect: connect to 10.1.1.1<5> returned No route to "
+		    "host, exceeded error retry count after 34 attempts",
+		    &p),
+	    NPF_XL_CONNECT_FAIL);
 	assert_int_equal(p.err, NPF_XE_NOROUTE);
 	assert_string_equal(p.a, "10.1.1.1");
-	assert_int_equal(kind_of("socketStartConnect: exceeded timeouts (3)", &p), NPF_XL_CONNECT_FAIL);
+	assert_int_equal(kind_of("socketStartConnect: exceeded timeouts (3)", &p),
+			 NPF_XL_CONNECT_FAIL);
 	assert_int_equal(p.err, NPF_XE_TIMEOUT);
 	/* Bootstrap: old [0] form, IPv6 link-local, OOB NET device */
 	assert_int_equal(kind_of("Bootstrap : Using [0]lo:127.0.0.1<0> [1]eth0:10.0.0.1<0>", &p),
@@ -117,13 +123,13 @@ static void test_wordings(void **state)
 	assert_string_equal(p.a, "NCCL_SOCKET_IFNAME");
 	assert_string_equal(p.b, "=eth1");
 	/* RoCE completion: three wordings */
-	assert_int_equal(kind_of("NET/IB : Got completion from peer 1.2.3.4<5> with error 12, opcode 0",
-				 &p),
-			 NPF_XL_IB_COMPLETION);
+	assert_int_equal(
+	    kind_of("NET/IB : Got completion from peer 1.2.3.4<5> with error 12, opcode 0", &p),
+	    NPF_XL_IB_COMPLETION);
 	assert_int_equal(p.num, 12);
-	assert_int_equal(kind_of("NET/IB : Got completion from peer 1.2.3.4<5> with status=12 opcode=0",
-				 &p),
-			 NPF_XL_IB_COMPLETION);
+	assert_int_equal(
+	    kind_of("NET/IB : Got completion from peer 1.2.3.4<5> with status=12 opcode=0", &p),
+	    NPF_XL_IB_COMPLETION);
 	assert_int_equal(p.num, 12);
 	assert_int_equal(kind_of("NET/IB: Got completion from peer 1.2.3.4<5> with "
 				 "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0)",
@@ -138,10 +144,11 @@ static void test_wordings(void **state)
 			 NPF_XL_CONNECT_FAIL);
 	assert_int_equal(kind_of("Last error:", &p), NPF_XL_LAST_ERROR);
 	/* Gloo, c10d, Open MPI */
-	assert_int_equal(kind_of("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:144] "
-				 "connect [127.0.1.1]:23456: Connection refused",
-				 &p),
-			 NPF_XL_GLOO_CONNECT);
+	assert_int_equal(
+	    kind_of("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:144] "
+		    "connect [127.0.1.1]:23456: Connection refused",
+		    &p),
+	    NPF_XL_GLOO_CONNECT);
 	assert_string_equal(p.a, "127.0.1.1");
 	assert_int_equal(kind_of("[c10d] The client socket has failed to connect to [node1]:29500 "
 				 "(errno: 111 - Connection refused).",
@@ -211,7 +218,7 @@ static void check_case(const char *name)
 	char path[512], val[256], who[96];
 	char *log, *exp;
 	size_t len, elen;
-	struct npf_xp_report rep = { 0 };
+	struct npf_xp_report rep = {0};
 
 	snprintf(path, sizeof(path), "%s/%s.log", CORPUS, name);
 	log = slurp(path, &len);
@@ -229,9 +236,9 @@ static void check_case(const char *name)
 		fail_msg("%s: cause %s, expected %s (%s)", name, npf_xp_cause_name(rep.cause), val,
 			 rep.summary);
 	if (expect_get(exp, "first", val, sizeof(val))) {
-		const char *got = rep.first_proc < 0 ?
-					  "-" :
-					  npf_xp_proc_label(&rep, rep.first_proc, who, sizeof(who));
+		const char *got = rep.first_proc < 0
+				      ? "-"
+				      : npf_xp_proc_label(&rep, rep.first_proc, who, sizeof(who));
 
 		if (strcmp(val, got) != 0)
 			fail_msg("%s: first failure %s, expected %s", name, got, val);
@@ -273,7 +280,7 @@ static void test_corpus(void **state)
 	DIR *d = opendir(CORPUS);
 	struct dirent *e;
 	size_t n = 0;
-	bool seen[NPF_XC__COUNT] = { false };
+	bool seen[NPF_XC__COUNT] = {false};
 
 	(void)state;
 	assert_non_null(d);
@@ -305,7 +312,7 @@ static void test_corpus(void **state)
 
 static void test_robust(void **state)
 {
-	struct npf_xp_report rep = { 0 };
+	struct npf_xp_report rep = {0};
 	char junk[4096];
 
 	(void)state;
@@ -330,9 +337,9 @@ static void test_robust(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_prefixes),   cmocka_unit_test(test_wordings),
-		cmocka_unit_test(test_bridge_names), cmocka_unit_test(test_corpus),
-		cmocka_unit_test(test_robust),
+	    cmocka_unit_test(test_prefixes),	 cmocka_unit_test(test_wordings),
+	    cmocka_unit_test(test_bridge_names), cmocka_unit_test(test_corpus),
+	    cmocka_unit_test(test_robust),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
