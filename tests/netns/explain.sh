@@ -17,7 +17,10 @@
 #     the fabric with btl_tcp_if_include): Open MPI 4.1 logs only "connect() to 198.18.1.3
 #     failed" with a meaningless errno, so the log alone is "unknown" (exit 1), and the daemon's
 #     check of that very path decides: firewall-refused, node3; its published fix (eno1's CIDR)
-#     makes the job finish.
+#     makes the job finish;
+#   - on the same lab, when Debian's python3-torch is installed, a PyTorch Gloo allreduce without
+#     GLOO_SOCKET_IFNAME (the hostname does not resolve to a fabric address: Gloo binds
+#     loopback): gloo-hostname-loopback, and the published GLOO_SOCKET_IFNAME makes it finish.
 # Needs root, network namespaces, mpirun/mpicc and jq; exit 77 otherwise. Everything it
 # creates is removed on exit (lab down), also on failure.
 set -uo pipefail
@@ -158,6 +161,52 @@ k() { jq -r "$1" "$T/fw.json"; }
 "$CLI" --socket "$SOCK2" explain --nodes "$NODES2" "$T/fw.log" | sed -n 's/^  \(export .*\)$/\1/p' >"$T/fix2.sh"
 out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID2" --timeout 60 --env "$T/fix2.sh")
 [ $? -eq 0 ] && pass "fw-reject job with explain's fix: $out" || { fail "with the fix: $out"; cat "$T/fix2.sh"; }
+
+# 8. Gloo (PyTorch from Debian's python3-torch, when installed): no GLOO_SOCKET_IFNAME, and the
+# hostname does not resolve to a fabric address inside the nodes, so Gloo binds loopback.
+PY=
+for p in /usr/bin/python3 python3; do
+	if command -v "$p" >/dev/null && "$p" -c 'import torch.distributed' 2>/dev/null; then
+		PY=$(command -v "$p")
+		break
+	fi
+done
+gloo_job() { # $1: env file to source first ("" = none); output in $T/gloo.log
+	local r pids=()
+	: >"$T/gloo.log"
+	for r in 0 1; do
+		# shellcheck disable=SC2016
+		"$LAB" exec --id "$ID2" "node$((r + 1))" timeout -k 3 60 bash -c '
+			[ -z "$1" ] || . "$1"; shift; exec "$@"' _ "$1" \
+			"$PY" "$SRC/tests/explain/gloo_allreduce.py" "$r" 2 198.19.0.1 29517 \
+			2>&1 | sed "s/^/[rank$r]:/" >"$T/gloo.$r" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	cat "$T/gloo.0" "$T/gloo.1" >"$T/gloo.log"
+}
+if [ -n "$PY" ]; then
+	gloo_job ""
+	if [ "$(grep -c 'gloo allreduce ok' "$T/gloo.log")" -eq 2 ]; then
+		fail "Gloo job without GLOO_SOCKET_IFNAME finished: the trap did not spring"
+	else
+		pass "Gloo job without GLOO_SOCKET_IFNAME failed"
+	fi
+	"$CLI" --socket "$SOCK2" explain --nodes "$NODES2" --json "$T/gloo.log" >"$T/g.json"
+	[ "$(jq -r .cause "$T/g.json")" = gloo-hostname-loopback ] &&
+		pass "Gloo: cause gloo-hostname-loopback" ||
+		{ fail "Gloo: cause $(jq -r .cause "$T/g.json")"; cat "$T/gloo.log"; }
+	[ "$(jq -r .cross_check.env.GLOO_SOCKET_IFNAME "$T/g.json")" = eno1 ] &&
+		pass "Gloo fix: the published GLOO_SOCKET_IFNAME" ||
+		fail "Gloo env: $(jq -c .cross_check.env "$T/g.json")"
+	"$CLI" --socket "$SOCK2" explain --nodes "$NODES2" "$T/gloo.log" |
+		sed -n 's/^  \(export .*\)$/\1/p' >"$T/fix3.sh"
+	gloo_job "$T/fix3.sh"
+	[ "$(grep -c 'gloo allreduce ok' "$T/gloo.log")" -eq 2 ] && pass "Gloo job with explain's fix" ||
+		{ fail "Gloo with the fix"; cat "$T/gloo.log"; }
+else
+	echo "skip Gloo: no python3 with torch (python3-torch)"
+fi
 
 [ $FAILS -eq 0 ] && echo "all passed" || echo "$FAILS failed"
 [ $FAILS -eq 0 ]
