@@ -31,6 +31,8 @@ struct buf {
 
 static int buf_add(struct buf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return 0;
 	if (b->n + n > XP_MAX_INPUT) {
 		n = XP_MAX_INPUT - b->n;
 		b->cut = true;
