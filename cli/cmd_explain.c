@@ -247,7 +247,8 @@ static const json_t *iface_verdict(const json_t *check, const char *ifname)
 	return NULL;
 }
 
-static void describe_iface(struct xcheck *x, const char *who, const char *ifname, const char *addr,
+/* What the check found for this node's interface ifname. Returns true when it fails. */
+static bool describe_iface(struct xcheck *x, const char *who, const char *ifname, const char *addr,
 			   const char *when)
 {
 	const json_t *v = iface_verdict(x->check, ifname), *f;
@@ -258,23 +259,62 @@ static void describe_iface(struct xcheck *x, const char *who, const char *ifname
 		finding(x,
 			"%s bound %s %s; the check at %s did not probe it (not a candidate: "
 			"down, loopback, link-local or excluded)",
-			who, ifname, addr ? addr : "", when);
-		return;
+			who, ifname, addr, when);
+		return true;
 	}
 	f = json_object_get(v, "failure");
-	if (json_is_true(json_object_get(v, "works")))
+	if (json_is_true(json_object_get(v, "works"))) {
 		finding(x, "%s bound %s %s; the check at %s found it working to all %lld peers",
-			who, ifname, addr ? addr : "", when, peers);
-	else
-		finding(x,
-			"%s bound %s %s; the check at %s found it %s with %s%s%s%s (%lld of "
-			"%lld peers ok)",
-			who, ifname, addr ? addr : "", when,
-			js(f, "outcome") ? js(f, "outcome") : "failing",
-			js(f, "peer") ? js(f, "peer") : "a peer",
-			js(f, "detail") && *js(f, "detail") ? ": " : "",
-			js(f, "detail") ? js(f, "detail") : "", "",
-			(long long)json_integer_value(json_object_get(v, "ok_peers")), peers);
+			who, ifname, addr, when, peers);
+		return false;
+	}
+	finding(
+	    x, "%s bound %s %s; the check at %s found it %s with %s%s%s (%lld of %lld peers ok)",
+	    who, ifname, addr, when, js(f, "outcome") ? js(f, "outcome") : "failing",
+	    js(f, "peer") ? js(f, "peer") : "a peer",
+	    js(f, "detail") && *js(f, "detail") ? ": " : "", js(f, "detail") ? js(f, "detail") : "",
+	    (long long)json_integer_value(json_object_get(v, "ok_peers")), peers);
+	return true;
+}
+
+/* What this node's probes of a peer's address found. Returns true when a direction failed. */
+static bool describe_peer(struct xcheck *x, const char *who, const char *node, const char *ifname,
+			  const char *addr, const char *when)
+{
+	const json_t *l;
+	size_t i;
+
+	json_array_foreach(json_object_get(x->check, "links"), i, l)
+	{
+		const char *fw = js(l, "fwd"), *rv = js(l, "rev");
+
+		if (!js(l, "peer") || strcmp(js(l, "peer"), node) != 0 ||
+		    !same_ip(js(l, "peer_addr"), addr))
+			continue;
+		finding(
+		    x,
+		    "%s bound %s %s on %s; the check at %s from %s: to it %s%s%s, from it %s%s%s",
+		    who, ifname, addr, node, when, js(l, "ifname") ? js(l, "ifname") : "?",
+		    fw ? fw : "?", js(l, "fwd_detail") && *js(l, "fwd_detail") ? ": " : "",
+		    js(l, "fwd_detail") ? js(l, "fwd_detail") : "", rv ? rv : "?",
+		    js(l, "rev_detail") && *js(l, "rev_detail") ? ": " : "",
+		    js(l, "rev_detail") ? js(l, "rev_detail") : "");
+		return !(fw && strcmp(fw, "ok") == 0 && rv && strcmp(rv, "ok") == 0);
+	}
+	finding(x, "%s bound %s %s on %s; the check at %s did not probe that address", who, ifname,
+		addr, node, when);
+	return false;
+}
+
+/* "node1, node2" holds name. */
+static bool node_in(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
 }
 
 static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *rep)
@@ -285,7 +325,7 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 	time_t t = (time_t)(json_integer_value(json_object_get(check, "started_unix_ms")) / 1000);
 	struct tm tm;
 	size_t i;
-	bool said_bound = false;
+	bool bad = false;
 	const char *fail_peer = NULL;
 	bool one_peer = true, any_fail = false;
 
@@ -309,7 +349,6 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 				dup = true;
 		if (dup)
 			continue;
-		said_bound = true;
 		cnt = nodes_with_addr(check, addr, nodes, sizeof(nodes), ifn, sizeof(ifn));
 		npf_xp_proc_label(rep, (int)p, who, sizeof(who));
 		if (cnt > 1) {
@@ -320,28 +359,24 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 			x->confirmed = x->confirmed || rep->cause == NPF_XC_SAME_ADDRESS ||
 				       rep->cause == NPF_XC_CONTAINER_BRIDGE;
 		}
-		if (self && (cnt == 1 && strcmp(nodes, self) == 0)) {
-			describe_iface(x, who, ifname, addr, when);
+		if (cnt >= 1 && self && node_in(nodes, self)) {
+			bad = describe_iface(x, who, ifn, addr, when) || bad;
+		} else if (cnt == 1) {
+			bad = describe_peer(x, who, nodes, ifn, addr, when) || bad;
 		} else if (cnt == 0) {
-			/* Not a candidate anywhere (lo, link-local, down): or the node is not in
-			 * the check; say what our own node has of that name. */
-			if (iface_verdict(check, ifname))
-				describe_iface(x, who, ifname, addr, when);
-			else
-				finding(x,
-					"%s bound %s %s: no node of the check offers that address "
-					"(loopback, link-local, down, or another network)",
-					who, ifname, addr);
-		} else if (cnt >= 1) {
-			describe_iface(x, who, ifn[0] ? ifn : ifname, addr, when);
-		}
-		{
-			const json_t *iv = iface_verdict(check, cnt ? ifn : ifname);
-
-			if (iv && !json_is_true(json_object_get(iv, "works")))
-				x->confirmed = true;
+			finding(
+			    x,
+			    "%s bound %s %s: no node of the check offers that address (loopback, "
+			    "link-local, down, or a network the daemons do not use)",
+			    who, ifname, addr);
+			bad = true;
 		}
 	}
+	/* A failing bound interface confirms a cause about the choice of interface. */
+	if (bad && (rep->cause == NPF_XC_SAME_ADDRESS || rep->cause == NPF_XC_CONTAINER_BRIDGE ||
+		    rep->cause == NPF_XC_LOOPBACK || rep->cause == NPF_XC_LINK_LOCAL ||
+		    rep->cause == NPF_XC_PREFIX_MATCH))
+		x->confirmed = true;
 	/* Every interface the check saw from this node: which failed how, which passed. */
 	json_array_foreach(json_object_get(json_object_get(check, "verdict"), "interfaces"), i, v)
 	{
@@ -359,13 +394,11 @@ static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *re
 				one_peer = false;
 			fail_peer = js(f, "peer");
 		}
-		if (!said_bound || ok == 0 || true)
-			finding(x, "%s: %s %s with %s%s%s (%lld peers ok)",
-				self ? self : "this node", js(v, "ifname"),
-				js(f, "outcome") ? js(f, "outcome") : "fails",
-				js(f, "peer") ? js(f, "peer") : "?",
-				js(f, "detail") && *js(f, "detail") ? ": " : "",
-				js(f, "detail") ? js(f, "detail") : "", ok);
+		finding(x, "%s: %s %s with %s%s%s (%lld peers ok)", self ? self : "this node",
+			js(v, "ifname"), js(f, "outcome") ? js(f, "outcome") : "fails",
+			js(f, "peer") ? js(f, "peer") : "?",
+			js(f, "detail") && *js(f, "detail") ? ": " : "",
+			js(f, "detail") ? js(f, "detail") : "", ok);
 		/* The check's outcomes that the cause predicts. */
 		if ((rep->cause == NPF_XC_MTU_BLACKHOLE && js(f, "outcome") &&
 		     strcmp(js(f, "outcome"), "bulk-stall") == 0) ||
