@@ -174,341 +174,14 @@ static int add_input(struct buf *out, const char *path)
 struct xcheck {
 	bool asked, ok;	 /* a daemon was asked / answered with a check */
 	char error[256]; /* why not */
-	json_t *check;	 /* the check object (borrowed from reply) */
 	json_t *reply, *env_reply;
-	const char *verdict, *summary, *env_text;
-	json_t *findings;  /* array of strings */
-	json_t *variables; /* env reply "variables" (ok only), borrowed */
-	char drain[64];
-	bool confirmed;
-	bool env_differs;
-	bool cause_from_daemon; /* the log alone was not enough: the check's outcome decided */
+	const char *summary, *env_text;
+	struct npf_xp_xcheck c; /* check and variables borrowed from the replies */
 };
 
 static const char *js(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
-}
-
-/* "198.18.1.1/24" == "198.18.1.1" */
-static bool same_ip(const char *withprefix, const char *ip)
-{
-	size_t n = strlen(ip);
-
-	return withprefix && ip && n && strncmp(withprefix, ip, n) == 0 &&
-	       (withprefix[n] == '/' || withprefix[n] == '\0');
-}
-
-/* Nodes of the check whose candidates hold addr; names joined into out. Returns the count. */
-static int nodes_with_addr(const json_t *check, const char *addr, char *out, size_t len,
-			   char *ifname, size_t iflen)
-{
-	const json_t *n, *c;
-	size_t i, k;
-	int cnt = 0;
-
-	out[0] = '\0';
-	json_array_foreach(json_object_get(check, "nodes"), i, n) json_array_foreach(
-	    json_object_get(n, "candidates"), k, c) if (same_ip(js(c, "address"), addr))
-	{
-		size_t o = strlen(out);
-
-		snprintf(out + o, len - o, "%s%s", cnt ? ", " : "", js(n, "name"));
-		if (ifname && js(c, "ifname"))
-			snprintf(ifname, iflen, "%s", js(c, "ifname"));
-		cnt++;
-		break;
-	}
-	return cnt;
-}
-
-static void finding(struct xcheck *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void finding(struct xcheck *x, const char *fmt, ...)
-{
-	char raw[512], line[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	/* Names and details come from peers' daemons and from the log: text, UTF-8, for JSON. */
-	npf_xp_clean_text(line, sizeof(line), raw, strlen(raw));
-	json_array_append_new(x->findings, json_string(line));
-}
-
-/* What the check says of one of our interfaces ("wrong-peer with node2 (...)"). */
-static const json_t *iface_verdict(const json_t *check, const char *ifname)
-{
-	const json_t *v;
-	size_t i;
-
-	json_array_foreach(json_object_get(json_object_get(check, "verdict"), "interfaces"), i,
-			   v) if (js(v, "ifname") && strcmp(js(v, "ifname"), ifname) == 0) return v;
-	return NULL;
-}
-
-/* What the check found for this node's interface ifname. Returns true when it fails. */
-static bool describe_iface(struct xcheck *x, const char *who, const char *ifname, const char *addr,
-			   const char *when)
-{
-	const json_t *v = iface_verdict(x->check, ifname), *f;
-	long long peers =
-	    json_integer_value(json_object_get(json_object_get(x->check, "verdict"), "peers"));
-
-	if (!v) {
-		finding(x,
-			"%s bound %s %s; the check at %s did not probe it (not a candidate: "
-			"down, loopback, link-local or excluded)",
-			who, ifname, addr, when);
-		return true;
-	}
-	f = json_object_get(v, "failure");
-	if (json_is_true(json_object_get(v, "works"))) {
-		finding(x, "%s bound %s %s; the check at %s found it working to all %lld peers",
-			who, ifname, addr, when, peers);
-		return false;
-	}
-	finding(
-	    x, "%s bound %s %s; the check at %s found it %s with %s%s%s (%lld of %lld peers ok)",
-	    who, ifname, addr, when, js(f, "outcome") ? js(f, "outcome") : "failing",
-	    js(f, "peer") ? js(f, "peer") : "a peer",
-	    js(f, "detail") && *js(f, "detail") ? ": " : "", js(f, "detail") ? js(f, "detail") : "",
-	    (long long)json_integer_value(json_object_get(v, "ok_peers")), peers);
-	return true;
-}
-
-/* What this node's probes of a peer's address found. Returns true when a direction failed. */
-static bool describe_peer(struct xcheck *x, const char *who, const char *node, const char *ifname,
-			  const char *addr, const char *when)
-{
-	const json_t *l;
-	size_t i;
-
-	json_array_foreach(json_object_get(x->check, "links"), i, l)
-	{
-		const char *fw = js(l, "fwd"), *rv = js(l, "rev");
-
-		if (!js(l, "peer") || strcmp(js(l, "peer"), node) != 0 ||
-		    !same_ip(js(l, "peer_addr"), addr))
-			continue;
-		finding(
-		    x,
-		    "%s bound %s %s on %s; the check at %s from %s: to it %s%s%s, from it %s%s%s",
-		    who, ifname, addr, node, when, js(l, "ifname") ? js(l, "ifname") : "?",
-		    fw ? fw : "?", js(l, "fwd_detail") && *js(l, "fwd_detail") ? ": " : "",
-		    js(l, "fwd_detail") ? js(l, "fwd_detail") : "", rv ? rv : "?",
-		    js(l, "rev_detail") && *js(l, "rev_detail") ? ": " : "",
-		    js(l, "rev_detail") ? js(l, "rev_detail") : "");
-		return !(fw && strcmp(fw, "ok") == 0 && rv && strcmp(rv, "ok") == 0);
-	}
-	finding(x, "%s bound %s %s on %s; the check at %s did not probe that address", who, ifname,
-		addr, node, when);
-	return false;
-}
-
-/* "node1, node2" holds name. */
-static bool node_in(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
-		if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
-			return true;
-	return false;
-}
-
-static void crosscheck_findings(struct xcheck *x, const struct npf_xp_report *rep)
-{
-	const json_t *check = x->check, *v;
-	const char *self = js(check, "self");
-	char when[16] = "?", nodes[256], ifn[32];
-	time_t t = (time_t)(json_integer_value(json_object_get(check, "started_unix_ms")) / 1000);
-	struct tm tm;
-	size_t i;
-	bool bad = false;
-	const char *fail_peer = NULL;
-	bool one_peer = true, any_fail = false;
-
-	if (localtime_r(&t, &tm))
-		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	/* What each distinct bound address was, per the check. */
-	for (size_t p = 0; p < rep->n_procs; p++) {
-		const struct npf_xp_proc *pr = &rep->procs[p];
-		const char *addr = pr->boot_addr[0] ? pr->boot_addr : pr->oob_addr;
-		const char *ifname = pr->boot_addr[0] ? pr->boot_if : pr->oob_if;
-		char who[96];
-		int cnt;
-		bool dup = false;
-
-		if (!addr[0])
-			continue;
-		for (size_t q = 0; q < p; q++)
-			if (strcmp(rep->procs[q].boot_addr[0] ? rep->procs[q].boot_addr
-							      : rep->procs[q].oob_addr,
-				   addr) == 0)
-				dup = true;
-		if (dup)
-			continue;
-		cnt = nodes_with_addr(check, addr, nodes, sizeof(nodes), ifn, sizeof(ifn));
-		npf_xp_proc_label(rep, (int)p, who, sizeof(who));
-		if (cnt > 1) {
-			finding(x,
-				"%s bound %s %s, an address the check found on %d nodes (%s): a "
-				"connect to it stays on the connecting node",
-				who, ifname, addr, cnt, nodes);
-			x->confirmed = x->confirmed || rep->cause == NPF_XC_SAME_ADDRESS ||
-				       rep->cause == NPF_XC_CONTAINER_BRIDGE;
-		}
-		if (cnt >= 1 && self && node_in(nodes, self)) {
-			bad = describe_iface(x, who, ifn, addr, when) || bad;
-		} else if (cnt == 1) {
-			bad = describe_peer(x, who, nodes, ifn, addr, when) || bad;
-		} else if (cnt == 0) {
-			finding(
-			    x,
-			    "%s bound %s %s: no node of the check offers that address (loopback, "
-			    "link-local, down, or a network the daemons do not use)",
-			    who, ifname, addr);
-			bad = true;
-		}
-	}
-	/* A failing bound interface confirms a cause about the choice of interface. */
-	if (bad && (rep->cause == NPF_XC_SAME_ADDRESS || rep->cause == NPF_XC_CONTAINER_BRIDGE ||
-		    rep->cause == NPF_XC_LOOPBACK || rep->cause == NPF_XC_LINK_LOCAL ||
-		    rep->cause == NPF_XC_PREFIX_MATCH))
-		x->confirmed = true;
-	/* Every interface the check saw from this node: which failed how, which passed. */
-	json_array_foreach(json_object_get(json_object_get(check, "verdict"), "interfaces"), i, v)
-	{
-		const json_t *f = json_object_get(v, "failure");
-		long long ok = json_integer_value(json_object_get(v, "ok_peers"));
-
-		if (json_is_true(json_object_get(v, "works"))) {
-			finding(x, "%s: %s passed to all %lld peers", self ? self : "this node",
-				js(v, "ifname"), ok);
-			continue;
-		}
-		any_fail = true;
-		if (js(f, "peer")) {
-			if (fail_peer && strcmp(fail_peer, js(f, "peer")) != 0)
-				one_peer = false;
-			fail_peer = js(f, "peer");
-		}
-		finding(x, "%s: %s %s with %s%s%s (%lld peers ok)", self ? self : "this node",
-			js(v, "ifname"), js(f, "outcome") ? js(f, "outcome") : "fails",
-			js(f, "peer") ? js(f, "peer") : "?",
-			js(f, "detail") && *js(f, "detail") ? ": " : "",
-			js(f, "detail") ? js(f, "detail") : "", ok);
-		/* The check's outcomes that the cause predicts. */
-		if ((rep->cause == NPF_XC_MTU_BLACKHOLE && js(f, "outcome") &&
-		     strcmp(js(f, "outcome"), "bulk-stall") == 0) ||
-		    ((rep->cause == NPF_XC_SAME_ADDRESS || rep->cause == NPF_XC_CONTAINER_BRIDGE) &&
-		     js(f, "outcome") && strcmp(js(f, "outcome"), "wrong-peer") == 0) ||
-		    (rep->cause == NPF_XC_FIREWALL_REFUSED && js(f, "outcome") &&
-		     strcmp(js(f, "outcome"), "refused") == 0) ||
-		    (rep->cause == NPF_XC_FIREWALL_SILENT && js(f, "outcome") &&
-		     strcmp(js(f, "outcome"), "timeout") == 0))
-			x->confirmed = true;
-	}
-	/* A node to drain: nothing works for this node and every failure names one peer, or a
-	 * node-specific cause (a path that stalls/refuses) names that same peer. */
-	if (any_fail && one_peer && fail_peer && (x->verdict && strcmp(x->verdict, "ok") != 0))
-		snprintf(x->drain, sizeof(x->drain), "%s", fail_peer);
-	/* The environment the job ran with against the one published. */
-	if (json_is_object(x->variables))
-		for (size_t p = 0; p < rep->n_procs; p++) {
-			const struct npf_xp_proc *pr = &rep->procs[p];
-			char who[96];
-
-			npf_xp_proc_label(rep, (int)p, who, sizeof(who));
-			for (size_t e = 0; e < pr->n_env; e++) {
-				const char *pub = js(x->variables, pr->env[e].name);
-
-				if (pub && strcmp(pub, pr->env[e].value) != 0) {
-					finding(x, "%s ran with %s=%s; the daemon publishes %s=%s",
-						who, pr->env[e].name, pr->env[e].value,
-						pr->env[e].name, pub);
-					x->env_differs = true;
-				}
-			}
-			if (!pr->n_env && pr->boot_if[0] &&
-			    js(x->variables, "NCCL_SOCKET_IFNAME")) {
-				const char *pub = js(x->variables, "NCCL_SOCKET_IFNAME");
-
-				if (strcmp(pub[0] == '=' ? pub + 1 : pub, pr->boot_if) != 0 &&
-				    (!self || !pr->host[0] || strcmp(pr->host, self) == 0)) {
-					finding(
-					    x,
-					    "%s ran without NCCL_SOCKET_IFNAME and bound %s; the "
-					    "daemon publishes NCCL_SOCKET_IFNAME=%s",
-					    who, pr->boot_if, pub);
-					x->env_differs = true;
-				}
-			}
-		}
-}
-
-/* The log shows connects to an address failing without saying how (Open MPI 4.1 reports
- * "Operation now in progress" for every failed connect, truncated logs, wrappers): when the
- * daemon's check probed that very address, its outcome says how the path fails. */
-static void upgrade_from_daemon(struct npf_xp_report *rep, struct xcheck *x)
-{
-	static const struct {
-		const char *outcome;
-		enum npf_xp_cause cause;
-		const char *what;
-	} map[] = {
-	    {"refused", NPF_XC_FIREWALL_REFUSED, "connections to it are refused (a reject rule)"},
-	    {"timeout", NPF_XC_FIREWALL_SILENT, "connections to it time out (dropped)"},
-	    {"unreachable", NPF_XC_FIREWALL_SILENT, "it is unreachable"},
-	    {"bulk-stall", NPF_XC_MTU_BLACKHOLE,
-	     "small packets pass and full-size ones do not (MTU black hole)"},
-	    {"wrong-peer", NPF_XC_SAME_ADDRESS, "it answers as another node"},
-	};
-	const json_t *l;
-	size_t i;
-
-	if (rep->cause != NPF_XC_UNKNOWN || !x->ok)
-		return;
-	for (size_t p = 0; p < rep->n_procs; p++) {
-		const char *addr = rep->procs[p].peer_addr;
-
-		if (!addr[0])
-			continue;
-		json_array_foreach(json_object_get(x->check, "links"), i, l)
-		{
-			const char *o = js(l, "fwd"), *d = js(l, "fwd_detail");
-
-			if (!same_ip(js(l, "peer_addr"), addr))
-				continue;
-			if (o && strcmp(o, "ok") == 0) {
-				o = js(l, "rev");
-				d = js(l, "rev_detail");
-			}
-			for (size_t m = 0; o && m < sizeof(map) / sizeof(map[0]); m++) {
-				if (strcmp(o, map[m].outcome) != 0)
-					continue;
-				rep->cause = map[m].cause;
-				snprintf(rep->subject_addr, sizeof(rep->subject_addr), "%s", addr);
-				snprintf(rep->subject_host, sizeof(rep->subject_host), "%s",
-					 js(l, "peer") ? js(l, "peer") : "");
-				snprintf(rep->subject_if, sizeof(rep->subject_if), "%s",
-					 js(l, "peer_if") ? js(l, "peer_if") : "");
-				snprintf(rep->summary, sizeof(rep->summary),
-					 "the job's connects to %s (%s) failed; the daemon's check "
-					 "of that "
-					 "path: %s: %s%s%s",
-					 addr, rep->subject_host, o, map[m].what,
-					 d && *d ? ": " : "", d ? d : "");
-				snprintf(rep->fix_hint, sizeof(rep->fix_hint),
-					 "use a network that works to every peer (the published "
-					 "environment), or repair that path");
-				x->cause_from_daemon = true;
-				x->confirmed = true;
-				return;
-			}
-		}
-	}
 }
 
 static int ask(const char *sock, struct npf_api_request *req, json_t **reply, char *err,
@@ -561,13 +234,12 @@ static int pick_nodes(const char *nodes, const struct npf_xp_report *rep,
 }
 
 static void crosscheck(struct xcheck *x, const char *sock, const char *nodes, bool job_wide,
-		       uint32_t max_age_ms, uint32_t timeout_ms, const struct npf_xp_report *rep)
+		       uint32_t max_age_ms, uint32_t timeout_ms, struct npf_xp_report *rep)
 {
 	struct npf_api_request req = {
 	    .type = NPF_API_REQ_CHECK, .max_age_ms = max_age_ms, .timeout_ms = timeout_ms};
 	json_t *vj;
 
-	x->findings = json_array();
 	if (pick_nodes(nodes, rep, &req) < 0) {
 		snprintf(x->error, sizeof(x->error), "bad node list");
 		return;
@@ -583,13 +255,13 @@ static void crosscheck(struct xcheck *x, const char *sock, const char *nodes, bo
 		npf_api_request_clear(&req);
 		return;
 	}
-	x->check = json_object_get(x->reply, "check");
-	vj = json_object_get(x->check, "verdict");
-	x->verdict = js(vj, "verdict");
+	x->c.check = json_object_get(x->reply, "check");
+	vj = json_object_get(x->c.check, "verdict");
+	x->c.verdict = js(vj, "verdict");
 	x->summary = js(vj, "summary");
-	if (!json_is_object(x->check) || !x->verdict) {
+	if (!json_is_object(x->c.check) || !x->c.verdict) {
 		snprintf(x->error, sizeof(x->error), "malformed check in the daemon's reply");
-		x->check = NULL;
+		x->c.check = NULL;
 		npf_api_request_clear(&req);
 		return;
 	}
@@ -604,12 +276,15 @@ static void crosscheck(struct xcheck *x, const char *sock, const char *nodes, bo
 	if (ask(sock, &req, &x->env_reply, x->error, sizeof(x->error)) == 0) {
 		if (js(x->env_reply, "verdict") && strcmp(js(x->env_reply, "verdict"), "ok") == 0) {
 			x->env_text = js(x->env_reply, "text");
-			x->variables = json_object_get(x->env_reply, "variables");
+			x->c.variables = json_object_get(x->env_reply, "variables");
 		}
 		x->error[0] = '\0';
 	}
 	npf_api_request_clear(&req);
-	crosscheck_findings(x, rep);
+	if (npf_xp_crosscheck(rep, &x->c) < 0) {
+		snprintf(x->error, sizeof(x->error), "out of memory");
+		x->ok = false;
+	}
 }
 
 /* The published text without its '#' lines. */
@@ -638,7 +313,7 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 
 	printf("cause: %s%s%s: %s\n", npf_xp_cause_name(rep->cause),
 	       rep->ambiguous ? " (ambiguous)" : "",
-	       x->cause_from_daemon ? " (from the daemon's check)" : "",
+	       x->c.cause_from_daemon ? " (from the daemon's check)" : "",
 	       rep->summary[0] ? rep->summary : "no failure and no network cause in the log");
 	if (rep->first_proc >= 0) {
 		const struct npf_xp_proc *pr = &rep->procs[rep->first_proc];
@@ -660,7 +335,7 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 			printf("  %zu processes logged a failure of their own\n", rep->n_primary);
 	}
 	if (x->ok) {
-		json_array_foreach(x->findings, i, v)
+		json_array_foreach(x->c.findings, i, v)
 		{
 			fputs("daemon: ", stdout);
 			cli_put_clean(stdout, json_string_value(v));
@@ -670,8 +345,8 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 	if (x->ok && x->env_text && rep->cause != NPF_XC_NONE) {
 		printf("fix: the environment the daemon publishes (netpreflight env):\n");
 		put_assignments(stdout, x->env_text, "  ");
-	} else if (x->ok && x->drain[0]) {
-		printf("fix: drain %s (", x->drain);
+	} else if (x->ok && x->c.drain[0]) {
+		printf("fix: drain %s (", x->c.drain);
 		cli_put_clean(stdout, x->summary ? x->summary : "");
 		printf(")\n");
 	} else if (rep->fix_hint[0]) {
@@ -735,14 +410,14 @@ static int print_json(const struct npf_xp_report *rep, const struct xcheck *x)
 	}
 	json_decref(body);
 	if (x->ok) {
-		xc =
-		    json_pack("{s:s, s:O, s:s?, s:s?, s:O, s:b, s:b, s:b, s:s?, s:O?, s:s?}",
-			      "self", js(x->check, "self") ? js(x->check, "self") : "",
-			      "started_unix_ms", json_object_get(x->check, "started_unix_ms"),
-			      "verdict", x->verdict, "summary", x->summary, "findings", x->findings,
-			      "confirmed", x->confirmed, "cause_from_daemon", x->cause_from_daemon,
-			      "env_differs", x->env_differs, "env_text", x->env_text, "env",
-			      x->variables, "drain", x->drain[0] ? x->drain : NULL);
+		xc = json_pack("{s:s, s:O, s:s?, s:s?, s:O, s:b, s:b, s:b, s:s?, s:O?, s:s?}",
+			       "self", js(x->c.check, "self") ? js(x->c.check, "self") : "",
+			       "started_unix_ms", json_object_get(x->c.check, "started_unix_ms"),
+			       "verdict", x->c.verdict, "summary", x->summary, "findings",
+			       x->c.findings, "confirmed", x->c.confirmed, "cause_from_daemon",
+			       x->c.cause_from_daemon, "env_differs", x->c.env_differs, "env_text",
+			       x->env_text, "env", x->c.variables, "drain",
+			       x->c.drain[0] ? x->c.drain : NULL);
 		json_object_set_new(doc, "evidence_source", json_string("log+daemon"));
 		json_object_set_new(doc, "cross_check", xc ? xc : json_null());
 	} else {
@@ -843,7 +518,6 @@ int cmd_explain(int argc, char **argv, const struct cli_global *g)
 	}
 	if (daemon) {
 		crosscheck(&x, g->socket_path, nodes, job_wide, max_age_ms, timeout_ms, &rep);
-		upgrade_from_daemon(&rep, &x);
 	} else
 		snprintf(x.error, sizeof(x.error), "--no-daemon");
 	if (json ? print_json(&rep, &x) < 0 : (print_human(&rep, &x, verbose), false)) {
@@ -856,7 +530,7 @@ int cmd_explain(int argc, char **argv, const struct cli_global *g)
 	}
 	rc = rep.cause == NPF_XC_NONE || rep.cause == NPF_XC_UNKNOWN ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 out:
-	json_decref(x.findings);
+	npf_xp_xcheck_clear(&x.c);
 	json_decref(x.reply);
 	json_decref(x.env_reply);
 	npf_xp_report_clear(&rep);

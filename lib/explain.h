@@ -180,6 +180,26 @@ bool npf_xp_proc_empty(const struct npf_xp_proc *pr);
 /* "rank 3 (node2)", "node2 pid 4711", "job" into buf. Returns buf. */
 char *npf_xp_proc_label(const struct npf_xp_report *rep, int proc, char *buf, size_t len);
 
+/* ---- lib/xcheck.c: the cross-check with the daemon's check (JSON in, no I/O). ---- */
+
+struct npf_xp_xcheck {
+	const json_t *check;	 /* in, borrowed: the check object (docs/protocol.md) */
+	const json_t *variables; /* in, borrowed: the env reply's "variables" when ok, or NULL */
+	const char *verdict;	 /* out: the check's verdict (borrowed from check) */
+	json_t *findings;	 /* out, owned: array of sentences */
+	char drain[64];		 /* out: a node to drain, "" none */
+	bool confirmed;		 /* out: the check shows what the cause predicts */
+	bool env_differs;	 /* out: a rank's environment is not the published one */
+	bool cause_from_daemon;	 /* out: rep->cause was "unknown"; the check's probe decided */
+};
+
+/* Compares what each process bound (and the connects that failed) with the check, lists what
+ * the check found per interface, compares the environment with the published one, and may set
+ * rep->cause (with summary/subject) when the log alone said "unknown". x->check must be set.
+ * Returns 0 or -ENOMEM; free with npf_xp_xcheck_clear(). */
+int npf_xp_crosscheck(struct npf_xp_report *rep, struct npf_xp_xcheck *x);
+void npf_xp_xcheck_clear(struct npf_xp_xcheck *x);
+
 /* ---- lib/logparse.c: the line layer, shared with the tests and the fuzzer. ---- */
 
 /* What one line holds once its prefixes are stripped. */

@@ -334,12 +334,120 @@ static void test_robust(void **state)
 	assert_int_equal(npf_xp_cause_parse("nope"), -EINVAL);
 }
 
+/* A check object as the daemon serves it (docs/protocol.md), cut to the fields the cross-check
+ * reads: node1's view of node1..node3, docker0 everywhere with one address, node3's fabric
+ * refusing. */
+static const char check_json[] =
+    "{\"self\":\"node1\",\"started_unix_ms\":1780000000000,"
+    "\"nodes\":["
+    "{\"name\":\"node1\",\"candidates\":[{\"ifname\":\"docker0\",\"address\":\"172.17.0.1/16\"},"
+    "{\"ifname\":\"ens1f0np0\",\"address\":\"198.18.1.1/24\"}]},"
+    "{\"name\":\"node2\",\"candidates\":[{\"ifname\":\"docker0\",\"address\":\"172.17.0.1/16\"},"
+    "{\"ifname\":\"ens1f0np0\",\"address\":\"198.18.1.2/24\"}]},"
+    "{\"name\":\"node3\",\"candidates\":[{\"ifname\":\"ens1f0np0\",\"address\":\"198.18.1.3/"
+    "24\"}]}],"
+    "\"links\":["
+    "{\"ifname\":\"ens1f0np0\",\"peer\":\"node2\",\"fwd\":\"ok\",\"rev\":\"ok\",\"peer_if\":"
+    "\"ens1f0np0\",\"peer_addr\":\"198.18.1.2/24\",\"fwd_detail\":\"\",\"rev_detail\":\"\"},"
+    "{\"ifname\":\"ens1f0np0\",\"peer\":\"node3\",\"fwd\":\"refused\",\"rev\":\"ok\",\"peer_if\":"
+    "\"ens1f0np0\",\"peer_addr\":\"198.18.1.3/24\",\"fwd_detail\":\"data port 198.18.1.3:38985: "
+    "Connection refused\",\"rev_detail\":\"\"}],"
+    "\"verdict\":{\"verdict\":\"ok\",\"peers\":2,\"interfaces\":["
+    "{\"ifname\":\"docker0\",\"works\":false,\"ok_peers\":0,\"failure\":{\"peer\":\"node2\","
+    "\"direction\":\"forward\",\"outcome\":\"wrong-peer\",\"detail\":\"172.17.0.1 is local to "
+    "node1\"}},"
+    "{\"ifname\":\"ens1f0np0\",\"works\":false,\"ok_peers\":1,\"failure\":{\"peer\":\"node3\","
+    "\"direction\":\"forward\",\"outcome\":\"refused\",\"detail\":\"data port\"}},"
+    "{\"ifname\":\"eno1\",\"works\":true,\"ok_peers\":2,\"failure\":null}]}}";
+
+static bool has_finding(const json_t *f, const char *needle)
+{
+	size_t i;
+	const json_t *v;
+
+	json_array_foreach(f, i, v) if (strstr(json_string_value(v), needle)) return true;
+	return false;
+}
+
+static void xcheck_case(const char *name, const json_t *vars, struct npf_xp_report *rep,
+			struct npf_xp_xcheck *x, json_t **check)
+{
+	char path[512];
+	size_t len;
+	char *log;
+
+	snprintf(path, sizeof(path), "%s/%s.log", CORPUS, name);
+	log = slurp(path, &len);
+	assert_non_null(log);
+	assert_int_equal(npf_explain(log, len, rep), 0);
+	free(log);
+	*check = json_loads(check_json, 0, NULL);
+	assert_non_null(*check);
+	memset(x, 0, sizeof(*x));
+	x->check = *check;
+	x->variables = vars;
+	assert_int_equal(npf_xp_crosscheck(rep, x), 0);
+}
+
+static void test_crosscheck(void **state)
+{
+	struct npf_xp_report rep = {0};
+	struct npf_xp_xcheck x;
+	json_t *check, *vars;
+
+	(void)state;
+	/* Same address: the check holds 172.17.0.1 on two nodes, docker0 is wrong-peer. */
+	xcheck_case("docker0-torchrun-2.18", NULL, &rep, &x, &check);
+	assert_int_equal(rep.cause, NPF_XC_SAME_ADDRESS);
+	assert_true(x.confirmed);
+	assert_false(x.cause_from_daemon);
+	assert_true(
+	    has_finding(x.findings, "an address the check found on 2 nodes (node1, node2)"));
+	assert_true(has_finding(x.findings, "docker0 wrong-peer with node2"));
+	assert_true(has_finding(x.findings, "eno1 passed to all 2 peers"));
+	assert_string_equal(x.verdict, "ok");
+	npf_xp_xcheck_clear(&x);
+	json_decref(check);
+	npf_xp_report_clear(&rep);
+
+	/* Open MPI 4.1's errno-less connect failure: the check's refused probe of 198.18.1.3
+	 * decides. */
+	xcheck_case("lab-ompi-fw-reject", NULL, &rep, &x, &check);
+	assert_int_equal(rep.cause, NPF_XC_FIREWALL_REFUSED);
+	assert_true(x.cause_from_daemon);
+	assert_string_equal(rep.subject_host, "node3");
+	assert_string_equal(rep.subject_addr, "198.18.1.3");
+	npf_xp_xcheck_clear(&x);
+	json_decref(check);
+	npf_xp_report_clear(&rep);
+
+	/* The environment a rank reported against the published one. */
+	vars = json_pack("{s:s}", "NCCL_SOCKET_IFNAME", "=ens1f0np0");
+	xcheck_case("env-differs-2.28", vars, &rep, &x, &check);
+	assert_true(x.env_differs);
+	assert_true(has_finding(x.findings,
+				"ran with NCCL_SOCKET_IFNAME=eno1; the daemon publishes "
+				"NCCL_SOCKET_IFNAME==ens1f0np0"));
+	npf_xp_xcheck_clear(&x);
+	json_decref(check);
+	json_decref(vars);
+	npf_xp_report_clear(&rep);
+
+	/* A log with nothing wrong is not made into a cause by a failing check. */
+	xcheck_case("clean-2.25", NULL, &rep, &x, &check);
+	assert_int_equal(rep.cause, NPF_XC_NONE);
+	assert_false(x.cause_from_daemon);
+	npf_xp_xcheck_clear(&x);
+	json_decref(check);
+	npf_xp_report_clear(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_prefixes),	 cmocka_unit_test(test_wordings),
 	    cmocka_unit_test(test_bridge_names), cmocka_unit_test(test_corpus),
-	    cmocka_unit_test(test_robust),
+	    cmocka_unit_test(test_robust),	 cmocka_unit_test(test_crosscheck),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
