@@ -216,6 +216,8 @@ static int pick_nodes(const char *nodes, const struct npf_xp_report *rep,
 {
 	if (nodes)
 		return cli_hostlist_peers(nodes, req);
+	if (rep->hostlist[0])
+		return cli_hostlist_peers(rep->hostlist, req);
 	req->peers = calloc(rep->n_procs ? rep->n_procs : 1, sizeof(*req->peers));
 	if (!req->peers)
 		return -ENOMEM;

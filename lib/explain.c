@@ -359,6 +359,11 @@ static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
 	    lineno <= c->box_until)
 		cpy(p.host, sizeof(p.host),
 		    c->box_host); /* "Message: connect() to ..." in the box */
+	if (p.kind == NPF_XL_HOSTLIST) {
+		if (!c->rep->hostlist[0])
+			cpy(c->rep->hostlist, sizeof(c->rep->hostlist), p.a);
+		return 0;
+	}
 	if (p.kind == NPF_XL_OMPI_HOST) {
 		cpy(c->box_host, sizeof(c->box_host), p.host);
 		c->box_until = lineno + 8;
@@ -1276,6 +1281,7 @@ json_t *npf_xp_report_to_json(const struct npf_xp_report *rep)
 	    json_object_set_new(o, "recognised", json_integer((json_int_t)rep->n_recognised)) ||
 	    json_object_set_new(o, "timestamps", json_boolean(rep->has_times)) ||
 	    json_object_set_new(o, "truncated", json_boolean(rep->truncated)) ||
+	    json_object_set_new(o, "hostlist", jstr_or_null(rep->hostlist)) ||
 	    json_object_set(o, "processes", procs))
 		goto fail;
 	json_decref(procs);

@@ -59,6 +59,7 @@ enum npf_xp_kind {
 	NPF_XL_OMPI_CONNECT,  /* Open MPI: btl_tcp_endpoint ... connect() to A failed: X */
 	NPF_XL_OMPI_NOIF,     /* Open MPI: Unknown interface name / invalid if_inexclude */
 	NPF_XL_OMPI_HOST,     /*   Local host: node1  (the host line inside an Open MPI help box) */
+	NPF_XL_HOSTLIST,      /* SLURM_JOB_NODELIST=node[1-4] (a job script\'s env dump) */
 	NPF_XL__COUNT
 };
 
@@ -138,7 +139,8 @@ struct npf_xp_report {
 	struct npf_xp_proc *procs; /* owned */
 	size_t n_procs;
 	size_t n_lines, n_recognised;
-	bool truncated; /* the input ended inside a line */
+	bool truncated;	    /* the input ended inside a line */
+	char hostlist[256]; /* the job's node list when the log shows one (SLURM_JOB_NODELIST=) */
 	bool has_times;
 	int first_proc; /* the first failing process (primary failure first, by time then line), -1
 			 */

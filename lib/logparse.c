@@ -342,6 +342,16 @@ static void row_ompi_host(struct span s, struct npf_xp_parsed *p)
 	copy_clean(p->host, sizeof(p->host), h, token_len(h, end, ""));
 }
 
+static void row_hostlist(struct span s, struct npf_xp_parsed *p)
+{
+	const char *e = span_find(s, "NODELIST="), *end = s.p + s.n;
+
+	if (e) {
+		e += strlen("NODELIST=");
+		copy_clean(p->a, sizeof(p->a), e, token_len(e, end, "\"'"));
+	}
+}
+
 static void row_ompi_noif(struct span s, struct npf_xp_parsed *p)
 {
 	static const char *const m[] = {"Unknown interface name: ", "Interface: ", NULL};
@@ -394,6 +404,8 @@ static const struct npf_xp_row {
     {NPF_XL_OMPI_NOIF, "Unknown interface name", NULL, row_ompi_noif,
      "Open MPI btl_tcp_component.c split_and_resolve()"},
     {NPF_XL_OMPI_HOST, "Local host:", NULL, row_ompi_host, "Open MPI help box"},
+    {NPF_XL_HOSTLIST, "SLURM_JOB_NODELIST=", NULL, row_hostlist, "Slurm job environment"},
+    {NPF_XL_HOSTLIST, "SLURM_NODELIST=", NULL, row_hostlist, "Slurm job environment"},
     {NPF_XL_IB_COMPLETION, "Got completion from peer", NULL, row_ib_completion,
      "NCCL net_ib ncclIbTest(): completion error"},
     {NPF_XL_IB_MODIFY_QP, "Call to ibv_modify_qp failed", NULL, NULL,
@@ -464,6 +476,7 @@ static const char *const kind_names[NPF_XL__COUNT] = {
     [NPF_XL_OMPI_CONNECT] = "ompi-connect",
     [NPF_XL_OMPI_NOIF] = "ompi-unknown-interface",
     [NPF_XL_OMPI_HOST] = "ompi-host",
+    [NPF_XL_HOSTLIST] = "hostlist",
 };
 
 const char *npf_xp_kind_name(enum npf_xp_kind k)
