@@ -10,7 +10,29 @@
 
 #include "explain.h"
 
-#define MAX_KEPT 20000 /* recognised lines kept for evidence; later ones are only counted */
+#define HT_SIZE 8192 /* > 2 * NPF_XP_MAX_PROCS */
+
+/* Recognised lines kept for evidence, per kind; later ones are only counted. The per-process
+ * kinds (bootstrap, env, NET) have room for every process; chatty INFO kinds little. */
+static size_t kind_cap(enum npf_xp_kind k)
+{
+	switch (k) {
+	case NPF_XL_BOOTSTRAP:
+	case NPF_XL_NET_IB:
+	case NPF_XL_NET_SOCKET:
+	case NPF_XL_NCCL_VERSION:
+		return NPF_XP_MAX_PROCS + 16;
+	case NPF_XL_ENV:
+		return 4 * NPF_XP_MAX_PROCS;
+	case NPF_XL_CHANNEL:
+	case NPF_XL_INIT_RANK:
+	case NPF_XL_INIT_DONE:
+	case NPF_XL_USING_NET:
+		return 64;
+	default:
+		return 2048;
+	}
+}
 
 /* Bounded copy of text that is already clean UTF-8: cuts before a character that does not fit. */
 static void cpy(char *dst, size_t len, const char *src)
@@ -37,6 +59,10 @@ struct ctx {
 	size_t pending_lineno;
 	char box_host[64]; /* the "Local host:" of the Open MPI help box being read */
 	size_t box_until;  /* its last line number */
+	/* Lookups by host:pid and by rank (open addressing, index+1, 0 = empty): a log of 4096
+	 * ranks interleaved must not cost a scan of every process per line. */
+	int by_pid[HT_SIZE], by_rank[HT_SIZE];
+	size_t kept[NPF_XL__COUNT]; /* lines kept per kind */
 };
 
 static const char *const cause_names[NPF_XC__COUNT] = {
@@ -154,6 +180,39 @@ static int new_proc(struct ctx *c, int rank, const char *host, long pid)
 	return (int)r->n_procs++;
 }
 
+static uint32_t hash_pid(const char *host, long pid)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)pid;
+
+	for (; *host; host++)
+		h = (h ^ (unsigned char)*host) * 16777619u;
+	return h * 2654435761u;
+}
+
+static void ht_put(int *t, uint32_t h, int idx)
+{
+	for (uint32_t k = 0; k < HT_SIZE; k++) {
+		int *slot = &t[(h + k) % HT_SIZE];
+
+		if (*slot == idx + 1)
+			return;
+		if (*slot == 0) {
+			*slot = idx + 1;
+			return;
+		}
+	}
+}
+
+static void index_proc(struct ctx *c, int i)
+{
+	const struct npf_xp_proc *pr = &c->rep->procs[i];
+
+	if (pr->host[0] && pr->pid >= 0)
+		ht_put(c->by_pid, hash_pid(pr->host, pr->pid), i);
+	if (pr->rank >= 0)
+		ht_put(c->by_rank, (uint32_t)pr->rank * 2654435761u, i);
+}
+
 /* Which process a line belongs to. NCCL lines name host:pid, launcher tags name a rank, and
  * NCCL's "rank N nranks" lines tie the two together. Returns an index, or -1 for "job". */
 static int find_proc(struct ctx *c, const struct npf_xp_parsed *p)
@@ -162,19 +221,27 @@ static int find_proc(struct ctx *c, const struct npf_xp_parsed *p)
 	int i;
 
 	if (p->host[0] && p->pid >= 0) {
-		for (size_t k = 0; k < r->n_procs; k++) {
-			struct npf_xp_proc *pr = &r->procs[k];
+		uint32_t h = hash_pid(p->host, p->pid);
+
+		for (uint32_t k = 0; k < HT_SIZE && c->by_pid[(h + k) % HT_SIZE]; k++) {
+			int idx = c->by_pid[(h + k) % HT_SIZE] - 1;
+			struct npf_xp_proc *pr = &r->procs[idx];
 
 			if (pr->pid == p->pid && strcmp(pr->host, p->host) == 0) {
-				if (pr->rank < 0 && p->rank >= 0)
+				if (pr->rank < 0 && p->rank >= 0) {
 					pr->rank = p->rank;
-				return (int)k;
+					index_proc(c, idx);
+				}
+				return idx;
 			}
 		}
 	}
 	if (p->rank >= 0) {
-		for (size_t k = 0; k < r->n_procs; k++) {
-			struct npf_xp_proc *pr = &r->procs[k];
+		uint32_t h = (uint32_t)p->rank * 2654435761u;
+
+		for (uint32_t k = 0; k < HT_SIZE && c->by_rank[(h + k) % HT_SIZE]; k++) {
+			int idx = c->by_rank[(h + k) % HT_SIZE] - 1;
+			struct npf_xp_proc *pr = &r->procs[idx];
 
 			if (pr->rank != p->rank)
 				continue;
@@ -186,21 +253,24 @@ static int find_proc(struct ctx *c, const struct npf_xp_parsed *p)
 				pr->pid = p->pid;
 			if (!pr->host[0] && p->host[0])
 				cpy(pr->host, sizeof(pr->host), p->host);
-			return (int)k;
+			index_proc(c, idx);
+			return idx;
 		}
 	}
 	if (p->rank < 0 && p->pid < 0 && !p->host[0])
 		goto job;
 	if (p->rank < 0 && p->pid < 0) {
-		/* Only a host (an Open MPI help box): the host's unnamed process. */
+		/* Only a host (an Open MPI help box): the host's unnamed process. Rare: a scan. */
 		for (size_t k = 0; k < r->n_procs; k++)
 			if (r->procs[k].rank < 0 && r->procs[k].pid < 0 &&
 			    strcmp(r->procs[k].host, p->host) == 0)
 				return (int)k;
 	}
 	i = new_proc(c, p->rank, p->host, p->pid);
-	if (i >= 0)
+	if (i >= 0) {
+		index_proc(c, i);
 		return i;
+	}
 	if (i == -ENOMEM)
 		return -2;
 job:
@@ -216,8 +286,9 @@ static int keep_line(struct ctx *c, size_t lineno, const struct npf_xp_parsed *p
 {
 	struct npf_xp_line *l;
 
-	if (c->n_lines >= MAX_KEPT)
+	if ((unsigned)p->kind >= NPF_XL__COUNT || c->kept[p->kind] >= kind_cap(p->kind))
 		return 0;
+	c->kept[p->kind]++;
 	if (c->n_lines == c->cap_lines) {
 		size_t cap = c->cap_lines ? c->cap_lines * 2 : 64;
 		struct npf_xp_line *nl = realloc(c->lines, cap * sizeof(*nl));

@@ -332,6 +332,35 @@ static void test_robust(void **state)
 	assert_int_equal(npf_explain(junk, sizeof(junk), &rep), 0);
 	assert_int_equal(rep.cause, NPF_XC_NONE);
 	npf_xp_report_clear(&rep);
+	/* 4096 ranks, then 30000 chatty INFO lines, then the one failure: it is still seen (the
+	 * chatty kinds cannot crowd the evidence out). */
+	{
+		size_t cap = 8u << 20, n = 0;
+		char *big = malloc(cap);
+
+		assert_non_null(big);
+		for (int r = 0; r < NPF_XP_MAX_PROCS; r++)
+			n += (size_t)snprintf(big + n, cap - n,
+					      "[rank%d]:node%d:%d:%d [0] NCCL INFO Bootstrap : Using "
+					      "ens1f0np0:10.%d.%d.1<0>\n",
+					      r, r / 8, 1000 + r, 1000 + r, r / 256, r % 256);
+		for (int i = 0; i < 30000; i++)
+			n += (size_t)snprintf(big + n, cap - n,
+					      "[rank%d]:node%d:%d:%d [0] NCCL INFO Channel 00/0 : "
+					      "%d[0] -> %d[0] [send] via NET/Socket/0\n",
+					      i % 4096, (i % 4096) / 8, 1000 + i % 4096, 1000 + i % 4096,
+					      i % 4096, (i + 1) % 4096);
+		n += (size_t)snprintf(big + n, cap - n,
+				      "[rank77]:node9:1077:1077 [0] misc/socket.cc:1 NCCL WARN "
+				      "socketStartConnect: Connect to 10.0.78.1<1> failed : Connection "
+				      "refused\n");
+		assert_int_equal(npf_explain(big, n, &rep), 0);
+		assert_int_equal(rep.n_procs, NPF_XP_MAX_PROCS);
+		assert_int_equal(rep.cause, NPF_XC_FIREWALL_REFUSED);
+		assert_string_equal(rep.subject_host, "node9");
+		npf_xp_report_clear(&rep);
+		free(big);
+	}
 	assert_int_equal(npf_xp_cause_parse("same-address"), NPF_XC_SAME_ADDRESS);
 	assert_int_equal(npf_xp_cause_parse("nope"), -EINVAL);
 }
