@@ -247,6 +247,8 @@ static void check_case(const char *name)
 		fail_msg("%s: subject_if %s, expected %s", name, rep.subject_if, val);
 	if (expect_get(exp, "subject_addr", val, sizeof(val)) && strcmp(val, rep.subject_addr) != 0)
 		fail_msg("%s: subject_addr %s, expected %s", name, rep.subject_addr, val);
+	if (expect_get(exp, "fix", val, sizeof(val)) && !strstr(rep.fix_hint, val))
+		fail_msg("%s: fix \"%s\" does not say \"%s\"", name, rep.fix_hint, val);
 	if (expect_get(exp, "hostlist", val, sizeof(val)) && strcmp(val, rep.hostlist) != 0)
 		fail_msg("%s: hostlist %s, expected %s", name, rep.hostlist, val);
 	if (expect_get(exp, "subject_host", val, sizeof(val)) && strcmp(val, rep.subject_host) != 0)
