@@ -111,7 +111,8 @@ grep -q '^cause: same-address' "$T/x.txt" && grep -q '^first failure: ' "$T/x.tx
 # 4. The fix works: the exact text explain printed, applied on the launch node.
 sed -n 's/^  \(export .*\)$/\1/p' "$T/x.txt" >"$T/fix.sh"
 out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID" --timeout 60 --env "$T/fix.sh")
-[ $? -eq 0 ] && pass "job with explain's fix: $out" || { fail "job with the fix: $out"; cat "$T/fix.sh"; }
+rc=$?
+[ $rc -eq 0 ] && pass "job with explain's fix: $out" || { fail "job with the fix: $out"; cat "$T/fix.sh"; }
 
 # 5. No daemon: the same diagnosis, from the log alone.
 "$CLI" --socket "$T/none.sock" explain --nodes "$NODES" --json "$T/job.log" >"$T/n.json" 2>/dev/null
@@ -142,7 +143,8 @@ NODES2=$("$LAB" hostlist --id "$ID2")
 SOCK2=$("$LAB" sock --id "$ID2" node1)
 out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID2" --timeout 20 --log "$T/fw.log" -- \
 	--mca btl_tcp_if_include 198.18.1.0/24)
-[ $? -ne 0 ] && pass "fw-reject job on the fabric did not finish ($out)" || fail "fw-reject job: $out"
+rc=$?
+[ $rc -ne 0 ] && pass "fw-reject job on the fabric did not finish ($out)" || fail "fw-reject job: $out"
 "$CLI" explain --no-daemon --json "$T/fw.log" >"$T/fw0.json"
 rc=$?
 [ $rc -eq 1 ] && [ "$(jq -r .cause "$T/fw0.json")" = unknown ] &&
@@ -160,7 +162,8 @@ k() { jq -r "$1" "$T/fw.json"; }
 	pass "fix: the published eno1 CIDR" || fail "env $(k .cross_check.env)"
 "$CLI" --socket "$SOCK2" explain --nodes "$NODES2" "$T/fw.log" | sed -n 's/^  \(export .*\)$/\1/p' >"$T/fix2.sh"
 out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID2" --timeout 60 --env "$T/fix2.sh")
-[ $? -eq 0 ] && pass "fw-reject job with explain's fix: $out" || { fail "with the fix: $out"; cat "$T/fix2.sh"; }
+rc=$?
+[ $rc -eq 0 ] && pass "fw-reject job with explain's fix: $out" || { fail "with the fix: $out"; cat "$T/fix2.sh"; }
 
 # 8. Gloo (PyTorch from Debian's python3-torch, when installed): no GLOO_SOCKET_IFNAME, and the
 # hostname does not resolve to a fabric address inside the nodes, so Gloo binds loopback.
