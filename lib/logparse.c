@@ -587,27 +587,37 @@ static size_t strip_iso_time(const char *p, const char *end, double *t)
  * Year-less: the time is placed in 1970 (comparable within one log). */
 static size_t strip_glog(const char *p, const char *end, double *t, bool *warn)
 {
-	const char *q = p + 2, *rb;
+	/* "[E0501 09:14:03.1 tid file:line] " (PyTorch's c10 logging), "W20261201 09:14:03.1 tid
+	 * file:line] " (glog itself, e.g. Debian's libtorch before InitGoogleLogging()). */
+	bool br = p < end && *p == '[';
+	const char *l = br ? p + 1 : p, *q = l + 1, *rb;
+	size_t nd = 0;
 
-	if (end - p < 4 || p[0] != '[' || !strchr("IWEF", p[1]))
+	if (end - l < 3 || !strchr("IWEF", *l) || *l == '\0')
 		return 0;
-	if ((digits(q, end, 4) && q + 5 < end && q[4] == ' ') ||
-	    (digits(q, end, 3) && q + 4 < end && q[3] == ' ')) {
-		size_t nd = q[3] == ' ' ? 3 : 4; /* MMDD, or MDD as some collectors trim it */
+	if (digits(q, end, 8) && q + 9 < end && q[8] == ' ')
+		nd = 8; /* YYYYMMDD */
+	else if (digits(q, end, 4) && q + 5 < end && q[4] == ' ')
+		nd = 4; /* MMDD */
+	else if (digits(q, end, 3) && q + 4 < end && q[3] == ' ')
+		nd = 3; /* MDD, as some collectors trim it */
+	if (nd) {
 		const char *c = q + nd + 1;
 		double s = clock_at(&c, end);
+		long y = nd == 8 ? num(q, 4) : 1970;
+		const char *md = nd == 8 ? q + 4 : q;
+		size_t mlen = nd == 8 ? 2 : nd - 2;
 
 		if (s < 0)
 			return 0;
-		*t =
-		    (double)days_from_civil(1970, num(q, nd - 2), num(q + nd - 2, 2)) * 86400.0 + s;
-	} else if (*q != ' ') {
+		*t = (double)days_from_civil(y, num(md, mlen), num(md + mlen, 2)) * 86400.0 + s;
+	} else if (!br || *q != ' ') {
 		return 0;
 	}
-	rb = memchr(p, ']', (size_t)(end - p));
-	if (!rb || !memchr(p, '.', (size_t)(rb - p)))
+	rb = memchr(l, ']', (size_t)(end - l));
+	if (!rb || !memchr(l, '.', (size_t)(rb - l)) || memchr(l, ' ', (size_t)(rb - l)) == NULL)
 		return 0;
-	*warn = p[1] != 'I';
+	*warn = *l != 'I';
 	rb++;
 	while (rb < end && *rb == ' ')
 		rb++;

@@ -61,6 +61,19 @@ static void test_prefixes(void **state)
 	/* a clock is not an srun label */
 	assert_int_equal(kind_of("12:34:56 nothing here", &p), NPF_XL_NONE);
 	assert_int_equal(p.rank, -1);
+	/* glog with a year and no bracket (libtorch before InitGoogleLogging()) */
+	assert_int_equal(
+	    kind_of("W20261201 11:09:52.813922 32713 ProcessGroupGloo.cpp:694] Warning: "
+		    "Unable to resolve hostname to a (local) address. Using the loopback "
+		    "address as fallback.",
+		    &p),
+	    NPF_XL_GLOO_LOOPBACK);
+	assert_true(p.time > 86400.0 * 365 * 50);
+	assert_true(p.msg_len > 0 && strncmp(p.msg, "Warning:", 8) == 0);
+	/* a word that starts with I/W/E/F is not a glog prefix */
+	assert_int_equal(kind_of("Watchdog caught collective operation timeout: x", &p),
+			 NPF_XL_WATCHDOG);
+	assert_true(strncmp(p.msg, "Watchdog", 8) == 0);
 	/* glog + PyTorch's [Rank N] */
 	assert_int_equal(
 	    kind_of("[E0501 09:24:03.802 1001 ProcessGroupNCCL.cpp:563] [Rank 7] Watchdog "
@@ -342,20 +355,22 @@ static void test_robust(void **state)
 
 		assert_non_null(big);
 		for (int r = 0; r < NPF_XP_MAX_PROCS; r++)
-			n += (size_t)snprintf(big + n, cap - n,
-					      "[rank%d]:node%d:%d:%d [0] NCCL INFO Bootstrap : Using "
-					      "ens1f0np0:10.%d.%d.1<0>\n",
-					      r, r / 8, 1000 + r, 1000 + r, r / 256, r % 256);
+			n += (size_t)snprintf(
+			    big + n, cap - n,
+			    "[rank%d]:node%d:%d:%d [0] NCCL INFO Bootstrap : Using "
+			    "ens1f0np0:10.%d.%d.1<0>\n",
+			    r, r / 8, 1000 + r, 1000 + r, r / 256, r % 256);
 		for (int i = 0; i < 30000; i++)
 			n += (size_t)snprintf(big + n, cap - n,
 					      "[rank%d]:node%d:%d:%d [0] NCCL INFO Channel 00/0 : "
 					      "%d[0] -> %d[0] [send] via NET/Socket/0\n",
-					      i % 4096, (i % 4096) / 8, 1000 + i % 4096, 1000 + i % 4096,
-					      i % 4096, (i + 1) % 4096);
-		n += (size_t)snprintf(big + n, cap - n,
-				      "[rank77]:node9:1077:1077 [0] misc/socket.cc:1 NCCL WARN "
-				      "socketStartConnect: Connect to 10.0.78.1<1> failed : Connection "
-				      "refused\n");
+					      i % 4096, (i % 4096) / 8, 1000 + i % 4096,
+					      1000 + i % 4096, i % 4096, (i + 1) % 4096);
+		n += (size_t)snprintf(
+		    big + n, cap - n,
+		    "[rank77]:node9:1077:1077 [0] misc/socket.cc:1 NCCL WARN "
+		    "socketStartConnect: Connect to 10.0.78.1<1> failed : Connection "
+		    "refused\n");
 		assert_int_equal(npf_explain(big, n, &rep), 0);
 		assert_int_equal(rep.n_procs, NPF_XP_MAX_PROCS);
 		assert_int_equal(rep.cause, NPF_XC_FIREWALL_REFUSED);
