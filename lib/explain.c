@@ -570,6 +570,16 @@ static void bound(const struct npf_xp_proc *pr, const char **ifn, const char **a
 	}
 }
 
+/* The first failing process's first failure (story()), as evidence. */
+static const struct npf_xp_line *first_failure_line(struct ctx *c)
+{
+	const struct npf_xp_report *r = c->rep;
+
+	if (r->first_proc < 0 || !r->procs[r->first_proc].has_error)
+		return NULL;
+	return &r->procs[r->first_proc].first_error;
+}
+
 static bool any_failure(struct ctx *c)
 {
 	for (size_t i = 0; i < c->rep->n_procs; i++)
@@ -767,12 +777,7 @@ static bool r_bound_range(struct ctx *c, bool (*pred)(const char *), const char 
 			continue;
 		add_evidence(c, line_of(c, k, (int)i, NULL));
 		add_evidence(c, line_of(c, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
-		for (size_t j = 0; j < r->n_procs; j++)
-			if (r->procs[j].has_error) {
-				add_evidence(
-				    c, line_of(c, r->procs[j].first_error.kind, (int)j, NULL));
-				break;
-			}
+		add_evidence(c, first_failure_line(c));
 		subject(c, ifn, addr, r->procs[i].host);
 		snprintf(r->summary, sizeof(r->summary), "%s bound %s %s: %s",
 			 r->procs[i].host[0] ? r->procs[i].host : "a rank", ifn, addr, what);
@@ -820,12 +825,7 @@ static bool r_same_address(struct ctx *c)
 				continue;
 			add_evidence(c, line_of(c, ki, (int)i, NULL));
 			add_evidence(c, line_of(c, kj, (int)j, NULL));
-			for (size_t k = 0; k < r->n_procs; k++)
-				if (r->procs[k].has_error && r->procs[k].primary) {
-					add_evidence(c, line_of(c, r->procs[k].first_error.kind,
-								(int)k, NULL));
-					break;
-				}
+			add_evidence(c, first_failure_line(c));
 			subject(c, ii, ai, NULL);
 			snprintf(
 			    r->summary, sizeof(r->summary),
@@ -870,12 +870,7 @@ static bool r_bridge(struct ctx *c)
 		if (!ifn || !npf_xp_bridge_name(ifn))
 			continue;
 		add_evidence(c, line_of(c, k, (int)i, NULL));
-		for (size_t j = 0; j < r->n_procs; j++)
-			if (r->procs[j].has_error && r->procs[j].primary) {
-				add_evidence(
-				    c, line_of(c, r->procs[j].first_error.kind, (int)j, NULL));
-				break;
-			}
+		add_evidence(c, first_failure_line(c));
 		subject(c, ifn, addr, r->procs[i].host);
 		snprintf(r->summary, sizeof(r->summary),
 			 "%s bound the container/virtual bridge %s %s, which other nodes cannot "
