@@ -37,6 +37,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g);
 int cmd_status(int argc, char **argv, const struct cli_global *g);
 int cmd_key(int argc, char **argv, const struct cli_global *g);
 int cmd_env(int argc, char **argv, const struct cli_global *g);
+int cmd_explain(int argc, char **argv, const struct cli_global *g);
 
 /* cmd_check.c: "3", "2.5", "3s" -> milliseconds within the API's timeout bounds.
  * Returns 0, -EINVAL or -ERANGE. */

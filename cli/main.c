@@ -21,6 +21,9 @@ static const struct cli_cmd cmds[] = {
 	{ "env", cmd_env,
 	  "env --nodes HOSTLIST [--format shell|taskprolog|nccl-conf|json] [--job-wide] "
 	  "[--timeout S] [--max-age S] [--cached]" },
+	{ "explain", cmd_explain,
+	  "explain [--nodes HOSTLIST] [--no-daemon] [--max-age S] [--timeout S] [--node-env] "
+	  "[--verbose] [--json] [FILE...]" },
 };
 
 void cli_err(const char *fmt, ...)

@@ -1,0 +1,1363 @@
+// SPDX-License-Identifier: MIT
+/* `explain`: from classified lines (lib/logparse.c) to a per-process table, the job's story
+ * (who failed first, who failed only because another did) and one root cause chosen by the
+ * rule table below. Every rule names its evidence lines; with none, the answer is "unknown". */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explain.h"
+
+#define HT_SIZE 8192 /* > 2 * NPF_XP_MAX_PROCS */
+
+/* Recognised lines kept for evidence, per kind; later ones are only counted. The per-process
+ * kinds (bootstrap, env, NET) have room for every process; chatty INFO kinds little. */
+static size_t kind_cap(enum npf_xp_kind k)
+{
+	switch (k) {
+	case NPF_XL_BOOTSTRAP:
+	case NPF_XL_NET_IB:
+	case NPF_XL_NET_SOCKET:
+	case NPF_XL_NCCL_VERSION:
+		return NPF_XP_MAX_PROCS + 16;
+	case NPF_XL_ENV:
+		return 4 * NPF_XP_MAX_PROCS;
+	case NPF_XL_CHANNEL:
+	case NPF_XL_INIT_RANK:
+	case NPF_XL_INIT_DONE:
+	case NPF_XL_USING_NET:
+		return 64;
+	default:
+		return 2048;
+	}
+}
+
+/* Bounded copy of text that is already clean UTF-8: cuts before a character that does not fit. */
+static void cpy(char *dst, size_t len, const char *src)
+{
+	npf_xp_clean_text(dst, len, src ? src : "", src ? strlen(src) : 0);
+}
+
+/* snprintf() into a fixed buffer may cut inside a UTF-8 character: mend the end. */
+static void mend(char *s, size_t len)
+{
+	char tmp[512];
+
+	npf_xp_clean_text(tmp, sizeof(tmp) < len ? sizeof(tmp) : len, s, strlen(s));
+	memcpy(s, tmp, strlen(tmp) + 1);
+}
+
+struct ctx {
+	struct npf_xp_report *rep;
+	struct npf_xp_line *lines; /* recognised lines, in input order */
+	size_t n_lines, cap_lines;
+	size_t procs_cap;
+	int job;	/* the "job" pseudo-process for lines that name nobody, -1 none yet */
+	size_t pending; /* index+1 of an Open MPI help-box line waiting for its host, 0 none */
+	size_t pending_lineno;
+	char box_host[64]; /* the "Local host:" of the Open MPI help box being read */
+	size_t box_until;  /* its last line number */
+	/* Lookups by host:pid and by rank (open addressing, index+1, 0 = empty): a log of 4096
+	 * ranks interleaved must not cost a scan of every process per line. */
+	int by_pid[HT_SIZE], by_rank[HT_SIZE];
+	size_t kept[NPF_XL__COUNT]; /* lines kept per kind */
+};
+
+static const char *const cause_names[NPF_XC__COUNT] = {
+    [NPF_XC_NONE] = "none",
+    [NPF_XC_SAME_ADDRESS] = "same-address",
+    [NPF_XC_CONTAINER_BRIDGE] = "container-bridge",
+    [NPF_XC_LOOPBACK] = "loopback",
+    [NPF_XC_LINK_LOCAL] = "link-local",
+    [NPF_XC_GLOO_HOSTNAME] = "gloo-hostname-loopback",
+    [NPF_XC_NAMES_DIFFER] = "interface-names-differ",
+    [NPF_XC_PREFIX_MATCH] = "prefix-match",
+    [NPF_XC_COMM_ID_SUBNET] = "comm-id-subnet",
+    [NPF_XC_ROCE_GID_FORCED] = "roce-gid-forced",
+    [NPF_XC_ROCE_GID] = "roce-gid",
+    [NPF_XC_FIREWALL_REFUSED] = "firewall-refused",
+    [NPF_XC_FIREWALL_SILENT] = "firewall-silent",
+    [NPF_XC_MTU_BLACKHOLE] = "mtu-blackhole",
+    [NPF_XC_IB_FALLBACK] = "ib-socket-fallback",
+    [NPF_XC_ENV_DIFFERS] = "env-differs",
+    [NPF_XC_UNKNOWN] = "unknown",
+};
+
+const char *npf_xp_cause_name(enum npf_xp_cause c)
+{
+	return (unsigned)c < NPF_XC__COUNT && cause_names[c] ? cause_names[c] : "unknown";
+}
+
+int npf_xp_cause_parse(const char *s)
+{
+	for (int i = 0; i < NPF_XC__COUNT; i++)
+		if (s && strcmp(s, cause_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+/* Failure lines: a cause (primary) or the echo of one elsewhere (a consequence). */
+static int failure_class(const struct npf_xp_parsed *p)
+{
+	switch (p->kind) {
+	case NPF_XL_NO_IFACE:
+	case NPF_XL_NO_SUBNET:
+	case NPF_XL_CONNECT_FAIL:
+	case NPF_XL_IB_COMPLETION:
+	case NPF_XL_IB_MODIFY_QP:
+	case NPF_XL_GLOO_CONNECT:
+	case NPF_XL_GLOO_NOADDR:
+	case NPF_XL_STORE_FAIL:
+	case NPF_XL_OMPI_NOPROC:
+	case NPF_XL_OMPI_UNREACH:
+	case NPF_XL_OMPI_CONNECT:
+	case NPF_XL_OMPI_NOIF:
+		return 2;
+	case NPF_XL_CONNECT_RETRY:
+		return p->err != NPF_XE_NONE ? 2 : 0;
+	case NPF_XL_WATCHDOG:
+	case NPF_XL_REMOTE_CLOSED:
+	case NPF_XL_NCCL_ERROR_IN:
+	case NPF_XL_LAST_ERROR:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+char *npf_xp_proc_label(const struct npf_xp_report *rep, int proc, char *buf, size_t len)
+{
+	const struct npf_xp_proc *pr;
+
+	if (proc < 0 || (size_t)proc >= rep->n_procs) {
+		snprintf(buf, len, "job");
+		return buf;
+	}
+	pr = &rep->procs[proc];
+	if (pr->rank >= 0 && pr->host[0])
+		snprintf(buf, len, "rank %d (%s)", pr->rank, pr->host);
+	else if (pr->rank >= 0)
+		snprintf(buf, len, "rank %d", pr->rank);
+	else if (pr->host[0] && pr->pid >= 0)
+		snprintf(buf, len, "%s pid %ld", pr->host, pr->pid);
+	else if (pr->host[0])
+		snprintf(buf, len, "%s", pr->host);
+	else
+		snprintf(buf, len, "job");
+	return buf;
+}
+
+bool npf_xp_proc_empty(const struct npf_xp_proc *pr)
+{
+	return !pr->has_error && !pr->n_env && !pr->boot_if[0] && !pr->oob_if[0] &&
+	       !pr->nccl_version[0] && !pr->net[0] && !pr->init_done && !pr->ib_none;
+}
+
+static int new_proc(struct ctx *c, int rank, const char *host, long pid)
+{
+	struct npf_xp_report *r = c->rep;
+	struct npf_xp_proc *pr;
+
+	if (r->n_procs >= NPF_XP_MAX_PROCS)
+		return -1;
+	if (r->n_procs == c->procs_cap) {
+		size_t cap = c->procs_cap ? c->procs_cap * 2 : 16;
+		struct npf_xp_proc *np = realloc(r->procs, cap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		r->procs = np;
+		c->procs_cap = cap;
+	}
+	pr = &r->procs[r->n_procs];
+	memset(pr, 0, sizeof(*pr));
+	pr->rank = rank;
+	pr->pid = pid;
+	cpy(pr->host, sizeof(pr->host), host ? host : "");
+	pr->first_error_time = -1;
+	return (int)r->n_procs++;
+}
+
+static uint32_t hash_pid(const char *host, long pid)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)pid;
+
+	for (; *host; host++)
+		h = (h ^ (unsigned char)*host) * 16777619u;
+	return h * 2654435761u;
+}
+
+static void ht_put(int *t, uint32_t h, int idx)
+{
+	for (uint32_t k = 0; k < HT_SIZE; k++) {
+		int *slot = &t[(h + k) % HT_SIZE];
+
+		if (*slot == idx + 1)
+			return;
+		if (*slot == 0) {
+			*slot = idx + 1;
+			return;
+		}
+	}
+}
+
+static void index_proc(struct ctx *c, int i)
+{
+	const struct npf_xp_proc *pr = &c->rep->procs[i];
+
+	if (pr->host[0] && pr->pid >= 0)
+		ht_put(c->by_pid, hash_pid(pr->host, pr->pid), i);
+	if (pr->rank >= 0)
+		ht_put(c->by_rank, (uint32_t)pr->rank * 2654435761u, i);
+}
+
+/* Which process a line belongs to. NCCL lines name host:pid, launcher tags name a rank, and
+ * NCCL's "rank N nranks" lines tie the two together. Returns an index, or -1 for "job". */
+static int find_proc(struct ctx *c, const struct npf_xp_parsed *p)
+{
+	struct npf_xp_report *r = c->rep;
+	int i;
+
+	if (p->host[0] && p->pid >= 0) {
+		uint32_t h = hash_pid(p->host, p->pid);
+
+		for (uint32_t k = 0; k < HT_SIZE && c->by_pid[(h + k) % HT_SIZE]; k++) {
+			int idx = c->by_pid[(h + k) % HT_SIZE] - 1;
+			struct npf_xp_proc *pr = &r->procs[idx];
+
+			if (pr->pid == p->pid && strcmp(pr->host, p->host) == 0) {
+				if (pr->rank < 0 && p->rank >= 0) {
+					pr->rank = p->rank;
+					index_proc(c, idx);
+				}
+				return idx;
+			}
+		}
+	}
+	if (p->rank >= 0) {
+		uint32_t h = (uint32_t)p->rank * 2654435761u;
+
+		for (uint32_t k = 0; k < HT_SIZE && c->by_rank[(h + k) % HT_SIZE]; k++) {
+			int idx = c->by_rank[(h + k) % HT_SIZE] - 1;
+			struct npf_xp_proc *pr = &r->procs[idx];
+
+			if (pr->rank != p->rank)
+				continue;
+			if (p->pid >= 0 && pr->pid >= 0 && pr->pid != p->pid)
+				continue;
+			if (p->host[0] && pr->host[0] && strcmp(pr->host, p->host) != 0)
+				continue;
+			if (pr->pid < 0 && p->pid >= 0)
+				pr->pid = p->pid;
+			if (!pr->host[0] && p->host[0])
+				cpy(pr->host, sizeof(pr->host), p->host);
+			index_proc(c, idx);
+			return idx;
+		}
+	}
+	if (p->rank < 0 && p->pid < 0 && !p->host[0])
+		goto job;
+	if (p->rank < 0 && p->pid < 0) {
+		/* Only a host (an Open MPI help box): the host's unnamed process. Rare: a scan. */
+		for (size_t k = 0; k < r->n_procs; k++)
+			if (r->procs[k].rank < 0 && r->procs[k].pid < 0 &&
+			    strcmp(r->procs[k].host, p->host) == 0)
+				return (int)k;
+	}
+	i = new_proc(c, p->rank, p->host, p->pid);
+	if (i >= 0) {
+		index_proc(c, i);
+		return i;
+	}
+	if (i == -ENOMEM)
+		return -2;
+job:
+	if (c->job < 0) {
+		c->job = new_proc(c, -1, "", -1);
+		if (c->job == -ENOMEM)
+			return c->job = -1, -2;
+	}
+	return c->job;
+}
+
+static int keep_line(struct ctx *c, size_t lineno, const struct npf_xp_parsed *p, int proc)
+{
+	struct npf_xp_line *l;
+
+	if ((unsigned)p->kind >= NPF_XL__COUNT || c->kept[p->kind] >= kind_cap(p->kind))
+		return 0;
+	c->kept[p->kind]++;
+	if (c->n_lines == c->cap_lines) {
+		size_t cap = c->cap_lines ? c->cap_lines * 2 : 64;
+		struct npf_xp_line *nl = realloc(c->lines, cap * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		c->lines = nl;
+		c->cap_lines = cap;
+	}
+	l = &c->lines[c->n_lines++];
+	l->lineno = lineno;
+	l->kind = p->kind;
+	l->proc = proc;
+	l->err = p->err;
+	cpy(l->addr, sizeof(l->addr), p->a);
+	npf_xp_clean_text(l->text, sizeof(l->text), p->msg, p->msg_len);
+	return 0;
+}
+
+static void set_env(struct npf_xp_proc *pr, const char *name, const char *value)
+{
+	for (size_t i = 0; i < pr->n_env; i++)
+		if (strcmp(pr->env[i].name, name) == 0) {
+			cpy(pr->env[i].value, sizeof(pr->env[i].value), value);
+			return;
+		}
+	if (pr->n_env < NPF_XP_MAX_ENV) {
+		cpy(pr->env[pr->n_env].name, sizeof(pr->env[0].name), name);
+		cpy(pr->env[pr->n_env].value, sizeof(pr->env[0].value), value);
+		pr->n_env++;
+	}
+}
+
+static void apply(struct ctx *c, struct npf_xp_proc *pr, const struct npf_xp_parsed *p,
+		  size_t lineno)
+{
+	int fc = failure_class(p);
+
+	switch (p->kind) {
+	case NPF_XL_NCCL_VERSION:
+		cpy(pr->nccl_version, sizeof(pr->nccl_version), p->a);
+		break;
+	case NPF_XL_ENV:
+		if (p->a[0])
+			set_env(pr, p->a, p->b);
+		break;
+	case NPF_XL_BOOTSTRAP:
+		if (!pr->boot_if[0] || !pr->boot_addr[0]) {
+			cpy(pr->boot_if, sizeof(pr->boot_if), p->a);
+			cpy(pr->boot_addr, sizeof(pr->boot_addr), p->b);
+		}
+		break;
+	case NPF_XL_NET_SOCKET:
+		snprintf(pr->net, sizeof(pr->net), "Socket");
+		npf_xp_clean_text(pr->net_devs, sizeof(pr->net_devs), p->msg, p->msg_len);
+		break;
+	case NPF_XL_NET_IB:
+		snprintf(pr->net, sizeof(pr->net), "IB");
+		npf_xp_clean_text(pr->net_devs, sizeof(pr->net_devs), p->msg, p->msg_len);
+		cpy(pr->oob_if, sizeof(pr->oob_if), p->a);
+		cpy(pr->oob_addr, sizeof(pr->oob_addr), p->b);
+		break;
+	case NPF_XL_IB_NONE:
+		pr->ib_none = true;
+		break;
+	case NPF_XL_USING_NET:
+		cpy(pr->net, sizeof(pr->net), p->a);
+		break;
+	case NPF_XL_INIT_DONE:
+		pr->init_done = true;
+		break;
+	case NPF_XL_CHANNEL:
+		pr->channels = true;
+		break;
+	default:
+		break;
+	}
+	for (size_t i = 0; i < pr->n_env; i++) /* scrub values for printing */
+		for (char *v = pr->env[i].value; *v; v++)
+			if ((unsigned char)*v < ' ')
+				*v = '?';
+	if (!fc)
+		return;
+	pr->n_errors++;
+	if ((p->kind == NPF_XL_CONNECT_FAIL || p->kind == NPF_XL_CONNECT_RETRY ||
+	     p->kind == NPF_XL_OMPI_CONNECT || p->kind == NPF_XL_GLOO_CONNECT ||
+	     p->kind == NPF_XL_STORE_FAIL) &&
+	    !pr->peer_addr[0])
+		cpy(pr->peer_addr, sizeof(pr->peer_addr), p->a);
+	/* The first failure, but a cause beats an earlier consequence. */
+	if (!pr->has_error || (fc == 2 && !pr->primary)) {
+		pr->has_error = true;
+		pr->primary = fc == 2;
+		pr->first_error.lineno = lineno;
+		pr->first_error.kind = p->kind;
+		pr->first_error.proc = (int)(pr - c->rep->procs);
+		npf_xp_clean_text(pr->first_error.text, sizeof(pr->first_error.text), p->msg,
+				  p->msg_len);
+		pr->first_error_time = p->time;
+	}
+}
+
+/* Applies a kept line to its process (the line's own fields are re-read from its text). */
+static void apply_kept(struct ctx *c, const struct npf_xp_line *l)
+{
+	struct npf_xp_parsed again;
+
+	if (l->proc < 0)
+		return;
+	npf_xp_parse_line(l->text, strlen(l->text), &again);
+	again.kind = l->kind;
+	again.err = l->err;
+	cpy(again.a, sizeof(again.a), l->addr);
+	apply(c, &c->rep->procs[l->proc], &again, l->lineno);
+}
+
+/* A help box whose host never came (or came too late) is charged to "job". */
+static int flush_pending(struct ctx *c, size_t lineno)
+{
+	if (!c->pending || (lineno && lineno - c->pending_lineno <= 12))
+		return 0;
+	apply_kept(c, &c->lines[c->pending - 1]);
+	c->pending = 0;
+	return 0;
+}
+
+static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
+{
+	struct npf_xp_parsed p;
+	int proc;
+
+	c->rep->n_lines++;
+	if (npf_xp_parse_line(line, len, &p) == NPF_XL_NONE)
+		return 0;
+	c->rep->n_recognised++;
+	if (p.time >= 0)
+		c->rep->has_times = true;
+	if (p.kind != NPF_XL_OMPI_HOST && p.rank < 0 && p.pid < 0 && !p.host[0] && c->box_host[0] &&
+	    lineno <= c->box_until)
+		cpy(p.host, sizeof(p.host),
+		    c->box_host); /* "Message: connect() to ..." in the box */
+	if (p.kind == NPF_XL_HOSTLIST) {
+		if (!c->rep->hostlist[0])
+			cpy(c->rep->hostlist, sizeof(c->rep->hostlist), p.a);
+		return 0;
+	}
+	if (p.kind == NPF_XL_OMPI_HOST) {
+		cpy(c->box_host, sizeof(c->box_host), p.host);
+		c->box_until = lineno + 8;
+		/* "Local host: node1" inside a help box names the box's process: the box's first
+		 * line (within a dozen lines) goes to that host instead of "job". */
+		if (c->pending && lineno - c->pending_lineno <= 12 && p.host[0]) {
+			struct npf_xp_line *l = &c->lines[c->pending - 1];
+			struct npf_xp_parsed q;
+			int np;
+
+			memset(&q, 0, sizeof(q));
+			q.rank = -1;
+			q.pid = -1;
+			cpy(q.host, sizeof(q.host), p.host);
+			np = find_proc(c, &q);
+			if (np == -2)
+				return -ENOMEM;
+			l->proc = np;
+			c->pending = 0;
+			apply_kept(c, l);
+		}
+		return 0;
+	}
+	if (flush_pending(c, lineno) < 0)
+		return -ENOMEM;
+	proc = find_proc(c, &p);
+	if (proc == -2)
+		return -ENOMEM;
+	if (keep_line(c, lineno, &p, proc) < 0)
+		return -ENOMEM;
+	if ((p.kind == NPF_XL_OMPI_NOPROC || p.kind == NPF_XL_OMPI_UNREACH ||
+	     p.kind == NPF_XL_OMPI_NOIF || p.kind == NPF_XL_OMPI_CONNECT) &&
+	    proc == c->job && c->n_lines && c->lines[c->n_lines - 1].lineno == lineno) {
+		/* Wait for the box's "Local host:" line before charging "job". */
+		if (c->pending)
+			apply_kept(c, &c->lines[c->pending - 1]);
+		c->pending = c->n_lines;
+		c->pending_lineno = lineno;
+		return 0;
+	}
+	if (proc >= 0)
+		apply(c, &c->rep->procs[proc], &p, lineno);
+	return 0;
+}
+
+/* ---- rules ---- */
+
+static bool is_loopback_addr(const char *a)
+{
+	return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+}
+
+static bool is_link_local_addr(const char *a)
+{
+	return strncmp(a, "169.254.", 8) == 0 || strncasecmp(a, "fe80:", 5) == 0;
+}
+
+static void add_evidence(struct ctx *c, const struct npf_xp_line *l)
+{
+	struct npf_xp_report *r = c->rep;
+
+	if (!l || r->n_evidence >= NPF_XP_MAX_EVIDENCE)
+		return;
+	for (size_t i = 0; i < r->n_evidence; i++)
+		if (r->evidence[i].lineno == l->lineno)
+			return;
+	r->evidence[r->n_evidence++] = *l;
+}
+
+/* The first kept line of a kind (for proc, or any when proc < -1) whose text holds needle. */
+static const struct npf_xp_line *line_of(struct ctx *c, enum npf_xp_kind k, int proc,
+					 const char *needle)
+{
+	for (size_t i = 0; i < c->n_lines; i++) {
+		const struct npf_xp_line *l = &c->lines[i];
+
+		if (l->kind != k || (proc >= -1 && l->proc != proc))
+			continue;
+		if (needle && !strstr(l->text, needle))
+			continue;
+		return l;
+	}
+	return NULL;
+}
+
+static const char *env_of(const struct npf_xp_proc *pr, const char *name)
+{
+	for (size_t i = 0; i < pr->n_env; i++)
+		if (strcmp(pr->env[i].name, name) == 0)
+			return pr->env[i].value;
+	return NULL;
+}
+
+/* Any process's value of an NCCL variable, and which process. */
+static const char *env_any(struct ctx *c, const char *name, int *who)
+{
+	for (size_t i = 0; i < c->rep->n_procs; i++) {
+		const char *v = env_of(&c->rep->procs[i], name);
+
+		if (v) {
+			if (who)
+				*who = (int)i;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static void subject(struct ctx *c, const char *ifname, const char *addr, const char *host)
+{
+	struct npf_xp_report *r = c->rep;
+
+	cpy(r->subject_if, sizeof(r->subject_if), ifname ? ifname : "");
+	cpy(r->subject_addr, sizeof(r->subject_addr), addr ? addr : "");
+	cpy(r->subject_host, sizeof(r->subject_host), host ? host : "");
+}
+
+/* The bound (bootstrap, else OOB) interface of a process. */
+static void bound(const struct npf_xp_proc *pr, const char **ifn, const char **addr,
+		  enum npf_xp_kind *kind)
+{
+	if (pr->boot_if[0] && pr->boot_addr[0]) {
+		*ifn = pr->boot_if;
+		*addr = pr->boot_addr;
+		*kind = NPF_XL_BOOTSTRAP;
+	} else if (pr->oob_if[0]) {
+		*ifn = pr->oob_if;
+		*addr = pr->oob_addr;
+		*kind = NPF_XL_NET_IB;
+	} else {
+		*ifn = *addr = NULL;
+		*kind = NPF_XL_NONE;
+	}
+}
+
+/* The first failing process's first failure (story()), as evidence. */
+static const struct npf_xp_line *first_failure_line(struct ctx *c)
+{
+	const struct npf_xp_report *r = c->rep;
+
+	if (r->first_proc < 0 || !r->procs[r->first_proc].has_error)
+		return NULL;
+	return &r->procs[r->first_proc].first_error;
+}
+
+static bool any_failure(struct ctx *c)
+{
+	for (size_t i = 0; i < c->rep->n_procs; i++)
+		if (c->rep->procs[i].has_error)
+			return true;
+	return false;
+}
+
+static bool r_comm_id(struct ctx *c)
+{
+	const struct npf_xp_line *l = line_of(c, NPF_XL_NO_SUBNET, -2, NULL);
+	int who = -1;
+	const char *cid = env_any(c, "NCCL_COMM_ID", &who);
+	struct npf_xp_report *r = c->rep;
+
+	if (!l && cid) {
+		/* 2.29.2-2.29.7 inverted matchSubnet() (NVIDIA/nccl PR #2047): with NCCL_COMM_ID
+		 * the bootstrap binds a non-matching interface, typically lo. */
+		for (size_t i = 0; i < r->n_procs && !l; i++)
+			if (strncmp(r->procs[i].nccl_version, "2.29.", 5) == 0 &&
+			    (strcmp(r->procs[i].boot_if, "lo") == 0 ||
+			     is_loopback_addr(r->procs[i].boot_addr)))
+				l = line_of(c, NPF_XL_BOOTSTRAP, (int)i, NULL);
+		if (l) {
+			add_evidence(c, line_of(c, NPF_XL_NCCL_VERSION, l->proc, NULL));
+			snprintf(
+			    r->summary, sizeof(r->summary),
+			    "NCCL_COMM_ID=%s with NCCL %s: its inverted subnet match bound the "
+			    "bootstrap to loopback",
+			    cid, r->procs[l->proc].nccl_version);
+		}
+	} else if (l) {
+		snprintf(r->summary, sizeof(r->summary),
+			 "NCCL_COMM_ID%s%s: no local interface in its subnet on %s", cid ? "=" : "",
+			 cid ? cid : "",
+			 r->procs[l->proc < 0 ? 0 : l->proc].host[0] ? r->procs[l->proc].host
+								     : "one node");
+	}
+	if (!l)
+		return false;
+	add_evidence(c, l);
+	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_COMM_ID"));
+	subject(c, NULL, cid, l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "give NCCL_COMM_ID an address of rank 0's node on a network every node has "
+		 "(or unset it and let the launcher pass the unique id)");
+	return true;
+}
+
+static bool r_gid_forced(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	int who = -1;
+	const char *gi = env_any(c, "NCCL_IB_GID_INDEX", &who);
+	const struct npf_xp_line *l = line_of(c, NPF_XL_IB_GID_HINT, -2, NULL);
+
+	if (!l)
+		l = line_of(c, NPF_XL_IB_MODIFY_QP, -2, NULL);
+	if (!l && gi)
+		l = line_of(c, NPF_XL_IB_COMPLETION, -2, NULL);
+	if (!l || (!gi && l->kind != NPF_XL_IB_GID_HINT))
+		return false;
+	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_IB_GID_INDEX"));
+	add_evidence(c, l);
+	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	if (gi)
+		snprintf(r->summary, sizeof(r->summary),
+			 "NCCL_IB_GID_INDEX=%s forces one GID index on every RoCE port, and it is "
+			 "wrong on at least one",
+			 gi);
+	else
+		snprintf(r->summary, sizeof(r->summary),
+			 "NCCL's own hint: the QP setup failed the way a forced wrong "
+			 "NCCL_IB_GID_INDEX makes it fail (set in a file such as /etc/nccl.conf?)");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "unset NCCL_IB_GID_INDEX (NCCL >= 2.21.5 picks the RoCE v2 IPv4 GID per port); "
+		 "on older NCCL pin the index show_gids reports as RoCE v2 + IPv4");
+	return true;
+}
+
+static bool r_gid(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *l = NULL;
+
+	for (size_t i = 0; i < c->n_lines && !l; i++)
+		if (c->lines[i].kind == NPF_XL_IB_COMPLETION &&
+		    (strstr(c->lines[i].text, "(12)") || strstr(c->lines[i].text, "status=12") ||
+		     strstr(c->lines[i].text, "error 12") || strstr(c->lines[i].text, "RETRY_EXC")))
+			l = &c->lines[i];
+	if (!l)
+		return false;
+	add_evidence(c, l);
+	if (l->proc >= 0)
+		add_evidence(c, line_of(c, NPF_XL_NET_IB, l->proc, NULL));
+	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	snprintf(r->summary, sizeof(r->summary),
+		 "RoCE completion status 12 (retry exceeded): the TCP exchange worked but the RDMA "
+		 "path did not%s",
+		 strstr(l->text, "fe80:") ? ", and the GID used is link-local (fe80::)"
+					  : " (a link-local or RoCE v1 GID, VLAN/PFC or routing)");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "use a RoCE v2 GID with an IPv4 address on every port: NCCL >= 2.21.5 unset "
+		 "NCCL_IB_GID_INDEX (set NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE if needed), older "
+		 "NCCL pin the RoCE v2 index");
+	return true;
+}
+
+static bool r_gloo_hostname(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *l = line_of(c, NPF_XL_GLOO_LOOPBACK, -2, NULL);
+	const struct npf_xp_line *g = NULL;
+
+	for (size_t i = 0; i < c->n_lines && !g; i++)
+		if (c->lines[i].kind == NPF_XL_GLOO_CONNECT &&
+		    (strstr(c->lines[i].text, "[127.") || strstr(c->lines[i].text, " 127.")))
+			g = &c->lines[i];
+	if (!l && !g)
+		return false;
+	add_evidence(c, l);
+	add_evidence(c, g);
+	if (!g)
+		add_evidence(c, line_of(c, NPF_XL_GLOO_CONNECT, -2, NULL));
+	{
+		const struct npf_xp_line *w = l ? l : g;
+
+		subject(c, NULL, g && strstr(g->text, "127.0.1.1") ? "127.0.1.1" : "127.0.0.1",
+			w && w->proc >= 0 ? r->procs[w->proc].host : NULL);
+	}
+	snprintf(r->summary, sizeof(r->summary),
+		 "Gloo bound loopback: the hostname resolves to %s (or not at all), so peers "
+		 "connect to themselves",
+		 r->subject_addr);
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "set GLOO_SOCKET_IFNAME to the fabric interface (exact name), or make the "
+		 "hostname resolve to the fabric address in /etc/hosts");
+	return true;
+}
+
+static bool r_names_differ(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *l = line_of(c, NPF_XL_NO_IFACE, -2, NULL);
+	const char *var = "NCCL_SOCKET_IFNAME", *val;
+	int who = -1;
+
+	if (!l) {
+		l = line_of(c, NPF_XL_GLOO_NOADDR, -2, NULL);
+		var = "GLOO_SOCKET_IFNAME";
+	}
+	if (!l) {
+		l = line_of(c, NPF_XL_OMPI_NOIF, -2, NULL);
+		var = "OMPI_MCA_btl_tcp_if_include";
+	}
+	if (!l)
+		return false;
+	val = env_any(c, "NCCL_SOCKET_IFNAME", &who);
+	add_evidence(c, l);
+	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_SOCKET_IFNAME"));
+	/* A rank that did find the name shows the names differ (not a typo everywhere). */
+	for (size_t i = 0; i < r->n_procs; i++)
+		if ((int)i != l->proc && r->procs[i].boot_if[0]) {
+			add_evidence(c, line_of(c, NPF_XL_BOOTSTRAP, (int)i, NULL));
+			break;
+		}
+	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	if (val && strcmp(var, "NCCL_SOCKET_IFNAME") == 0)
+		snprintf(r->summary, sizeof(r->summary),
+			 "NCCL_SOCKET_IFNAME=%s names no interface on %s: interface names differ "
+			 "between nodes",
+			 val, r->subject_host[0] ? r->subject_host : "some node");
+	else
+		snprintf(r->summary, sizeof(r->summary),
+			 "the interface %s names does not exist on %s: interface names differ "
+			 "between nodes",
+			 var, r->subject_host[0] ? r->subject_host : "some node");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "set the variable per node (each node's own name), or list every node's name, "
+		 "or use an address-based setting (CIDR for Open MPI)");
+	return true;
+}
+
+static bool r_bound_range(struct ctx *c, bool (*pred)(const char *), const char *ifname_eq,
+			  const char *what, const char *fix)
+{
+	struct npf_xp_report *r = c->rep;
+
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const char *ifn, *addr;
+		enum npf_xp_kind k;
+
+		bound(&r->procs[i], &ifn, &addr, &k);
+		if (!ifn || !((ifname_eq && strcmp(ifn, ifname_eq) == 0) || pred(addr)))
+			continue;
+		add_evidence(c, line_of(c, k, (int)i, NULL));
+		add_evidence(c, line_of(c, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
+		add_evidence(c, first_failure_line(c));
+		subject(c, ifn, addr, r->procs[i].host);
+		snprintf(r->summary, sizeof(r->summary), "%s bound %s %s: %s",
+			 r->procs[i].host[0] ? r->procs[i].host : "a rank", ifn, addr, what);
+		cpy(r->fix_hint, sizeof(r->fix_hint), fix);
+		return true;
+	}
+	return false;
+}
+
+static bool r_loopback(struct ctx *c)
+{
+	return r_bound_range(
+	    c, is_loopback_addr, "lo", "loopback reaches only the node itself",
+	    "exclude lo: a '^' list replaces NCCL's defaults, so write ^docker,lo,... "
+	    "or better name the fabric interface with '='");
+}
+
+static bool r_link_local(struct ctx *c)
+{
+	return r_bound_range(
+	    c, is_link_local_addr, NULL, "a link-local address is not routed between nodes",
+	    "name an interface with a routable address (NCCL_SOCKET_IFNAME==<if>), "
+	    "or NCCL_SOCKET_FAMILY=AF_INET");
+}
+
+static bool r_same_address(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *l;
+
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const char *ai, *ii;
+		enum npf_xp_kind ki;
+
+		bound(&r->procs[i], &ii, &ai, &ki);
+		if (!ai || !ai[0] || !r->procs[i].host[0])
+			continue;
+		for (size_t j = i + 1; j < r->n_procs; j++) {
+			const char *aj, *ij;
+			enum npf_xp_kind kj;
+
+			bound(&r->procs[j], &ij, &aj, &kj);
+			if (!aj || strcmp(ai, aj) != 0 || !r->procs[j].host[0] ||
+			    strcmp(r->procs[i].host, r->procs[j].host) == 0)
+				continue;
+			add_evidence(c, line_of(c, ki, (int)i, NULL));
+			add_evidence(c, line_of(c, kj, (int)j, NULL));
+			add_evidence(c, first_failure_line(c));
+			subject(c, ii, ai, NULL);
+			snprintf(
+			    r->summary, sizeof(r->summary),
+			    "%s and %s both bound %s %s: the same address on several nodes, so a "
+			    "connect to it reaches the connecting node itself",
+			    r->procs[i].host, r->procs[j].host, ii, ai);
+			snprintf(r->fix_hint, sizeof(r->fix_hint),
+				 "exclude %s: name the fabric interface (NCCL_SOCKET_IFNAME==<if>; "
+				 "Open MPI: the fabric CIDR in OMPI_MCA_btl_tcp_if_include)",
+				 ii);
+			return true;
+		}
+	}
+	/* Open MPI: a process accepted a connection from "another Open MPI process" it does not
+	 * know: a peer connected to an address that is local to the acceptor's node too
+	 * (btl_tcp_proc.c mca_btl_tcp_proc_accept(); the bridge addresses every node has). */
+	l = line_of(c, NPF_XL_OMPI_NOPROC, -2, NULL);
+	if (!l)
+		return false;
+	add_evidence(c, l);
+	add_evidence(c, line_of(c, NPF_XL_OMPI_CONNECT, -2, NULL));
+	subject(c, NULL, NULL, NULL);
+	snprintf(r->summary, sizeof(r->summary),
+		 "Open MPI processes connected to an address their own node also holds (a bridge "
+		 "such as docker0 with the same address on every node): the connection reached the "
+		 "wrong process");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "restrict the TCP BTL to the fabric: OMPI_MCA_btl_tcp_if_include=<fabric CIDR> "
+		 "(a CIDR holds on every node whatever the interface is called)");
+	return true;
+}
+
+static bool r_bridge(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const char *ifn, *addr;
+		enum npf_xp_kind k;
+
+		bound(&r->procs[i], &ifn, &addr, &k);
+		if (!ifn || !npf_xp_bridge_name(ifn))
+			continue;
+		add_evidence(c, line_of(c, k, (int)i, NULL));
+		add_evidence(c, first_failure_line(c));
+		subject(c, ifn, addr, r->procs[i].host);
+		snprintf(r->summary, sizeof(r->summary),
+			 "%s bound the container/virtual bridge %s %s, which other nodes cannot "
+			 "reach",
+			 r->procs[i].host[0] ? r->procs[i].host : "a rank", ifn, addr);
+		snprintf(r->fix_hint, sizeof(r->fix_hint),
+			 "name the fabric interface: NCCL_SOCKET_IFNAME==<if> (NCCL's defaults "
+			 "exclude docker* and lo only, never br-<id> or veth)");
+		return true;
+	}
+	return false;
+}
+
+static bool r_prefix(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const char *v = env_of(&r->procs[i], "NCCL_SOCKET_IFNAME");
+		char tok[96], *save = NULL, *t;
+
+		if (!v || v[0] == '^' || v[0] == '=' || !r->procs[i].boot_if[0])
+			continue;
+		cpy(tok, sizeof(tok), v);
+		for (t = strtok_r(tok, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			char *colon = strchr(t, ':');
+			size_t n;
+
+			if (colon)
+				*colon = '\0';
+			n = strlen(t);
+			/* matchIf(): without '=' a token matches every name it prefixes
+			 * (src/misc/utils.cc); a bound name that is longer than the token was
+			 * selected by prefix. */
+			if (n && strncmp(r->procs[i].boot_if, t, n) == 0 &&
+			    strlen(r->procs[i].boot_if) > n) {
+				add_evidence(c,
+					     line_of(c, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
+				add_evidence(c, line_of(c, NPF_XL_BOOTSTRAP, (int)i, NULL));
+				add_evidence(c, line_of(c, NPF_XL_NET_SOCKET, (int)i, NULL));
+				subject(c, r->procs[i].boot_if, r->procs[i].boot_addr,
+					r->procs[i].host);
+				snprintf(r->summary, sizeof(r->summary),
+					 "NCCL_SOCKET_IFNAME=%s is a prefix: %s bound %s %s", v,
+					 r->procs[i].host[0] ? r->procs[i].host : "a rank",
+					 r->procs[i].boot_if, r->procs[i].boot_addr);
+				snprintf(r->fix_hint, sizeof(r->fix_hint),
+					 "write the exact name with '=': NCCL_SOCKET_IFNAME==%s",
+					 t);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The host whose bound address is addr (the connect target), "" none. */
+static const char *host_of_addr(struct ctx *c, const char *addr)
+{
+	for (size_t i = 0; i < c->rep->n_procs; i++) {
+		const struct npf_xp_proc *pr = &c->rep->procs[i];
+
+		if (addr[0] && pr->host[0] &&
+		    (strcmp(pr->boot_addr, addr) == 0 || strcmp(pr->oob_addr, addr) == 0))
+			return pr->host;
+	}
+	return "";
+}
+
+/* The address was bound by a bridge or by processes on two hosts. */
+static bool bad_target(struct ctx *c, const char *addr)
+{
+	const char *host = NULL;
+
+	for (size_t i = 0; i < c->rep->n_procs; i++) {
+		const struct npf_xp_proc *pr = &c->rep->procs[i];
+
+		if (!addr[0] || strcmp(pr->boot_addr, addr) != 0)
+			continue;
+		if (npf_xp_bridge_name(pr->boot_if))
+			return true;
+		if (host && pr->host[0] && strcmp(host, pr->host) != 0)
+			return true;
+		if (pr->host[0])
+			host = pr->host;
+	}
+	return false;
+}
+
+static bool r_connect(struct ctx *c, bool refused)
+{
+	struct npf_xp_report *r = c->rep;
+
+	for (size_t i = 0; i < c->n_lines; i++) {
+		const struct npf_xp_line *l = &c->lines[i];
+		const char *h;
+
+		if (l->kind != NPF_XL_CONNECT_FAIL && l->kind != NPF_XL_CONNECT_RETRY &&
+		    l->kind != NPF_XL_OMPI_CONNECT && l->kind != NPF_XL_GLOO_CONNECT &&
+		    l->kind != NPF_XL_STORE_FAIL)
+			continue;
+		if (refused ? (l->err != NPF_XE_REFUSED && l->err != NPF_XE_NOROUTE)
+			    : l->err != NPF_XE_TIMEOUT)
+			continue;
+		/* A connect to loopback, link-local or a bridge address failed because of what
+		 * was bound there (the rules above), not because of a firewall on the path. */
+		if (is_loopback_addr(l->addr) || is_link_local_addr(l->addr) ||
+		    bad_target(c, l->addr))
+			continue;
+		add_evidence(c, l);
+		h = host_of_addr(c, l->addr);
+		if (h[0]) {
+			for (size_t k = 0; k < r->n_procs; k++)
+				if (strcmp(r->procs[k].host, h) == 0 &&
+				    strcmp(r->procs[k].boot_addr, l->addr) == 0) {
+					add_evidence(c, line_of(c, NPF_XL_BOOTSTRAP, (int)k, NULL));
+					break;
+				}
+		}
+		subject(c, NULL, l->addr, h);
+		snprintf(r->summary, sizeof(r->summary),
+			 refused ? "connections to %s%s%s%s were %s: a firewall rejects them (or "
+				   "nothing listens there)"
+				 : "connections to %s%s%s%s timed out: packets are dropped on the "
+				   "way (a silent firewall or a missing path)",
+			 l->addr[0] ? l->addr : "a peer", h[0] ? " (" : "", h, h[0] ? ")" : "",
+			 l->err == NPF_XE_NOROUTE ? "rejected (no route to host)" : "refused");
+		snprintf(r->fix_hint, sizeof(r->fix_hint),
+			 "open the job's ports between the nodes on that network, or use a network "
+			 "that works to every peer");
+		return true;
+	}
+	return false;
+}
+
+static bool r_refused(struct ctx *c)
+{
+	return r_connect(c, true);
+}
+
+static bool r_silent(struct ctx *c)
+{
+	return r_connect(c, false);
+}
+
+static bool r_mtu(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *w = line_of(c, NPF_XL_WATCHDOG, -2, NULL);
+	const struct npf_xp_line *ok = line_of(c, NPF_XL_INIT_DONE, -2, NULL);
+
+	if (!ok)
+		ok = line_of(c, NPF_XL_CHANNEL, -2, NULL);
+	/* Connected (init complete or channels over NET), then collectives time out, and no
+	 * connect ever failed: the small packets passed and the large ones did not. */
+	for (size_t i = 0; i < r->n_procs; i++)
+		if (r->procs[i].primary)
+			return false;
+	if (!w || !ok)
+		return false;
+	add_evidence(c, ok);
+	add_evidence(c, w);
+	subject(c, NULL, NULL, NULL);
+	snprintf(r->summary, sizeof(r->summary),
+		 "every connection was set up, then the first collective hung until the watchdog "
+		 "fired: full-size packets are lost on the path (MTU black hole suspected)");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "make the MTU equal on every NIC and switch port of the path (ping -M do -s "
+		 "<mtu-28> finds the hop), or use a network without the mismatch");
+	return true;
+}
+
+static bool r_ib_fallback(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *n = line_of(c, NPF_XL_IB_NONE, -2, NULL);
+	const struct npf_xp_line *u = line_of(c, NPF_XL_USING_NET, -2, "Socket");
+
+	if (!n || !u)
+		return false;
+	add_evidence(c, n);
+	add_evidence(c, u);
+	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_IB_HCA"));
+	subject(c, NULL, NULL, n->proc >= 0 ? r->procs[n->proc].host : NULL);
+	snprintf(r->summary, sizeof(r->summary),
+		 "NET/IB found no usable device on %s and NCCL silently fell back to TCP sockets",
+		 r->subject_host[0] ? r->subject_host : "a node");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "fix NCCL_IB_HCA (verbs names, '=' for exact: =mlx5_0:1) or the port state; set "
+		 "NCCL_NET=IB so a fallback fails loudly");
+	return true;
+}
+
+static bool r_env_differs(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	static const char *const vars[] = {"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX",
+					   "NCCL_SOCKET_FAMILY"};
+
+	for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
+		int first = -1;
+		const char *val0 = NULL;
+
+		for (size_t i = 0; i < r->n_procs; i++) {
+			const char *val = env_of(&r->procs[i], vars[v]);
+
+			if (!val)
+				continue;
+			if (!val0) {
+				val0 = val;
+				first = (int)i;
+			} else if (strcmp(val0, val) != 0) {
+				add_evidence(c, line_of(c, NPF_XL_ENV, first, vars[v]));
+				add_evidence(c, line_of(c, NPF_XL_ENV, (int)i, vars[v]));
+				subject(c, NULL, NULL, r->procs[i].host);
+				snprintf(
+				    r->summary, sizeof(r->summary),
+				    "ranks ran with different %s (%s vs %s): the job's environment "
+				    "is not one published setting",
+				    vars[v], val0, val);
+				snprintf(
+				    r->fix_hint, sizeof(r->fix_hint),
+				    "give every rank the environment `netpreflight env` publishes "
+				    "(TaskProlog or the launcher's env file)");
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* One row per root cause, in precedence order: the first that fires is the cause, the others
+ * are reported as "also". tier: rules of one tier are alternatives; when two fire that do not
+ * go together (compat), the answer is marked ambiguous. */
+static const struct npf_xp_rule {
+	enum npf_xp_cause cause;
+	int tier;
+	bool (*fire)(struct ctx *c);
+	unsigned compat; /* causes that commonly come with this one (bit per cause) */
+} rules[] = {
+    {NPF_XC_COMM_ID_SUBNET, 1, r_comm_id, 1u << NPF_XC_LOOPBACK},
+    {NPF_XC_ROCE_GID_FORCED, 1, r_gid_forced, 1u << NPF_XC_ROCE_GID},
+    {NPF_XC_ROCE_GID, 1, r_gid, 0},
+    {NPF_XC_GLOO_HOSTNAME, 1, r_gloo_hostname, 1u << NPF_XC_LOOPBACK},
+    {NPF_XC_NAMES_DIFFER, 1, r_names_differ, 1u << NPF_XC_ENV_DIFFERS},
+    {NPF_XC_PREFIX_MATCH, 2, r_prefix,
+     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT)},
+    {NPF_XC_LOOPBACK, 2, r_loopback, (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_SAME_ADDRESS)},
+    {NPF_XC_LINK_LOCAL, 2, r_link_local,
+     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) |
+	 (1u << NPF_XC_SAME_ADDRESS)},
+    {NPF_XC_SAME_ADDRESS, 2, r_same_address,
+     (1u << NPF_XC_CONTAINER_BRIDGE) | (1u << NPF_XC_FIREWALL_REFUSED)},
+    {NPF_XC_CONTAINER_BRIDGE, 2, r_bridge,
+     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT)},
+    {NPF_XC_FIREWALL_REFUSED, 3, r_refused, 0},
+    {NPF_XC_FIREWALL_SILENT, 3, r_silent, 0},
+    {NPF_XC_MTU_BLACKHOLE, 3, r_mtu, 0},
+    {NPF_XC_ENV_DIFFERS, 4, r_env_differs, 0},
+    {NPF_XC_IB_FALLBACK, 4, r_ib_fallback, 0},
+};
+
+static void diagnose(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	int top = -1;
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		struct npf_xp_report saved;
+		bool fired;
+
+		if (top < 0) {
+			fired = rules[i].fire(c);
+			if (fired) {
+				top = (int)i;
+				r->cause = rules[i].cause;
+			}
+			continue;
+		}
+		/* Later rules only tell whether they also fire: keep the top rule's text. */
+		saved = *r;
+		fired = rules[i].fire(c);
+		*r = saved;
+		if (!fired)
+			continue;
+		if (r->n_also < sizeof(r->also) / sizeof(r->also[0]))
+			r->also[r->n_also++] = rules[i].cause;
+		if (rules[i].tier == rules[top].tier &&
+		    !(rules[top].compat & (1u << rules[i].cause)) &&
+		    !(rules[i].compat & (1u << rules[top].cause)))
+			r->ambiguous = true;
+	}
+	mend(r->summary, sizeof(r->summary));
+	mend(r->fix_hint, sizeof(r->fix_hint));
+	if (top < 0 && any_failure(c)) {
+		r->cause = NPF_XC_UNKNOWN;
+		snprintf(r->summary, sizeof(r->summary),
+			 "the job failed, but no line shows a network cause this tool knows");
+		for (size_t i = 0; i < r->n_procs; i++)
+			if (r->procs[i].has_error)
+				add_evidence(c, &r->procs[i].first_error);
+	}
+}
+
+/* The story: the first process whose failure is a cause (by time when every candidate has a
+ * timestamp, else by line), and how many failed only as a consequence. */
+static void story(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	bool all_times = true;
+
+	r->first_proc = -1;
+	for (size_t i = 0; i < r->n_procs; i++) {
+		if (!r->procs[i].has_error)
+			continue;
+		if (r->procs[i].primary) {
+			r->n_primary++;
+			if (r->procs[i].first_error_time < 0)
+				all_times = false;
+		} else {
+			r->n_secondary++;
+		}
+	}
+	for (int pass = 0; pass < 4 && r->first_proc < 0; pass++)
+		for (size_t i = 0; i < r->n_procs; i++) {
+			const struct npf_xp_proc *pr = &r->procs[i], *b;
+
+			/* Pass 0: causes of named processes; 1: consequences of named processes;
+			 * 2, 3: the same for lines that name nobody ("job"). */
+			if (!pr->has_error || pr->primary != (pass % 2 == 0) ||
+			    ((int)i == c->job) != (pass >= 2))
+				continue;
+			if (r->first_proc < 0) {
+				r->first_proc = (int)i;
+				continue;
+			}
+			b = &r->procs[r->first_proc];
+			if (all_times && r->has_times
+				? pr->first_error_time < b->first_error_time
+				: pr->first_error.lineno < b->first_error.lineno)
+				r->first_proc = (int)i;
+		}
+}
+
+int npf_explain(const char *buf, size_t len, struct npf_xp_report *rep)
+{
+	struct ctx c = {.rep = rep, .job = -1};
+	size_t lineno = 0, i = 0;
+	int rc = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->first_proc = -1;
+	while (i < len) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (buf + i)) : len - i;
+
+		lineno++;
+		if (!nl)
+			rep->truncated = true;
+		rc = feed_line(&c, buf + i, n, lineno);
+		if (rc < 0)
+			break;
+		i += n + (nl ? 1 : 0);
+	}
+	if (rc == 0) {
+		c.pending_lineno = 0;
+		if (c.pending)
+			apply_kept(&c, &c.lines[c.pending - 1]);
+		story(&c);
+		diagnose(&c);
+	}
+	free(c.lines);
+	if (rc < 0)
+		npf_xp_report_clear(rep);
+	return rc;
+}
+
+void npf_xp_report_clear(struct npf_xp_report *rep)
+{
+	free(rep->procs);
+	memset(rep, 0, sizeof(*rep));
+	rep->first_proc = -1;
+}
+
+static json_t *jstr_or_null(const char *s)
+{
+	return s && s[0] ? json_string(s) : json_null();
+}
+
+static json_t *line_json(const struct npf_xp_report *rep, const struct npf_xp_line *l)
+{
+	char who[96];
+
+	return json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)l->lineno, "kind",
+			 npf_xp_kind_name(l->kind), "process",
+			 npf_xp_proc_label(rep, l->proc, who, sizeof(who)), "text", l->text);
+}
+
+json_t *npf_xp_report_to_json(const struct npf_xp_report *rep)
+{
+	json_t *o = json_object(), *procs = json_array(), *ev = json_array(), *also = json_array();
+	char who[96];
+
+	if (!o || !procs || !ev || !also)
+		goto fail;
+	for (size_t i = 0; i < rep->n_procs; i++) {
+		const struct npf_xp_proc *pr = &rep->procs[i];
+		json_t *env, *p;
+
+		if (npf_xp_proc_empty(pr))
+			continue;
+		env = json_object();
+		if (!env)
+			goto fail;
+		for (size_t k = 0; k < pr->n_env; k++)
+			if (json_object_set_new(env, pr->env[k].name,
+						json_string(pr->env[k].value)))
+				break;
+		p = json_pack(
+		    "{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o}, s:o, s:o, s:{s:o, s:o}, "
+		    "s:b, s:I}",
+		    "rank", pr->rank >= 0 ? json_integer(pr->rank) : json_null(), "host",
+		    jstr_or_null(pr->host), "pid",
+		    pr->pid >= 0 ? json_integer(pr->pid) : json_null(), "label",
+		    json_string(npf_xp_proc_label(rep, (int)i, who, sizeof(who))), "nccl_version",
+		    jstr_or_null(pr->nccl_version), "env", env, "bootstrap", "ifname",
+		    jstr_or_null(pr->boot_if), "address", jstr_or_null(pr->boot_addr), "net",
+		    jstr_or_null(pr->net), "net_devices", jstr_or_null(pr->net_devs), "ib_oob",
+		    "ifname", jstr_or_null(pr->oob_if), "address", jstr_or_null(pr->oob_addr),
+		    "init_complete", pr->init_done, "errors", (json_int_t)pr->n_errors);
+		if (!p)
+			goto fail;
+		if (pr->has_error) {
+			json_t *fe = line_json(rep, &pr->first_error);
+
+			if (fe && pr->first_error_time >= 0)
+				json_object_set_new(fe, "time", json_real(pr->first_error_time));
+			json_object_set_new(p, "first_error", fe ? fe : json_null());
+			json_object_set_new(p, "failed_because",
+					    json_string(pr->primary ? "cause" : "consequence"));
+		} else {
+			json_object_set_new(p, "first_error", json_null());
+			json_object_set_new(p, "failed_because", json_null());
+		}
+		json_object_set_new(p, "peer_address", jstr_or_null(pr->peer_addr));
+		if (json_array_append_new(procs, p))
+			goto fail;
+	}
+	for (size_t i = 0; i < rep->n_evidence; i++)
+		if (json_array_append_new(ev, line_json(rep, &rep->evidence[i])))
+			goto fail;
+	for (size_t i = 0; i < rep->n_also; i++)
+		if (json_array_append_new(also, json_string(npf_xp_cause_name(rep->also[i]))))
+			goto fail;
+	if (json_object_set_new(o, "cause", json_string(npf_xp_cause_name(rep->cause))) ||
+	    json_object_set_new(o, "ambiguous", json_boolean(rep->ambiguous)) ||
+	    json_object_set_new(o, "summary", jstr_or_null(rep->summary)) ||
+	    json_object_set_new(o, "fix_hint", jstr_or_null(rep->fix_hint)) ||
+	    json_object_set_new(o, "subject",
+				json_pack("{s:o, s:o, s:o}", "ifname",
+					  jstr_or_null(rep->subject_if), "address",
+					  jstr_or_null(rep->subject_addr), "host",
+					  jstr_or_null(rep->subject_host))) ||
+	    json_object_set(o, "also", also) ||
+	    json_object_set_new(o, "first_failure",
+				rep->first_proc >= 0 ? json_string(npf_xp_proc_label(
+							   rep, rep->first_proc, who, sizeof(who)))
+						     : json_null()) ||
+	    json_object_set_new(o, "failed_as_cause", json_integer((json_int_t)rep->n_primary)) ||
+	    json_object_set_new(o, "failed_as_consequence",
+				json_integer((json_int_t)rep->n_secondary)) ||
+	    json_object_set(o, "evidence", ev) ||
+	    json_object_set_new(o, "lines", json_integer((json_int_t)rep->n_lines)) ||
+	    json_object_set_new(o, "recognised", json_integer((json_int_t)rep->n_recognised)) ||
+	    json_object_set_new(o, "timestamps", json_boolean(rep->has_times)) ||
+	    json_object_set_new(o, "truncated", json_boolean(rep->truncated)) ||
+	    json_object_set_new(o, "hostlist", jstr_or_null(rep->hostlist)) ||
+	    json_object_set(o, "processes", procs))
+		goto fail;
+	json_decref(procs);
+	json_decref(ev);
+	json_decref(also);
+	return o;
+fail:
+	json_decref(o);
+	json_decref(procs);
+	json_decref(ev);
+	json_decref(also);
+	return NULL;
+}
