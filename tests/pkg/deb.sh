@@ -218,9 +218,10 @@ ip netns add "$NSB" || die "ip netns add $NSB"
 ip link add vpkga netns "$NSA" type veth peer name vpkgb netns "$NSB" || die "veth pair"
 ip -n "$NSA" addr add 198.18.77.1/24 dev vpkga
 ip -n "$NSB" addr add 198.18.77.2/24 dev vpkgb
+ip -n "$NSA" link set vpkga up
+ip -n "$NSB" link set vpkgb up
 for ns in "$NSA" "$NSB"; do
 	ip -n "$ns" link set lo up
-	ip -n "$ns" link set "$(ip -n "$ns" -o link show type veth | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')" up
 	mkdir -p "/etc/netns/$ns"
 	printf '127.0.0.1 localhost\n198.18.77.1 pkg1\n198.18.77.2 pkg2\n' >"/etc/netns/$ns/hosts"
 done
