@@ -36,6 +36,8 @@ mapfile -t want < <(awk '/^\[/ { s = substr($1, 2, length($1) - 2); next }
 	/^[a-z_]+ =/ { print s "." $1 }' <<<"$dump")
 [ ${#want[@]} -ge 10 ] || fail "only ${#want[@]} keys in the dump"
 page=$(render "$mandir/netpreflight.conf.5")
+grep -q "undocumented value type" <<<"$page" &&
+	fail "netpreflight.conf(5): a value type has no description in man/gen_conf_man.c (type_doc)"
 # Under KEYS: "   [section]" subsection lines, then "       key = TYPE" entries.
 mapfile -t have < <(awk '/^KEYS/ { k = 1; next } /^[A-Z]/ { k = 0 }
 	k && /^   \[[a-z_]+\]$/ { s = $1; gsub(/[][]/, "", s); next }
