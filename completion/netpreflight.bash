@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # bash completion for netpreflight(1). One table of commands and their options;
-# tests/pkg/completion.sh checks it against "netpreflight help", so a command or
-# option added to the CLI without a line here fails the tests.
+# tests/pkg/completion.sh checks it against "netpreflight help", so an option added
+# to a command without a line here fails the tests. A command missing from the table
+# is still completed from its usage line in "netpreflight help".
 
 _netpreflight()
 {
@@ -64,11 +65,25 @@ _netpreflight()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$globals" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "${!cmd_opts[*]}" -- "$cur"))
+			# The table's commands and any newer one "netpreflight help" lists.
+			local cmds="${!cmd_opts[*]} $(command netpreflight help 2>/dev/null |
+				sed -n 's/^  netpreflight \([a-z][a-z-]*\).*/\1/p')"
+			COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
 		fi
 		return
 	fi
-	[[ -v cmd_opts[$cmd] ]] || return
+	local words_for_cmd
+	if [[ -v cmd_opts[$cmd] ]]; then
+		words_for_cmd=${cmd_opts[$cmd]}
+	else
+		# A command newer than this table: the words of its usage line in
+		# "netpreflight help" (sub-words such as "generate", and the options).
+		local line
+		line=$(command netpreflight help 2>/dev/null | grep -m1 "^  netpreflight $cmd\b") || return
+		words_for_cmd="$(grep -o -- '--[a-z][a-z-]*' <<<"$line")"
+		[[ $line =~ ^\ \ netpreflight\ [a-z-]+\ ([a-z][a-z-]*) ]] &&
+			words_for_cmd+=" ${BASH_REMATCH[1]}"
+	fi
 	if [[ $cur == --*=* ]]; then
 		# --format=sh<TAB>
 		if [[ $cur == --format=* ]]; then
@@ -76,6 +91,6 @@ _netpreflight()
 		fi
 		return
 	fi
-	COMPREPLY=($(compgen -W "${cmd_opts[$cmd]} --socket" -- "$cur"))
+	COMPREPLY=($(compgen -W "$words_for_cmd --socket" -- "$cur"))
 } &&
 	complete -F _netpreflight netpreflight

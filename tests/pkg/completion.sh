@@ -3,7 +3,9 @@
 # pkg.completion: the bash completion offers what the CLI accepts. Every command of
 # `netpreflight help`, each option of its usage line and of `netpreflight CMD --help`,
 # and the --format values of the usage line must be completed; a command or option
-# added to the CLI without its completion fails here.
+# added to the CLI without its completion fails here. The CLI is deliberately not on
+# PATH: the completion's fallback for commands missing from its table (the usage line
+# of an installed "netpreflight help") must not hide a missing table entry.
 # Usage: completion.sh COMPLETION_FILE CLI
 set -uo pipefail
 
