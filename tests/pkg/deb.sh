@@ -136,13 +136,16 @@ v=$(/usr/sbin/netpreflightd --version 2>&1)
 [ "$v" = "netpreflightd $version" ] && pass "netpreflightd --version: $v" || fail "netpreflightd --version: $v"
 
 unitdir=/lib/systemd/system
-if out=$(systemd-analyze verify --man=no "$unitdir/netpreflightd.service" \
+if out=$(systemd-analyze verify --man=yes "$unitdir/netpreflightd.service" \
 	"$unitdir/netpreflightd.socket" 2>&1); then
-	pass "systemd-analyze verify on the installed units"
+	pass "systemd-analyze verify --man=yes on the installed units (Documentation= man page exists)"
 else
 	echo "$out"
 	fail "systemd-analyze verify on the installed units"
 fi
+doc=$(sed -n 's|^Documentation=.*file://\([^ ]*\).*|\1|p' "$unitdir/netpreflightd.service")
+[ -n "$doc" ] && [ -f "$doc" ] && pass "the unit's Documentation= file exists ($doc)" ||
+	fail "the unit's Documentation= file '$doc' is missing"
 [ -L /etc/systemd/system/multi-user.target.wants/netpreflightd.service ] &&
 	[ -L /etc/systemd/system/sockets.target.wants/netpreflightd.socket ] &&
 	pass "units enabled (multi-user.target, sockets.target)" || fail "units not enabled"
