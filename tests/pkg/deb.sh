@@ -63,6 +63,10 @@ cleanup() {
 	if [ "$INSTALLED" -eq 1 ]; then
 		dpkg --purge slurm-netpreflight netpreflight >/dev/null 2>&1
 	fi
+	case ${MADE_PROMDIR:-0} in
+	1) rm -rf /var/lib/prometheus/node-exporter ;;
+	2) rm -rf /var/lib/prometheus ;;
+	esac
 	if [ "$FAILS" -ne 0 ]; then
 		for f in "$T"/*.log; do
 			[ -f "$f" ] && { echo "--- $(basename "$f")"; tail -n 40 "$f"; }
@@ -115,6 +119,15 @@ for tag in $(awk '$1 == "W:" { print $3 }' "$T/lintian.log" | sort -u); do
 done
 
 # --- 3. install and check the layout ------------------------------------------------
+# node_exporter's textfile directory (Debian's prometheus-node-exporter path), owned by
+# root and closed to others, so that only the tmpfiles ACL lets the daemon write there.
+promdir=/var/lib/prometheus/node-exporter
+MADE_PROMDIR=0
+if [ ! -e "$promdir" ]; then
+	[ -e /var/lib/prometheus ] || MADE_PROMDIR=2
+	[ $MADE_PROMDIR -eq 0 ] && MADE_PROMDIR=1
+	install -d -m 0755 "$promdir" || die "mkdir $promdir"
+fi
 # apt-get resolves the packages' dependencies (jq, slurm-wlm-basic-plugins, ...).
 if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${debs[@]}" \
 	>"$T/install.log" 2>&1; then
@@ -234,14 +247,14 @@ for n in 1 2; do
 done
 # As systemd would run it: the packaged user, the packaged configuration; the socket
 # and state directory are the test's (node 2 cannot share node 1's /var/lib).
-start_daemon() { # ns name
+start_daemon() { # ns n [options]
 	ip netns exec "$1" setpriv --reuid=netpreflight --regid=netpreflight --init-groups \
 		/usr/sbin/netpreflightd -f --config "$conf" \
-		--node-name "pkg$2" --socket "$T/run-$2/npf.sock" --state-dir "$T/state-$2" \
+		--node-name "pkg$2" --socket "$T/run-$2/npf.sock" --state-dir "$T/state-$2" "${@:3}" \
 		>"$T/daemon-$2.log" 2>&1 &
 	PIDS+=($!)
 }
-start_daemon "$NSA" 1
+start_daemon "$NSA" 1 --textfile-dir "$promdir"
 start_daemon "$NSB" 2
 cli() { # ns node args...
 	local ns=$1 n=$2
@@ -271,6 +284,14 @@ verdict=$(jq -r '.verdict.verdict // empty' "$T/check.json" 2>/dev/null)
 envout=$(cli "$NSA" 1 env --nodes 'pkg[1-2]' --cached --format shell 2>"$T/env.log")
 grep -q "^export NCCL_SOCKET_IFNAME='vpkga'$" <<<"$envout" &&
 	pass "env --cached: NCCL_SOCKET_IFNAME=vpkga" || fail "env --cached: '$envout'"
+# The ACL from the tmpfiles snippet is what lets the daemon's user write here.
+for _ in $(seq 100); do
+	[ -s "$promdir/netpreflight.prom" ] && break
+	sleep 0.1
+done
+owner=$(stat -c %U "$promdir/netpreflight.prom" 2>/dev/null)
+[ "$owner" = netpreflight ] && pass "metrics written to $promdir through the tmpfiles ACL" ||
+	fail "no netpreflight.prom in $promdir (owner '$owner')"
 stop_daemons
 
 # --- 5. purge --------------------------------------------------------------------------
@@ -298,6 +319,11 @@ for f in /etc/netpreflight /var/lib/netpreflight /var/log/netpreflight \
 		left=1
 	fi
 done
+[ -e "$promdir/netpreflight.prom" ] && { echo "left after purge: $promdir/netpreflight.prom"; left=1; }
+if command -v getfacl >/dev/null; then
+	getfacl -p "$promdir" 2>/dev/null | grep -q '^user:netpreflight:' &&
+		{ echo "left after purge: the ACL entry for netpreflight on $promdir"; left=1; }
+fi
 [ $left -eq 0 ] && pass "nothing of the packages is left after purge" || fail "files left after purge"
 getent passwd netpreflight >/dev/null && pass "system user netpreflight kept after purge (Debian practice)" ||
 	fail "the system user was removed on purge"
