@@ -236,6 +236,13 @@ ip -n "$NSA" addr add 198.18.77.1/24 dev vpkga
 ip -n "$NSB" addr add 198.18.77.2/24 dev vpkgb
 ip -n "$NSA" link set vpkga up
 ip -n "$NSB" link set vpkgb up
+# The second end reports carrier a moment after "up"; start the daemons on RUNNING links.
+for _ in $(seq 100); do
+	ip -n "$NSA" -br link show dev vpkga | grep -q ' UP ' &&
+		ip -n "$NSB" -br link show dev vpkgb | grep -q ' UP ' && break
+	sleep 0.1
+done
+ip -n "$NSB" -br link show dev vpkgb | grep -q ' UP ' || die "veth pair has no carrier"
 for ns in "$NSA" "$NSB"; do
 	ip -n "$ns" link set lo up
 	mkdir -p "/etc/netns/$ns"
