@@ -289,8 +289,8 @@ verdict=$(jq -r '.verdict.verdict // empty' "$T/check.json" 2>/dev/null)
 [ $rc -eq 0 ] && [ "$verdict" = ok ] && pass "check --nodes 'pkg[1-2]': ok (exit 0)" ||
 	fail "check --nodes 'pkg[1-2]': exit $rc, verdict '$verdict'"
 envout=$(cli "$NSA" 1 env --nodes 'pkg[1-2]' --cached --format shell 2>"$T/env.log")
-grep -q "^export NCCL_SOCKET_IFNAME='vpkga'$" <<<"$envout" &&
-	pass "env --cached: NCCL_SOCKET_IFNAME=vpkga" || fail "env --cached: '$envout'"
+grep -q "^export NCCL_SOCKET_IFNAME='=vpkga'$" <<<"$envout" &&
+	pass "env --cached: NCCL_SOCKET_IFNAME='=vpkga' (exact-match form)" || fail "env --cached: '$envout'"
 # The ACL from the tmpfiles snippet is what lets the daemon's user write here.
 for _ in $(seq 100); do
 	[ -s "$promdir/netpreflight.prom" ] && break
