@@ -13,7 +13,9 @@ _netpreflight()
 	local -A cmd_opts=(
 		[interfaces]="--json --capture --help"
 		[rdma]="--json --sysfs-root --help"
-		[check]="--nodes --timeout --json --help"
+		[check]="--nodes --timeout --max-timeout --json --help"
+		[key]="generate --json --help"
+		[explain]="--nodes --no-daemon --max-age --timeout --node-env --verbose --json --help"
 		[status]="--json --help"
 		[env]="--nodes --format --job-wide --timeout --max-age --cached --json --help"
 		[help]=""
@@ -41,7 +43,7 @@ _netpreflight()
 			COMPREPLY=($(compgen -W "$SLURM_JOB_NODELIST" -- "$cur"))
 		return
 		;;
-	--timeout | --max-age | -t | -a)
+	--timeout | --max-timeout | --max-age | -t | -a)
 		return
 		;;
 	esac
@@ -50,7 +52,7 @@ _netpreflight()
 	local i cmd=
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--socket | --sysfs-root | --capture | --format | --nodes | --timeout | --max-age | -f | -n | -t | -a)
+		--socket | --sysfs-root | --capture | --format | --nodes | --timeout | --max-timeout | --max-age | -f | -n | -t | -a)
 			((i++))
 			;;
 		-*) ;;

@@ -32,6 +32,9 @@ static const char *const type_doc[NPF_CT__COUNT] = {
     [NPF_CT_SIZE] = "bytes, optionally with *k*, *M* or *G* (powers of 1024, either case): "
 		    "*262144*, *256k*, *16M*.",
     [NPF_CT_LOGLEVEL] = "*info* or *debug*.",
+    [NPF_CT_FALLBACK] = "*drain* (the nodes the failure points at fail, the rest of the job "
+			"stays on the best network) or *degrade* (the whole job moves to the next "
+			"network).",
     [NPF_CT_PATTERNS] = "comma-separated shell globs (*fnmatch*(3)) on interface names, blanks "
 			"around commas ignored; at most 32 globs of at most 63 bytes; empty: "
 			"none.",
