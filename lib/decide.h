@@ -70,6 +70,8 @@ struct ctx {
 	size_t *path_idx;
 	size_t *peer_fail; /* n_nodes: how many (interface, network) evaluations each peer broke */
 	int chosen;	   /* index into nets, -1 */
+	int ompi_net;	   /* the network Open MPI's values name when it cannot use the chosen
+			    * one (a secondary subnet, publish.c ompi_decide), -1: the chosen */
 	int fabric;	   /* the RDMA network the ports follow (dec_is_rail), -1 none */
 	int err;
 };
@@ -225,6 +227,9 @@ int dec_build_choices(struct ctx *c);
 bool dec_is_rail(const struct ctx *c, size_t n);
 bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count);
 bool dec_ompi_lists(const struct npf_addr *a);
+/* The first IPv4 address of the announced candidates of ifname (NULL: none): what Open
+ * MPI sees of that interface (publish.c, ompi_primary). */
+const struct npf_addr *dec_ompi_cand_primary(const struct npf_node *nd, const char *ifname);
 const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
 				      const struct net *net);
 int dec_build_env(struct ctx *c);

@@ -261,6 +261,45 @@ static bool ompi_name_everywhere(const struct ctx *c)
 	return true;
 }
 
+/* Open MPI sees only an interface's primary IPv4 address (the first one a node announced:
+ * publish.c ompi_primary). chosen: every node's address on the chosen network (the one
+ * the CIDR or the cover must match) is the primary one of its interface. Else, for
+ * another network n: every node holds an interface whose primary address lies on n.
+ * *at: the first node where it does not hold. Nodes whose address is unknown here are
+ * left to the caller's own checks. */
+static bool ompi_primary_everywhere(const struct ctx *c, const struct net *n, bool chosen,
+				    size_t *at)
+{
+	for (size_t k = 1; k < c->chk->n_nodes; k++) {
+		const struct npf_node *nd = &c->chk->nodes[k];
+		const struct npf_addr *pri;
+		struct npf_addr a;
+		bool ok = false;
+
+		if (chosen) {
+			if (!node_addr(c, k, &a) || a.family != AF_INET)
+				continue;
+			pri = dec_ompi_cand_primary(nd, node_ifname(c, k));
+			ok = !pri || npf_addr_equal(pri, &a); /* no candidate list: nothing known */
+		} else {
+			if (dec_outside_plan(c, nd))
+				continue;
+			for (size_t j = 0; j < nd->n_cands && !ok; j++) {
+				if (nd->cands[j].addr.family != AF_INET ||
+				    !in_net(&nd->cands[j].addr, n))
+					continue;
+				pri = dec_ompi_cand_primary(nd, nd->cands[j].ifname);
+				ok = pri && in_net(pri, n);
+			}
+		}
+		if (!ok) {
+			*at = k;
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Open MPI job-wide (mpirun copies the launch node's values to every node): the value
  * must match an address on every node. IPv4: the chosen CIDR when it holds every node's
  * address, else the prefix covering them all (routed /31 host links: one prefix per
@@ -280,6 +319,28 @@ static void ompi_job_wide(struct ctx *c, char **vals, bool same_name)
 	if (!vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE] &&
 	    !vals[NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE] && !vals[NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE])
 		return;
+	if (c->ompi_net >= 0) {
+		/* Open MPI goes to another network here (our interface on the chosen one has
+		 * its primary address elsewhere): its CIDR holds job-wide when every node's
+		 * interface on it has its primary address there too. */
+		if (!ompi_primary_everywhere(c, &c->nets[c->ompi_net], false, &at)) {
+			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+				 node_name(c, (int)at), NULL,
+				 OMPI_VARS ": no job-wide value: %s has no interface on %s whose "
+					   "primary address (all Open MPI sees) is there",
+				 node_name(c, (int)at), vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE]);
+			goto drop;
+		}
+		return;
+	}
+	if (net->prefix.family != AF_INET6 && !ompi_primary_everywhere(c, net, true, &at)) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+			 node_name(c, (int)at), NULL,
+			 OMPI_VARS ": no job-wide value: on %s the primary address of the interface "
+				   "on %s (all Open MPI sees of it) is elsewhere",
+			 node_name(c, (int)at), out->cidr);
+		goto drop;
+	}
 	if (net->prefix.family == AF_INET6)
 		goto by_name;
 	bits = net->prefix.prefixlen;

@@ -740,6 +740,47 @@ const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n, co
 /* ---- the per-node rules of the variable registry (lib/pubvar.h) --------------------------- */
 
 /* The state the rules share while one environment is built. */
+/* Open MPI sees one IPv4 address per interface, the primary one: 4.1's opal if framework
+ * (opal/mca/if/posix_ipv4/if_posix.c, if_posix_open) lists interfaces with SIOCGIFCONF and
+ * re-reads each one's address by name with SIOCGIFADDR, and 5's btl/tcp keeps the first
+ * (mca_btl_tcp_create). A CIDR of a secondary subnet matches nothing there ("Did not find
+ * interface matching this subnet") and the job falls back to every interface. */
+static const struct npf_addr *ompi_primary(const struct npf_iface *ifc)
+{
+	for (size_t i = 0; i < ifc->n_addrs; i++)
+		if (ifc->addrs[i].family == AF_INET)
+			return &ifc->addrs[i];
+	return NULL;
+}
+
+const struct npf_addr *dec_ompi_cand_primary(const struct npf_node *nd, const char *ifname)
+{
+	for (size_t j = 0; j < nd->n_cands; j++)
+		if (nd->cands[j].addr.family == AF_INET &&
+		    strncmp(nd->cands[j].ifname, ifname, IFNAMSIZ) == 0)
+			return &nd->cands[j].addr;
+	return NULL;
+}
+
+/* The best-ranked other IPv4 network that works here and on which our interface's
+ * primary address lies: where Open MPI can go when the chosen network is a secondary
+ * subnet of our interface. -1: none. */
+static int ompi_alt_net(const struct ctx *c)
+{
+	for (size_t n = 0; n < c->n_nets; n++) {
+		const struct net *alt = &c->nets[n];
+		const struct npf_addr *pri;
+
+		if ((int)n == c->chosen || alt->state != EST_WORKS || alt->ifc < 0 ||
+		    alt->prefix.family != AF_INET)
+			continue;
+		pri = ompi_primary(&c->inv->ifaces[alt->ifc]);
+		if (pri && in_net(pri, alt))
+			return (int)n;
+	}
+	return -1;
+}
+
 struct pub {
 	char *vals[NPF_VAR__COUNT];   /* the environment being built */
 	char *pre[NPF_VAR__COUNT];    /* RDMA facts computed before the rules run */
@@ -748,6 +789,7 @@ struct pub {
 	const struct npf_iface *ifc;  /* our interface on the chosen network */
 	bool ompi_done;		      /* the Open MPI value was decided (one note for three) */
 	const char *ompi_value;	      /* NULL: left out */
+	char ompi_cidr[INET6_ADDRSTRLEN + 5]; /* the other network's CIDR (ompi_alt_net) */
 };
 
 typedef void (*rule_fn)(struct ctx *c, struct pub *p, enum npf_var v);
@@ -907,6 +949,8 @@ static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
  * back to every interface, so on an IPv6 network the name is the only form left, and a
  * name selects every address of the interface: one more address there is unverified
  * traffic, so the value is left out rather than published half-proven. */
+#define OMPI_NOTE_VARS "OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, PRTE_MCA_prte_if_include"
+
 static void ompi_decide(struct ctx *c, struct pub *p)
 {
 	const struct net *net = &c->nets[c->chosen];
@@ -917,21 +961,38 @@ static void ompi_decide(struct ctx *c, struct pub *p)
 	p->ompi_done = true;
 	p->ompi_value = c->out->cidr;
 	if (net->prefix.family != AF_INET6) {
-		/* Open MPI 5's btl/tcp keeps one address per interface, the first one
-		 * (mca_btl_tcp_create): a secondary subnet is selected but not used. */
-		for (size_t i = 0; i < ifc->n_addrs; i++)
-			if (ifc->addrs[i].family == AF_INET) {
-				if (!in_net(&ifc->addrs[i], net))
-					dec_note(
-					    c, NPF_NOTE_CONSUMER_ADDRESS,
-					    NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, ifc->name,
-					    "Open MPI 5's btl/tcp (mca_btl_tcp_create) advertises "
-					    "only the first address of %s, %s, which is not on "
-					    "%s; Open MPI 4.1 advertises every address",
-					    ifc->name, npf_addr_str(&ifc->addrs[i], ip, sizeof(ip)),
-					    c->out->cidr);
-				break;
+		const struct npf_addr *pri = ompi_primary(ifc);
+		int alt;
+
+		if (!pri || !in_net(pri, net)) {
+			char pip[INET6_ADDRSTRLEN] = "no IPv4 address";
+
+			if (pri)
+				npf_addr_str(pri, pip, sizeof(pip));
+			alt = ompi_alt_net(c);
+			if (alt < 0) {
+				p->ompi_value = NULL;
+				dec_note(c, NPF_NOTE_OMITTED, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+					 NULL, ifc->name,
+					 OMPI_NOTE_VARS " left out: Open MPI (if_posix_open, "
+							"mca_btl_tcp_create) sees only the primary "
+							"address of %s, %s, which is not on %s, and no "
+							"other network works with Open MPI's addresses",
+					 ifc->name, pip, c->out->cidr);
+				return;
 			}
+			c->ompi_net = alt;
+			cidr_str(&c->nets[alt].prefix, p->ompi_cidr, sizeof(p->ompi_cidr));
+			p->ompi_value = p->ompi_cidr;
+			dec_note(c, NPF_NOTE_CONSUMER_ADDRESS, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
+				 NULL, ifc->name,
+				 OMPI_NOTE_VARS " name %s (%s), which also passed: Open MPI "
+						"(if_posix_open, mca_btl_tcp_create) sees only the "
+						"primary address of %s, %s, which is not on %s",
+				 p->ompi_cidr, c->inv->ifaces[c->nets[alt].ifc].name, ifc->name,
+				 pip, c->out->cidr);
+			return;
+		}
 		return;
 	}
 	p->ompi_value = NULL;

@@ -396,6 +396,7 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 		if (chk->nodes[k].available || !dec_outside_plan(&c, &chk->nodes[k]))
 			c.n_peers++;
 	c.chosen = -1;
+	c.ompi_net = -1;
 	c.fabric = -1;
 	out->nccl_version = c.version;
 
