@@ -221,26 +221,75 @@ static int copy_str(char *dst, size_t dstsz, const char *src)
 
 /* ---- HELLO ---- */
 
+/* Distinct addresses (family and bytes), as in REVERSE_REQ targets. */
+static bool addr_seen(const struct npf_addr *a, size_t n, const struct npf_addr *x)
+{
+	for (size_t k = 0; k < n; k++)
+		if (a[k].family == x->family && memcmp(a[k].addr, x->addr, 16) == 0)
+			return true;
+	return false;
+}
+
+/* A JSON array of 0..max distinct address strings into out[]. Returns the
+ * count or -EBADMSG. */
+static int addr_list_parse(json_t *arr, struct npf_addr *out, size_t max)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(arr) || json_array_size(arr) > max)
+		return -EBADMSG;
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v) || npf_wire_addr_parse(json_string_value(v), &out[i]) < 0 ||
+		    addr_seen(out, i, &out[i]))
+			return -EBADMSG;
+	}
+	return (int)json_array_size(arr);
+}
+
 json_t *npf_wire_hello_to_json(const struct npf_msg_hello *m)
 {
 	char inst[17];
+	json_t *o, *arr;
 
 	instance_hex(m->instance, inst);
-	return json_pack("{s:s, s:s, s:b}", "node", m->node, "instance", inst, "candidates",
-			 m->want_candidates);
+	o = json_pack("{s:s, s:s, s:b}", "node", m->node, "instance", inst, "candidates",
+		      m->want_candidates);
+	if (!o || !m->addrs_present)
+		return o;
+	arr = json_array();
+	if (!arr || json_object_set_new(o, "addrs", arr) < 0)
+		goto err;
+	for (size_t i = 0; i < m->n_addrs && i < NPF_WIRE_MAX_CANDS; i++)
+		if (json_array_append_new(arr, addr_json(&m->addrs[i])) < 0)
+			goto err;
+	return o;
+err:
+	json_decref(o);
+	return NULL;
 }
 
 int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m)
 {
 	const char *node, *inst;
-	int want;
+	json_t *addrs = NULL;
+	int want, n;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:s, s:s, s:b !}", "node", &node, "instance", &inst, "candidates",
-			&want) < 0)
+	if (json_unpack(j, "{s:s, s:s, s:b, s?o !}", "node", &node, "instance", &inst, "candidates",
+			&want, "addrs", &addrs) < 0)
 		return -EBADMSG;
 	if (!npf_wire_name_valid(node) || instance_parse(inst, &m->instance) < 0)
 		return -EBADMSG;
+	if (addrs) {
+		n = addr_list_parse(addrs, m->addrs, NPF_WIRE_MAX_CANDS);
+		if (n < 0) {
+			memset(m, 0, sizeof(*m));
+			return -EBADMSG;
+		}
+		m->n_addrs = (size_t)n;
+		m->addrs_present = true;
+	}
 	copy_str(m->node, sizeof(m->node), node);
 	m->want_candidates = want;
 	return 0;
@@ -550,10 +599,8 @@ int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m)
 		    npf_wire_addr_parse(json_string_value(v), &m->targets[i]) < 0)
 			return -EBADMSG;
 		/* Distinct targets: a request must not multiply connections to one host. */
-		for (size_t k = 0; k < i; k++)
-			if (m->targets[k].family == m->targets[i].family &&
-			    memcmp(m->targets[k].addr, m->targets[i].addr, 16) == 0)
-				return -EBADMSG;
+		if (addr_seen(m->targets, i, &m->targets[i]))
+			return -EBADMSG;
 	}
 	m->n_targets = json_array_size(t);
 	m->id = (uint32_t)id;

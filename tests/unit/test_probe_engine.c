@@ -645,6 +645,11 @@ static void test_hostile_control(void **state)
 	close(fd);
 }
 
+/* A HELLO announcing the requester's own addresses (its reverse targets). */
+#define HELLO_ADDRS(list)                                                                          \
+	"{\"node\":\"evil\",\"instance\":\"00000000000000ee\",\"candidates\":false,"               \
+	"\"addrs\":[" list "]}"
+
 /* A reverse request for an address with no daemon: answered with per-target outcomes. */
 static void test_reverse_request(void **state)
 {
@@ -654,7 +659,8 @@ static void test_reverse_request(void **state)
 
 	NEED_ENV(state);
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, 1, NPF_MSG_HELLO,
+		   HELLO_ADDRS("\"198.18.0.3\",\"198.18.0.2\",\"198.18.0.1\""));
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
 	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
@@ -677,6 +683,88 @@ static void test_reverse_request(void **state)
 			    "answered by alpha");
 	json_decref(j);
 	close(fd);
+}
+
+/* A listener on addr:PORT standing in for a third party. */
+static int bystander_listen(const char *addr)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(PORT)};
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(fd, 64), 0);
+	return fd;
+}
+
+static const char *result_field(json_t *res, const char *addr, const char *key)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(res, i, v) {
+		if (strcmp(json_string_value(json_object_get(v, "addr")), addr) == 0)
+			return json_string_value(json_object_get(v, key));
+	}
+	fail_msg("no result for %s", addr);
+	return NULL;
+}
+
+/* Issue 12: a requester can have probed only the addresses its HELLO announced.
+ * Any other target is answered not-probed, and nothing connects to it; a HELLO
+ * without the list (an older peer, a scanner) gets no reverse work at all. */
+static void test_reverse_unannounced(void **state)
+{
+	struct env *e = *state;
+	json_t *j = NULL, *res;
+	int fd, lfd, afd;
+
+	NEED_ENV(state);
+	lfd = bystander_listen("198.18.0.4");
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO_ADDRS("\"198.18.0.3\""));
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
+		   "{\"id\":8,\"timeout_ms\":500,\"bytes\":65536,"
+		   "\"targets\":[\"198.18.0.4\",\"198.18.0.3\"]}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
+	res = json_object_get(j, "results");
+	assert_int_equal(json_array_size(res), 2);
+	assert_string_equal(result_field(res, "198.18.0.4", "outcome"), "not-probed");
+	assert_string_equal(result_field(res, "198.18.0.4", "detail"),
+			    "not announced by the requester");
+	/* the announced one is really probed (nothing listens there) */
+	assert_string_equal(result_field(res, "198.18.0.3", "outcome"), "refused");
+	json_decref(j);
+	/* The result comes after every probe ended: a connection to the bystander
+	 * would be in its backlog by now. */
+	afd = accept(lfd, NULL, NULL);
+	assert_int_equal(afd, -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	close(fd);
+
+	/* No list at all: every target not-probed, the bystander untouched. */
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
+		   "{\"id\":9,\"timeout_ms\":500,\"bytes\":65536,"
+		   "\"targets\":[\"198.18.0.4\"]}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
+	res = json_object_get(j, "results");
+	assert_int_equal(json_array_size(res), 1);
+	assert_string_equal(result_field(res, "198.18.0.4", "outcome"), "not-probed");
+	assert_string_equal(result_field(res, "198.18.0.4", "detail"),
+			    "not announced by the requester (its HELLO lists no addresses)");
+	json_decref(j);
+	afd = accept(lfd, NULL, NULL);
+	assert_int_equal(afd, -1);
+	close(fd);
+	close(lfd);
 }
 
 static void test_data_port(void **state)
@@ -1162,20 +1250,21 @@ static void test_cluster_key(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_check_ok),
-		cmocka_unit_test(test_wrong_peer),
-		cmocka_unit_test(test_unavailable),
-		cmocka_unit_test(test_bad_args_and_cancel),
-		cmocka_unit_test(test_hostile_control),
-		cmocka_unit_test(test_reverse_request),
-		cmocka_unit_test(test_data_port),
-		cmocka_unit_test(test_conn_cap),
-		cmocka_unit_test(test_listener_exhaustion),
-		cmocka_unit_test(test_preauth_flood),
-		cmocka_unit_test(test_reverse_abuse),
-		cmocka_unit_test(test_cluster_key),
-		cmocka_unit_test(test_many_candidates),
-		cmocka_unit_test(test_job_check_shares_paths),
+	    cmocka_unit_test(test_check_ok),
+	    cmocka_unit_test(test_wrong_peer),
+	    cmocka_unit_test(test_unavailable),
+	    cmocka_unit_test(test_bad_args_and_cancel),
+	    cmocka_unit_test(test_hostile_control),
+	    cmocka_unit_test(test_reverse_request),
+	    cmocka_unit_test(test_reverse_unannounced),
+	    cmocka_unit_test(test_data_port),
+	    cmocka_unit_test(test_conn_cap),
+	    cmocka_unit_test(test_listener_exhaustion),
+	    cmocka_unit_test(test_preauth_flood),
+	    cmocka_unit_test(test_reverse_abuse),
+	    cmocka_unit_test(test_cluster_key),
+	    cmocka_unit_test(test_many_candidates),
+	    cmocka_unit_test(test_job_check_shares_paths),
 	};
 
 	return npf_run_tests(tests, setup, teardown);

@@ -14,6 +14,7 @@
 
 #include "npf_test.h"
 
+#include "candidates.h"
 #include "wire.h"
 
 static json_t *parse(const char *s)
@@ -123,22 +124,76 @@ static void test_hello(void **state)
 	assert_string_equal(out.node, "node1");
 	assert_true(out.instance == h.instance);
 	assert_true(out.want_candidates);
+	/* No list sent: an older peer's HELLO, no reverse targets. */
+	assert_null(json_object_get(j, "addrs"));
+	assert_false(out.addrs_present);
+	assert_int_equal(out.n_addrs, 0);
 	json_decref(j);
 
+	/* The announced addresses (issue 12) survive the round trip, in order. */
+	h.addrs_present = true;
+	assert_int_equal(npf_wire_addr_parse("198.18.0.1", &h.addrs[0]), 0);
+	assert_int_equal(npf_wire_addr_parse("2001:db8::1", &h.addrs[1]), 0);
+	h.n_addrs = 2;
+	j = npf_wire_hello_to_json(&h);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "addrs")), 2);
+	assert_int_equal(npf_wire_hello_from_json(j, &out), 0);
+	assert_true(out.addrs_present);
+	assert_int_equal(out.n_addrs, 2);
+	assert_true(npf_addr_equal(&out.addrs[0], &h.addrs[0]));
+	assert_true(npf_addr_equal(&out.addrs[1], &h.addrs[1]));
+	json_decref(j);
+	/* An empty list is present (and announces nothing). */
+	h.n_addrs = 0;
+	j = npf_wire_hello_to_json(&h);
+	assert_int_equal(npf_wire_hello_from_json(j, &out), 0);
+	assert_true(out.addrs_present);
+	assert_int_equal(out.n_addrs, 0);
+	json_decref(j);
+	/* The bound: NPF_WIRE_MAX_CANDS distinct addresses parse, one more does not. */
+	for (int extra = 0; extra < 2; extra++) {
+		json_t *arr = json_array();
+		char a[32];
+
+		j = json_pack("{s:s, s:s, s:b, s:o}", "node", "n", "instance", "0123456789abcdef",
+			      "candidates", 0, "addrs", arr);
+		for (int i = 0; i < NPF_WIRE_MAX_CANDS + extra; i++) {
+			snprintf(a, sizeof(a), "10.0.%d.%d", i / 250, 1 + i % 250);
+			json_array_append_new(arr, json_string(a));
+		}
+		assert_int_equal(npf_wire_hello_from_json(j, &out), extra ? -EBADMSG : 0);
+		if (!extra)
+			assert_int_equal(out.n_addrs, NPF_WIRE_MAX_CANDS);
+		json_decref(j);
+	}
+
 	static const char *const bad[] = {
-		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\"}",
-		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,\"x\":1}",
-		"{\"node\":\"n\",\"instance\":81985529216486895,\"candidates\":true}",
-		"{\"node\":\"n\",\"instance\":\"0000000000000000\",\"candidates\":true}",
-		"{\"node\":\"n\",\"instance\":\"0123456789ABCDEF\",\"candidates\":true}",
-		"{\"node\":\"n\",\"instance\":\"0123456789abcde\",\"candidates\":true}",
-		"{\"node\":\"n\",\"instance\":\"0123456789abcdeg\",\"candidates\":true}",
-		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":1}",
-		"{\"node\":\"a b\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
-		"{\"node\":\"\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
-		"{\"node\":5,\"instance\":\"0123456789abcdef\",\"candidates\":true}",
-		("{\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
-		 "\"instance\":\"0123456789abcdef\",\"candidates\":true}"),
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+	    "\"addrs\":[\"10.0.0.1\",\"10.0.0.1\"]}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+	    "\"addrs\":[\"10.0.0.1/24\"]}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+	    "\"addrs\":[\"eth0\"]}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+	    "\"addrs\":[1]}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+	    "\"addrs\":\"10.0.0.1\"}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+	    "\"addrs\":null}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\"}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,\"x\":1}",
+	    "{\"node\":\"n\",\"instance\":81985529216486895,\"candidates\":true}",
+	    "{\"node\":\"n\",\"instance\":\"0000000000000000\",\"candidates\":true}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789ABCDEF\",\"candidates\":true}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcde\",\"candidates\":true}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdeg\",\"candidates\":true}",
+	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":1}",
+	    "{\"node\":\"a b\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+	    "{\"node\":\"\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+	    "{\"node\":5,\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+	    ("{\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
+	     "\"instance\":\"0123456789abcdef\",\"candidates\":true}"),
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		j = parse(bad[i]);
