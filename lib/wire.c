@@ -297,18 +297,24 @@ int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m)
 
 /* ---- HELLO_REPLY ---- */
 
-static json_t *cand_json(const struct npf_candidate *c)
+static json_t *cand_json(const struct npf_candidate *c, bool gids)
 {
-	json_t *a = addr_json(&c->addr);
+	json_t *a = addr_json(&c->addr), *o;
 
 	if (!a)
 		return NULL;
-	return json_pack("{s:s, s:o, s:i, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:b}", "if", c->ifname,
-			 "addr", a, "prefixlen", (int)c->addr.prefixlen, "kind",
-			 npf_kind_name(c->kind), "roles", (json_int_t)c->roles, "mtu",
-			 (json_int_t)c->mtu, "speed_mbps", (json_int_t)c->speed_mbps, "rdma_dev",
-			 c->rdma_dev, "rdma_port", c->rdma_port, "rdma_link_layer",
-			 npf_link_layer_name(c->rdma_ll), "rdma_active", c->rdma_active);
+	o = json_pack("{s:s, s:o, s:i, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:b}", "if", c->ifname,
+		      "addr", a, "prefixlen", (int)c->addr.prefixlen, "kind",
+		      npf_kind_name(c->kind), "roles", (json_int_t)c->roles, "mtu",
+		      (json_int_t)c->mtu, "speed_mbps", (json_int_t)c->speed_mbps, "rdma_dev",
+		      c->rdma_dev, "rdma_port", c->rdma_port, "rdma_link_layer",
+		      npf_link_layer_name(c->rdma_ll), "rdma_active", c->rdma_active);
+	if (o && gids && c->has_gid &&
+	    json_object_set_new(o, "gid_index", json_integer(c->gid_index)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static int kind_parse(const char *s, enum npf_kind *k)
@@ -339,16 +345,22 @@ static int ll_parse(const char *s, enum npf_link_layer *ll)
 static int cand_from_json(json_t *j, struct npf_candidate *c)
 {
 	const char *ifn, *addr, *kind, *rdev, *ll;
-	json_int_t prefix, roles, mtu, speed, rport;
+	json_int_t prefix, roles, mtu, speed, rport, gid = -1;
 	int active;
 	unsigned maxpfx;
 
 	memset(c, 0, sizeof(*c));
-	if (json_unpack(j, "{s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:s, s:I, s:s, s:b !}", "if", &ifn,
-			"addr", &addr, "prefixlen", &prefix, "kind", &kind, "roles", &roles, "mtu",
-			&mtu, "speed_mbps", &speed, "rdma_dev", &rdev, "rdma_port", &rport,
-			"rdma_link_layer", &ll, "rdma_active", &active) < 0)
+	if (json_unpack(j, "{s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:s, s:I, s:s, s:b, s?I !}", "if",
+			&ifn, "addr", &addr, "prefixlen", &prefix, "kind", &kind, "roles", &roles,
+			"mtu", &mtu, "speed_mbps", &speed, "rdma_dev", &rdev, "rdma_port", &rport,
+			"rdma_link_layer", &ll, "rdma_active", &active, "gid_index", &gid) < 0)
 		return -EBADMSG;
+	/* Present means a real index: a GID table slot (ibv_query_gid takes an int,
+	 * sysfs tables are far shorter than 65536). */
+	if (json_object_get(j, "gid_index") && (gid < 0 || gid > UINT16_MAX))
+		return -EBADMSG;
+	c->has_gid = gid >= 0;
+	c->gid_index = c->has_gid ? (uint16_t)gid : 0;
 	if (!ifname_valid(ifn) || copy_str(c->ifname, sizeof(c->ifname), ifn) < 0)
 		return -EBADMSG;
 	if (npf_wire_addr_parse(addr, &c->addr) < 0)
@@ -388,7 +400,7 @@ json_t *npf_wire_hello_reply_to_json(const struct npf_msg_hello_reply *m)
 		if (!cands || json_object_set_new(o, "candidates", cands) < 0)
 			goto err;
 		for (size_t i = 0; i < m->n_cands && i < NPF_WIRE_MAX_CANDS; i++)
-			if (json_array_append_new(cands, cand_json(&m->cands[i])) < 0)
+			if (json_array_append_new(cands, cand_json(&m->cands[i], m->gids)) < 0)
 				goto err;
 	}
 	if (m->lists) {
@@ -447,6 +459,7 @@ int npf_wire_hello_reply_from_json(json_t *j, struct npf_msg_hello_reply *m)
 		json_array_foreach(cands, i, v) {
 			if (cand_from_json(v, &m->cands[i]) < 0)
 				goto bad;
+			m->gids = m->gids || m->cands[i].has_gid;
 			m->n_cands++;
 		}
 	}

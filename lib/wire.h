@@ -112,6 +112,9 @@ struct npf_msg_hello_reply {
 	char (*ifnames)[IFNAMSIZ];       /* owned */
 	size_t n_ifnames;
 	bool lists; /* candidates/ifnames present (sent even when empty) */
+	/* Candidates carry "gid_index" (optional per candidate). Only sent to a
+	 * requester whose HELLO had "addrs": a daemon that old rejects unknown keys. */
+	bool gids;
 };
 
 struct npf_msg_open_data {

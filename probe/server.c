@@ -350,6 +350,9 @@ static int on_hello(struct sconn *sc, json_t *j)
 		rep.ifnames = ctx->ifnames;
 		rep.n_ifnames = ctx->n_ifnames;
 		rep.lists = true;
+		/* A requester that announces its addresses is new enough to read
+		 * the candidates' GID indices. */
+		rep.gids = h.addrs_present;
 	}
 	return send_or_drop(sc, NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep));
 }

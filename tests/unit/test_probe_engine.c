@@ -1250,21 +1250,21 @@ static void test_cluster_key(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_ok),
-	    cmocka_unit_test(test_wrong_peer),
-	    cmocka_unit_test(test_unavailable),
-	    cmocka_unit_test(test_bad_args_and_cancel),
-	    cmocka_unit_test(test_hostile_control),
-	    cmocka_unit_test(test_reverse_request),
-	    cmocka_unit_test(test_reverse_unannounced),
-	    cmocka_unit_test(test_data_port),
-	    cmocka_unit_test(test_conn_cap),
-	    cmocka_unit_test(test_listener_exhaustion),
-	    cmocka_unit_test(test_preauth_flood),
-	    cmocka_unit_test(test_reverse_abuse),
-	    cmocka_unit_test(test_cluster_key),
-	    cmocka_unit_test(test_many_candidates),
-	    cmocka_unit_test(test_job_check_shares_paths),
+		cmocka_unit_test(test_check_ok),
+		cmocka_unit_test(test_wrong_peer),
+		cmocka_unit_test(test_unavailable),
+		cmocka_unit_test(test_bad_args_and_cancel),
+		cmocka_unit_test(test_hostile_control),
+		cmocka_unit_test(test_reverse_request),
+		cmocka_unit_test(test_reverse_unannounced),
+		cmocka_unit_test(test_data_port),
+		cmocka_unit_test(test_conn_cap),
+		cmocka_unit_test(test_listener_exhaustion),
+		cmocka_unit_test(test_preauth_flood),
+		cmocka_unit_test(test_reverse_abuse),
+		cmocka_unit_test(test_cluster_key),
+		cmocka_unit_test(test_many_candidates),
+		cmocka_unit_test(test_job_check_shares_paths),
 	};
 
 	return npf_run_tests(tests, setup, teardown);

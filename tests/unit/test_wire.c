@@ -169,31 +169,31 @@ static void test_hello(void **state)
 	}
 
 	static const char *const bad[] = {
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
-	    "\"addrs\":[\"10.0.0.1\",\"10.0.0.1\"]}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
-	    "\"addrs\":[\"10.0.0.1/24\"]}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
-	    "\"addrs\":[\"eth0\"]}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
-	    "\"addrs\":[1]}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
-	    "\"addrs\":\"10.0.0.1\"}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
-	    "\"addrs\":null}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\"}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,\"x\":1}",
-	    "{\"node\":\"n\",\"instance\":81985529216486895,\"candidates\":true}",
-	    "{\"node\":\"n\",\"instance\":\"0000000000000000\",\"candidates\":true}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789ABCDEF\",\"candidates\":true}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcde\",\"candidates\":true}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdeg\",\"candidates\":true}",
-	    "{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":1}",
-	    "{\"node\":\"a b\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
-	    "{\"node\":\"\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
-	    "{\"node\":5,\"instance\":\"0123456789abcdef\",\"candidates\":true}",
-	    ("{\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
-	     "\"instance\":\"0123456789abcdef\",\"candidates\":true}"),
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":[\"10.0.0.1\",\"10.0.0.1\"]}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":[\"10.0.0.1/24\"]}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":[\"eth0\"]}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":[1]}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":\"10.0.0.1\"}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":null}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\"}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,\"x\":1}",
+		"{\"node\":\"n\",\"instance\":81985529216486895,\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0000000000000000\",\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0123456789ABCDEF\",\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcde\",\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdeg\",\"candidates\":true}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":1}",
+		"{\"node\":\"a b\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+		"{\"node\":\"\",\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+		"{\"node\":5,\"instance\":\"0123456789abcdef\",\"candidates\":true}",
+		("{\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
+		 "\"instance\":\"0123456789abcdef\",\"candidates\":true}"),
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		j = parse(bad[i]);
@@ -248,7 +248,48 @@ static void test_hello_reply(void **state)
 	assert_int_equal(out.cands[1].addr.family, AF_INET6);
 	assert_int_equal(out.cands[1].kind, NPF_KIND_BRIDGE);
 	assert_true(out.cands[1].speed_mbps == NPF_SPEED_UNKNOWN);
+	/* No gid_index unless asked for (m.gids): an older requester rejects the key. */
+	assert_null(
+	    json_object_get(json_array_get(json_object_get(j, "candidates"), 0), "gid_index"));
+	assert_false(out.cands[0].has_gid);
 	npf_wire_hello_reply_clear(&out);
+
+	/* The RoCE GID index of a candidate's address (issue 10), when asked for. */
+	{
+		json_t *g, *gc;
+
+		c[0].has_gid = true;
+		c[0].gid_index = 3;
+		m.gids = true;
+		g = npf_wire_hello_reply_to_json(&m);
+		assert_non_null(g);
+		gc = json_array_get(json_object_get(g, "candidates"), 0);
+		assert_int_equal(json_integer_value(json_object_get(gc, "gid_index")), 3);
+		/* c[1] has none: the key is left out, not sent as a sentinel. */
+		assert_null(json_object_get(json_array_get(json_object_get(g, "candidates"), 1),
+					    "gid_index"));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), 0);
+		assert_true(out.gids);
+		assert_true(out.cands[0].has_gid);
+		assert_int_equal(out.cands[0].gid_index, 3);
+		assert_false(out.cands[1].has_gid);
+		npf_wire_hello_reply_clear(&out);
+		json_object_set_new(gc, "gid_index", json_integer(65535));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), 0);
+		assert_int_equal(out.cands[0].gid_index, 65535);
+		npf_wire_hello_reply_clear(&out);
+		json_object_set_new(gc, "gid_index", json_integer(65536));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), -EBADMSG);
+		json_object_set_new(gc, "gid_index", json_integer(-1));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), -EBADMSG);
+		json_object_set_new(gc, "gid_index", json_string("3"));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), -EBADMSG);
+		json_object_set_new(gc, "gid_index", json_null());
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), -EBADMSG);
+		json_decref(g);
+		m.gids = false;
+		c[0].has_gid = false;
+	}
 
 	/* Wrong prefix for the family, an unknown kind, candidates without ifnames. */
 	cj = json_array_get(json_object_get(j, "candidates"), 0);
