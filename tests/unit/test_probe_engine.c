@@ -134,6 +134,27 @@ static void fake_inventory(struct node *n)
 	assert_int_equal(npf_wire_addr_parse(n->addr, &a), 0);
 	a.prefixlen = 32;
 	assert_int_equal(npf_iface_add_addr(&n->inv.ifaces[0], &a), 0);
+	/* A RoCE port behind fab0 whose RoCE v2 GID of the address is index 3: its
+	 * index travels in the announcement (issue 10, job-wide GID). */
+	n->inv.rdma = calloc(1, sizeof(*n->inv.rdma));
+	assert_non_null(n->inv.rdma);
+	n->inv.n_rdma = 1;
+	strcpy(n->inv.rdma[0].name, "mlx5_0");
+	n->inv.rdma[0].ports = calloc(1, sizeof(*n->inv.rdma[0].ports));
+	assert_non_null(n->inv.rdma[0].ports);
+	n->inv.rdma[0].n_ports = 1;
+	n->inv.rdma[0].ports[0].port = 1;
+	n->inv.rdma[0].ports[0].state = NPF_PORT_ACTIVE;
+	n->inv.rdma[0].ports[0].link_layer = NPF_LL_ETHERNET;
+	strcpy(n->inv.rdma[0].ports[0].netdev, "fab0");
+	n->inv.rdma[0].ports[0].gids = calloc(1, sizeof(struct npf_gid));
+	assert_non_null(n->inv.rdma[0].ports[0].gids);
+	n->inv.rdma[0].ports[0].n_gids = 1;
+	n->inv.rdma[0].ports[0].gids[0].index = 3;
+	n->inv.rdma[0].ports[0].gids[0].type = NPF_GID_ROCE_V2;
+	n->inv.rdma[0].ports[0].gids[0].raw[10] = 0xff;
+	n->inv.rdma[0].ports[0].gids[0].raw[11] = 0xff;
+	memcpy(n->inv.rdma[0].ports[0].gids[0].raw + 12, a.addr, 4);
 }
 
 static const struct npf_inventory *inv_cb(void *ud)
@@ -272,6 +293,10 @@ static void test_check_ok(void **state)
 	assert_true(r.chk->nodes[1].probed);
 	assert_true(r.chk->nodes[1].instance == 0x2222);
 	assert_int_equal(r.chk->nodes[1].n_cands, 1);
+	/* The peer's GID index came over the wire (alpha's HELLO announced addrs). */
+	assert_string_equal(r.chk->nodes[1].cands[0].rdma_dev, "mlx5_0");
+	assert_true(r.chk->nodes[1].cands[0].has_gid);
+	assert_int_equal(r.chk->nodes[1].cands[0].gid_index, 3);
 	l = find_link(r.chk, "198.18.0.2");
 	assert_string_equal(l->ifname, "fab0");
 	assert_int_equal(l->fwd, NPF_OUT_OK);
