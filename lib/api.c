@@ -766,9 +766,10 @@ static json_t *cand_json(const struct npf_candidate *c)
 	json_t *rdma = json_null();
 
 	if (c->rdma_dev[0])
-		rdma = json_pack("{s:s, s:i, s:s, s:b}", "device", c->rdma_dev, "port", c->rdma_port,
-				 "link_layer", npf_link_layer_name(c->rdma_ll), "active",
-				 c->rdma_active);
+		rdma = json_pack("{s:s, s:i, s:s, s:b, s:o}", "device", c->rdma_dev, "port",
+				 c->rdma_port, "link_layer", npf_link_layer_name(c->rdma_ll),
+				 "active", c->rdma_active, "gid_index",
+				 c->has_gid ? json_integer(c->gid_index) : json_null());
 	return json_pack("{s:s, s:o, s:s, s:o, s:I, s:o, s:o}", "ifname", c->ifname, "address",
 			 addr_json(&c->addr), "kind", npf_kind_name(c->kind), "roles",
 			 roles_json(c->roles), "mtu", (json_int_t)c->mtu, "speed_mbps",
@@ -801,6 +802,15 @@ static int cand_parse(const json_t *o, struct npf_candidate *c)
 	    get_u64(rdma, "port", 255, &port) < 0 || get_bool(rdma, "active", &c->rdma_active) < 0)
 		return -EBADMSG;
 	c->rdma_port = (int)port;
+	/* Optional (older replies lack it); null: not known. */
+	v = json_object_get(rdma, "gid_index");
+	if (v && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > UINT16_MAX)
+			return -EBADMSG;
+		c->has_gid = true;
+		c->gid_index = (uint16_t)json_integer_value(v);
+	}
 	c->rdma_ll = NPF_LL_UNKNOWN;
 	v = json_object_get(rdma, "link_layer");
 	for (ll = 0; json_is_string(v) && ll <= NPF_LL_ETHERNET; ll++)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Candidate selection from an inventory snapshot, plus small address predicates. */
 #include "candidates.h"
+#include "gid.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -79,6 +80,12 @@ static void fill_rdma(const struct npf_inventory *inv, const char *ifname, struc
 			c->rdma_port = port->port;
 			c->rdma_ll = port->link_layer;
 			c->rdma_active = port->state == NPF_PORT_ACTIVE;
+			if (port->link_layer == NPF_LL_ETHERNET) {
+				int g = gid_index_of_addr(port, &c->addr);
+
+				c->has_gid = g >= 0 && g <= UINT16_MAX;
+				c->gid_index = c->has_gid ? (uint16_t)g : 0;
+			}
 			return;
 		}
 	}

@@ -43,6 +43,11 @@ struct npf_candidate {
 	int rdma_port;               /* 1-based, 0 if none */
 	enum npf_link_layer rdma_ll;
 	bool rdma_active;            /* port ACTIVE */
+	/* RoCE: the index of the port's RoCE v2 GID carrying this address (lib/gid
+	 * gid_index_of_addr), so a job-wide decision can see every node's index.
+	 * Not known (no GID, IB, or a peer that did not announce it) when !has_gid. */
+	bool has_gid;
+	uint16_t gid_index;
 };
 
 struct npf_node {

@@ -365,3 +365,52 @@ const char *gid_warn_text(uint32_t bit)
 			return warn_names[i].text;
 	return "";
 }
+
+int gid_index_of_addr(const struct npf_rdma_port *p, const struct npf_addr *a)
+{
+	uint8_t want[16] = {0};
+
+	if (a->family == AF_INET) {
+		want[10] = want[11] = 0xff;
+		memcpy(want + 12, a->addr, 4);
+	} else if (a->family == AF_INET6) {
+		memcpy(want, a->addr, 16);
+	} else {
+		return -1;
+	}
+	for (size_t g = 0; g < p->n_gids; g++)
+		if (p->gids[g].type == NPF_GID_ROCE_V2 && memcmp(p->gids[g].raw, want, 16) == 0)
+			return p->gids[g].index;
+	return -1;
+}
+
+int gid_ucx_auto_index(const struct npf_rdma_port *p)
+{
+	/* uct_ib_device_select_gid's order: version, then family (link-local last). */
+	static const struct {
+		enum npf_gid_type type;
+		int cls; /* 0 IPv4, 1 IPv6 global, 2 IPv6 link-local */
+	} prio[] = {
+	    {NPF_GID_ROCE_V2, 0},    {NPF_GID_ROCE_V2, 1},    {NPF_GID_ROCE_V2, 2},
+	    {NPF_GID_IB_ROCE_V1, 0}, {NPF_GID_IB_ROCE_V1, 1}, {NPF_GID_IB_ROCE_V1, 2},
+	};
+	static const uint8_t zero[16];
+
+	for (size_t k = 0; k < sizeof(prio) / sizeof(prio[0]); k++) {
+		int best = -1;
+
+		for (size_t g = 0; g < p->n_gids; g++) {
+			const struct npf_gid *e = &p->gids[g];
+			int cls;
+
+			if (e->type != prio[k].type || memcmp(e->raw, zero, 16) == 0)
+				continue;
+			cls = e->is_ipv4 ? 0 : gid_is_link_local(e->raw) ? 2 : 1;
+			if (cls == prio[k].cls && (best < 0 || e->index < best))
+				best = e->index;
+		}
+		if (best >= 0)
+			return best;
+	}
+	return 0;
+}

@@ -66,6 +66,20 @@ int gid_nccl_legacy_index(const struct npf_rdma_port *p);
 /* The populated entry at index idx, or NULL (borrowed pointer into p->gids). */
 const struct npf_gid *gid_find(const struct npf_rdma_port *p, int idx);
 
+/* The index of the RoCE v2 GID on p that carries address a (::ffff:a.b.c.d for
+ * IPv4, the address itself for IPv6): the GID a consumer must use for traffic
+ * on that address. -1 when the table holds none. */
+int gid_index_of_addr(const struct npf_rdma_port *p, const struct npf_addr *a);
+
+/* The index UCX picks on this RoCE port when UCX_IB_GID_INDEX is auto and no
+ * UCX_IB_ROCE_SUBNETS filter is set (src/uct/ib/base/ib_device.c
+ * uct_ib_device_select_gid): the lowest populated index in the first class
+ * that has one, RoCE v2 IPv4, RoCE v2 IPv6 (not link-local), RoCE v2
+ * link-local, then the same for RoCE v1; 0 when nothing qualifies (UCX's
+ * fallback). UCX also tests each slot with ibv_create_ah
+ * (uct_ib_device_test_roce_gid_index); a populated slot is taken as usable. */
+int gid_ucx_auto_index(const struct npf_rdma_port *p);
+
 /* Sets g->is_ipv4 and g->ipv4 from g->raw: true for ::ffff:a.b.c.d only. */
 void gid_fill_ipv4(struct npf_gid *g);
 

@@ -549,6 +549,125 @@ static void jw_hcas(struct ctx *c, char **vals, const struct tokset *works,
 	jw_exact(c, vals, NPF_VAR_NCCL_IB_HCA, JW_IB, rails, known, NCCLMATCH_IB_MAX);
 }
 
+/* The GID index node k's traffic uses on rail tok: for this node the published port's
+ * RoCE v2 GID of the probed address; for a peer the index its announcement gave for its
+ * address on a working network of that port (lib/candidates fill_rdma). -1: the rail is
+ * not RoCE there (IB ignores NCCL_IB_GID_INDEX); -2: RoCE but the index is not known
+ * (none announced: an older daemon, or no RoCE v2 GID of that address); -3: two of the
+ * port's addresses on the job's networks disagree. */
+static int rail_gid(const struct ctx *c, size_t k, const char *tok)
+{
+	char t[TOK_MAX];
+	int g = -1;
+
+	if (k == 0) {
+		for (size_t i = 0; i < c->out->n_hcas; i++) {
+			const struct npf_hca *h = &c->out->hcas[i];
+
+			snprintf(t, sizeof(t), "%s:%d", h->dev, h->port);
+			if (strcmp(t, tok) == 0 && h->link_layer == NPF_LL_ETHERNET)
+				return h->gid_index >= 0 ? h->gid_index : -2;
+		}
+		return -1;
+	}
+	for (size_t j = 0; j < c->chk->nodes[k].n_cands; j++) {
+		const struct npf_candidate *cd = &c->chk->nodes[k].cands[j];
+		bool on_job = false;
+
+		snprintf(t, sizeof(t), "%.*s:%d", NPF_NAME_MAX - 1, cd->rdma_dev, cd->rdma_port);
+		if (strcmp(t, tok) != 0 || cd->rdma_ll != NPF_LL_ETHERNET || !addr_valid(&cd->addr))
+			continue;
+		for (size_t n = 0; n < c->n_nets && !on_job; n++)
+			on_job = c->nets[n].state == EST_WORKS && dec_is_rail(c, n) &&
+				 in_net(&cd->addr, &c->nets[n]);
+		if (!on_job)
+			continue;
+		if (!cd->has_gid)
+			return -2;
+		if (g >= 0 && g != cd->gid_index)
+			return -3;
+		g = cd->gid_index;
+	}
+	return g == -1 ? -2 : g;
+}
+
+/* NCCL_IB_GID_INDEX / UCX_IB_GID_INDEX job-wide: one index holds on every node only when
+ * every node's RoCE rails carry the job's address at that same index (then it is right
+ * for every NCCL version, as per node: ncclIbGetGidIndex honours an explicit index, NCCL
+ * <= 2.20 uses it on every port; UCX uses an explicit UCX_IB_GID_INDEX as is,
+ * uct_ib_iface_init_roce_gid_info). Otherwise both leave the job-wide environment with a
+ * note: NCCL >= 2.21.5 still finds each port's GID itself, older NCCL does not, and the
+ * per-node environment keeps each node's own index. */
+static void jw_gid(struct ctx *c, char **vals, const struct tokset *rails)
+{
+	int want = -1, g = -1;
+	size_t other = 0;
+	char why[160] = "";
+
+	for (size_t k = 0; k < c->chk->n_nodes && !why[0]; k++) {
+		for (size_t i = 0; i < rails[k].n && !why[0]; i++) {
+			g = rail_gid(c, k, rails[k].t[i]);
+			if (g == -1)
+				continue;
+			if (g < 0) {
+				bfmt(why, sizeof(why),
+				     "no GID index of the job's address is known for %s on %s",
+				     node_name(c, (int)k), rails[k].t[i]);
+			} else if (want >= 0 && g != want) {
+				bfmt(why, sizeof(why),
+				     "the job's address is at GID index %d on %s (%s) but %d on %s",
+				     g, node_name(c, (int)k), rails[k].t[i], want,
+				     node_name(c, (int)other));
+			} else if (want < 0) {
+				want = g;
+				other = k;
+			}
+		}
+	}
+	if (!why[0]) {
+		/* The same everywhere (or no RoCE rail): the per-node value stands when it
+		 * is that index. */
+		static const enum npf_var gv[] = {NPF_VAR_NCCL_IB_GID_INDEX,
+						  NPF_VAR_UCX_IB_GID_INDEX};
+
+		for (size_t i = 0; i < sizeof(gv) / sizeof(gv[0]) && want >= 0; i++) {
+			if (!vals[gv[i]])
+				continue;
+			if (atoi(vals[gv[i]]) != want) {
+				dec_note(c, NPF_NOTE_JOB_WIDE, gv[i], NULL, NULL,
+					 "%s: no job-wide value: this node publishes %s, every "
+					 "node's RoCE rails carry the job's address at index %d",
+					 npf_var_name(gv[i]), vals[gv[i]], want);
+				dec_drop_var(vals, gv[i]);
+				continue;
+			}
+			dec_note(c, NPF_NOTE_JOB_WIDE, gv[i], NULL, NULL,
+				 "%s=%d job-wide: every node's RoCE rails carry the job's address "
+				 "at GID index %d, so it holds for every %s version",
+				 npf_var_name(gv[i]), want, want,
+				 gv[i] == NPF_VAR_NCCL_IB_GID_INDEX ? "NCCL" : "UCX");
+		}
+		return;
+	}
+	if (vals[NPF_VAR_NCCL_IB_GID_INDEX]) {
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
+			 "NCCL_IB_GID_INDEX: no job-wide value: %s; the job-wide environment holds "
+			 "for NCCL >= 2.21.5 only (ncclIbGetGidIndex finds each port's GID), not "
+			 "for NCCL <= 2.20 (index 0 on every port unless told): use the per-node "
+			 "environment there",
+			 why);
+		dec_drop_var(vals, NPF_VAR_NCCL_IB_GID_INDEX);
+	}
+	if (vals[NPF_VAR_UCX_IB_GID_INDEX]) {
+		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_UCX_IB_GID_INDEX, NULL, NULL,
+			 "UCX_IB_GID_INDEX: no job-wide value: %s; UCX then picks its own GID "
+			 "(uct_ib_device_select_gid: the lowest RoCE v2 IPv4 GID first); the "
+			 "per-node environment carries each node's index",
+			 why);
+		dec_drop_var(vals, NPF_VAR_UCX_IB_GID_INDEX);
+	}
+}
+
 int dec_job_wide(struct ctx *c, char **vals)
 {
 	const struct npf_recommendation *out = c->out;
@@ -560,7 +679,7 @@ int dec_job_wide(struct ctx *c, char **vals)
 	struct tokset *rails = calloc(nn, sizeof(*rails));
 	struct tokset *ucx = calloc(nn, sizeof(*ucx));
 	struct tokset *uk = calloc(nn, sizeof(*uk));
-	bool same_name = true, names_ok = true, ompi_done = false;
+	bool same_name = true, names_ok = true, ompi_done = false, gid_done = false;
 	bool v6 = c->nets[c->chosen].prefix.family == AF_INET6;
 	int r = -ENOMEM;
 
@@ -643,13 +762,10 @@ int dec_job_wide(struct ctx *c, char **vals)
 			ompi_done = true;
 			break;
 		case NPF_JW_PER_NODE_GID:
-			if (vals[v]) {
-				dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
-					 "%s: no job-wide value: GID indices are per node and the "
-					 "peers' GID tables are not known here",
-					 vi->name);
-				dec_drop_var(vals, (enum npf_var)v);
-			}
+			/* Both GID rows are decided together, from every node's rails. */
+			if (!gid_done)
+				jw_gid(c, vals, rails);
+			gid_done = true;
 			break;
 		}
 	}

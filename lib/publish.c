@@ -86,23 +86,6 @@ int dec_build_choices(struct ctx *c)
 	return 0;
 }
 
-/* The index of the RoCE v2 GID that carries address a (::ffff:a.b.c.d for IPv4), -1. */
-static int gid_of_addr(const struct npf_rdma_port *p, const struct npf_addr *a)
-{
-	uint8_t want[16] = {0};
-
-	if (a->family == AF_INET) {
-		want[10] = want[11] = 0xff;
-		memcpy(want + 12, a->addr, 4);
-	} else {
-		memcpy(want, a->addr, 16);
-	}
-	for (size_t g = 0; g < p->n_gids; g++)
-		if (p->gids[g].type == NPF_GID_ROCE_V2 && memcmp(p->gids[g].raw, want, 16) == 0)
-			return p->gids[g].index;
-	return -1;
-}
-
 static void gid_text(const struct npf_rdma_port *p, int idx, char *buf, size_t len)
 {
 	const struct npf_gid *g = idx >= 0 ? gid_find(p, idx) : NULL;
@@ -279,6 +262,46 @@ static void clear_gid_vars(char **pre)
 	dec_drop_var(pre, NPF_VAR_NCCL_IB_ADDR_RANGE);
 }
 
+/* UCX when the published RoCE ports need different indices: UCX_IB_GID_INDEX is one
+ * value for every device of the process (the IB md's GID_INDEX, applied per port in
+ * uct_ib_iface_init_roce_gid_info), so no value steers it; say whether UCX's own pick
+ * (uct_ib_device_select_gid, modelled by gid_ucx_auto_index) is right anyway. */
+static void ucx_gid_note(struct ctx *c, struct port_ref *refs, size_t n)
+{
+	char port[NPF_NAME_MAX + 16] = "";
+	int got = -1, want = -1;
+
+	if (!dec_var_wanted(c, NPF_VAR_UCX_IB_GID_INDEX))
+		return;
+	for (size_t i = 0; i < n && !port[0]; i++) {
+		const struct npf_hca *h = refs[i].hca;
+		int u;
+
+		if (!h->published || refs[i].port->link_layer != NPF_LL_ETHERNET)
+			continue;
+		u = gid_ucx_auto_index(refs[i].port);
+		if (u == h->gid_index)
+			continue;
+		snprintf(port, sizeof(port), "%s:%d", h->dev, h->port);
+		got = u;
+		want = h->gid_index;
+	}
+	if (!port[0])
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_UCX_IB_GID_INDEX, NULL, NULL,
+			 "UCX_IB_GID_INDEX left out: the published ports need different GID "
+			 "indices and UCX takes one for every device; UCX's own choice "
+			 "(uct_ib_device_select_gid: lowest RoCE v2 IPv4 GID) is already the "
+			 "probed address's GID on every published port");
+	else
+		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_UCX_IB_GID_INDEX, NULL, port,
+			 "UCX_IB_GID_INDEX left out: the published ports need different GID "
+			 "indices and UCX takes one for every device; UCX's own choice "
+			 "(uct_ib_device_select_gid) would use index %d on %s, not %d: UCX "
+			 "traffic there may fail (UCX >= 1.18: UCX_IB_ROCE_SUBNETS=%s selects "
+			 "by subnet instead)",
+			 got, port, want, c->out->cidr);
+}
+
 /* GID for every NCCL. When every published RoCE port's GID of the probed address has the
  * same index, NCCL_IB_GID_INDEX = that index is right for old NCCL (one index, default 0)
  * and new (ncclIbGetGidIndex honours an explicit index before auto-detection), and
@@ -320,8 +343,8 @@ static void gid_decide(struct ctx *c, struct port_ref *refs, size_t n, char **pr
 		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
 			 "the RoCE GID settings hold for NCCL >= 2.21.5 only: the published "
 			 "ports need different GID indices, and older NCCL uses one index "
-			 "(default 0) on every port; UCX_IB_GID_INDEX left out for the same "
-			 "reason");
+			 "(default 0) on every port");
+		ucx_gid_note(c, refs, n);
 	} else {
 		gid_policy_legacy(c, refs, n, pre);
 		snprintf(buf, sizeof(buf), "%s",
@@ -509,7 +532,7 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 		ref->net = np.net;
 		ref->addr = np.addr;
 		if (port->link_layer == NPF_LL_ETHERNET) {
-			h->gid_index = gid_of_addr(port, &ref->addr);
+			h->gid_index = gid_index_of_addr(port, &ref->addr);
 			if (h->gid_index < 0) {
 				snprintf(h->why, sizeof(h->why), "no RoCE v2 GID holds %s",
 					 npf_addr_str(&ref->addr, ip, sizeof(ip)));

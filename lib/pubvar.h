@@ -39,7 +39,7 @@ enum npf_jw_rule {
 	NPF_JW_EXACT_UNION,   /* UCX: union of exact names, each node selecting exactly its own */
 	NPF_JW_ONE_NAME,      /* Gloo, TensorPipe: one exact name that exists on every node */
 	NPF_JW_OMPI,          /* IPv4: a prefix covering every node's address; else one name */
-	NPF_JW_PER_NODE_GID,  /* a GID index: the peers' GID tables are not known here: dropped */
+	NPF_JW_PER_NODE_GID,  /* a GID index: kept when every node's rails agree (jw_gid) */
 	NPF_JW_NODE,          /* the marker: always this node's own name */
 	NPF_JW_MASTER,        /* MASTER_ADDR: the first node's address, the same everywhere */
 };

@@ -221,26 +221,75 @@ static int copy_str(char *dst, size_t dstsz, const char *src)
 
 /* ---- HELLO ---- */
 
+/* Distinct addresses (family and bytes), as in REVERSE_REQ targets. */
+static bool addr_seen(const struct npf_addr *a, size_t n, const struct npf_addr *x)
+{
+	for (size_t k = 0; k < n; k++)
+		if (a[k].family == x->family && memcmp(a[k].addr, x->addr, 16) == 0)
+			return true;
+	return false;
+}
+
+/* A JSON array of 0..max distinct address strings into out[]. Returns the
+ * count or -EBADMSG. */
+static int addr_list_parse(json_t *arr, struct npf_addr *out, size_t max)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(arr) || json_array_size(arr) > max)
+		return -EBADMSG;
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v) || npf_wire_addr_parse(json_string_value(v), &out[i]) < 0 ||
+		    addr_seen(out, i, &out[i]))
+			return -EBADMSG;
+	}
+	return (int)json_array_size(arr);
+}
+
 json_t *npf_wire_hello_to_json(const struct npf_msg_hello *m)
 {
 	char inst[17];
+	json_t *o, *arr;
 
 	instance_hex(m->instance, inst);
-	return json_pack("{s:s, s:s, s:b}", "node", m->node, "instance", inst, "candidates",
-			 m->want_candidates);
+	o = json_pack("{s:s, s:s, s:b}", "node", m->node, "instance", inst, "candidates",
+		      m->want_candidates);
+	if (!o || !m->addrs_present)
+		return o;
+	arr = json_array();
+	if (!arr || json_object_set_new(o, "addrs", arr) < 0)
+		goto err;
+	for (size_t i = 0; i < m->n_addrs && i < NPF_WIRE_MAX_CANDS; i++)
+		if (json_array_append_new(arr, addr_json(&m->addrs[i])) < 0)
+			goto err;
+	return o;
+err:
+	json_decref(o);
+	return NULL;
 }
 
 int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m)
 {
 	const char *node, *inst;
-	int want;
+	json_t *addrs = NULL;
+	int want, n;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:s, s:s, s:b !}", "node", &node, "instance", &inst, "candidates",
-			&want) < 0)
+	if (json_unpack(j, "{s:s, s:s, s:b, s?o !}", "node", &node, "instance", &inst, "candidates",
+			&want, "addrs", &addrs) < 0)
 		return -EBADMSG;
 	if (!npf_wire_name_valid(node) || instance_parse(inst, &m->instance) < 0)
 		return -EBADMSG;
+	if (addrs) {
+		n = addr_list_parse(addrs, m->addrs, NPF_WIRE_MAX_CANDS);
+		if (n < 0) {
+			memset(m, 0, sizeof(*m));
+			return -EBADMSG;
+		}
+		m->n_addrs = (size_t)n;
+		m->addrs_present = true;
+	}
 	copy_str(m->node, sizeof(m->node), node);
 	m->want_candidates = want;
 	return 0;
@@ -248,18 +297,24 @@ int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m)
 
 /* ---- HELLO_REPLY ---- */
 
-static json_t *cand_json(const struct npf_candidate *c)
+static json_t *cand_json(const struct npf_candidate *c, bool gids)
 {
-	json_t *a = addr_json(&c->addr);
+	json_t *a = addr_json(&c->addr), *o;
 
 	if (!a)
 		return NULL;
-	return json_pack("{s:s, s:o, s:i, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:b}", "if", c->ifname,
-			 "addr", a, "prefixlen", (int)c->addr.prefixlen, "kind",
-			 npf_kind_name(c->kind), "roles", (json_int_t)c->roles, "mtu",
-			 (json_int_t)c->mtu, "speed_mbps", (json_int_t)c->speed_mbps, "rdma_dev",
-			 c->rdma_dev, "rdma_port", c->rdma_port, "rdma_link_layer",
-			 npf_link_layer_name(c->rdma_ll), "rdma_active", c->rdma_active);
+	o = json_pack("{s:s, s:o, s:i, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:b}", "if", c->ifname,
+		      "addr", a, "prefixlen", (int)c->addr.prefixlen, "kind",
+		      npf_kind_name(c->kind), "roles", (json_int_t)c->roles, "mtu",
+		      (json_int_t)c->mtu, "speed_mbps", (json_int_t)c->speed_mbps, "rdma_dev",
+		      c->rdma_dev, "rdma_port", c->rdma_port, "rdma_link_layer",
+		      npf_link_layer_name(c->rdma_ll), "rdma_active", c->rdma_active);
+	if (o && gids && c->has_gid &&
+	    json_object_set_new(o, "gid_index", json_integer(c->gid_index)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static int kind_parse(const char *s, enum npf_kind *k)
@@ -290,16 +345,22 @@ static int ll_parse(const char *s, enum npf_link_layer *ll)
 static int cand_from_json(json_t *j, struct npf_candidate *c)
 {
 	const char *ifn, *addr, *kind, *rdev, *ll;
-	json_int_t prefix, roles, mtu, speed, rport;
+	json_int_t prefix, roles, mtu, speed, rport, gid = -1;
 	int active;
 	unsigned maxpfx;
 
 	memset(c, 0, sizeof(*c));
-	if (json_unpack(j, "{s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:s, s:I, s:s, s:b !}", "if", &ifn,
-			"addr", &addr, "prefixlen", &prefix, "kind", &kind, "roles", &roles, "mtu",
-			&mtu, "speed_mbps", &speed, "rdma_dev", &rdev, "rdma_port", &rport,
-			"rdma_link_layer", &ll, "rdma_active", &active) < 0)
+	if (json_unpack(j, "{s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:s, s:I, s:s, s:b, s?I !}", "if",
+			&ifn, "addr", &addr, "prefixlen", &prefix, "kind", &kind, "roles", &roles,
+			"mtu", &mtu, "speed_mbps", &speed, "rdma_dev", &rdev, "rdma_port", &rport,
+			"rdma_link_layer", &ll, "rdma_active", &active, "gid_index", &gid) < 0)
 		return -EBADMSG;
+	/* Present means a real index: a GID table slot (ibv_query_gid takes an int,
+	 * sysfs tables are far shorter than 65536). */
+	if (json_object_get(j, "gid_index") && (gid < 0 || gid > UINT16_MAX))
+		return -EBADMSG;
+	c->has_gid = gid >= 0;
+	c->gid_index = c->has_gid ? (uint16_t)gid : 0;
 	if (!ifname_valid(ifn) || copy_str(c->ifname, sizeof(c->ifname), ifn) < 0)
 		return -EBADMSG;
 	if (npf_wire_addr_parse(addr, &c->addr) < 0)
@@ -339,7 +400,7 @@ json_t *npf_wire_hello_reply_to_json(const struct npf_msg_hello_reply *m)
 		if (!cands || json_object_set_new(o, "candidates", cands) < 0)
 			goto err;
 		for (size_t i = 0; i < m->n_cands && i < NPF_WIRE_MAX_CANDS; i++)
-			if (json_array_append_new(cands, cand_json(&m->cands[i])) < 0)
+			if (json_array_append_new(cands, cand_json(&m->cands[i], m->gids)) < 0)
 				goto err;
 	}
 	if (m->lists) {
@@ -398,6 +459,7 @@ int npf_wire_hello_reply_from_json(json_t *j, struct npf_msg_hello_reply *m)
 		json_array_foreach(cands, i, v) {
 			if (cand_from_json(v, &m->cands[i]) < 0)
 				goto bad;
+			m->gids = m->gids || m->cands[i].has_gid;
 			m->n_cands++;
 		}
 	}
@@ -550,10 +612,8 @@ int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m)
 		    npf_wire_addr_parse(json_string_value(v), &m->targets[i]) < 0)
 			return -EBADMSG;
 		/* Distinct targets: a request must not multiply connections to one host. */
-		for (size_t k = 0; k < i; k++)
-			if (m->targets[k].family == m->targets[i].family &&
-			    memcmp(m->targets[k].addr, m->targets[i].addr, 16) == 0)
-				return -EBADMSG;
+		if (addr_seen(m->targets, i, &m->targets[i]))
+			return -EBADMSG;
 	}
 	m->n_targets = json_array_size(t);
 	m->id = (uint32_t)id;

@@ -95,6 +95,12 @@ struct npf_msg_hello {
 	char node[NPF_NAME_MAX];
 	uint64_t instance;    /* never 0 */
 	bool want_candidates; /* discovery asks for them; per-path identity does not */
+	/* The requester's own candidate addresses ("addrs", optional): the only
+	 * targets the receiver will probe for its REVERSE_REQs on this connection.
+	 * Absent (a HELLO without the key) means no reverse work at all. */
+	bool addrs_present;
+	struct npf_addr addrs[NPF_WIRE_MAX_CANDS]; /* distinct, family and addr only */
+	size_t n_addrs;
 };
 
 struct npf_msg_hello_reply {
@@ -106,6 +112,9 @@ struct npf_msg_hello_reply {
 	char (*ifnames)[IFNAMSIZ];       /* owned */
 	size_t n_ifnames;
 	bool lists; /* candidates/ifnames present (sent even when empty) */
+	/* Candidates carry "gid_index" (optional per candidate). Only sent to a
+	 * requester whose HELLO had "addrs": a daemon that old rejects unknown keys. */
+	bool gids;
 };
 
 struct npf_msg_open_data {

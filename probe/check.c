@@ -627,10 +627,19 @@ static void try_next(struct ppeer *pp)
 		  pp->last_err[0] ? pp->last_err : "no usable address");
 }
 
+static bool addr_listed(const struct npf_addr *a, size_t n, const struct npf_addr *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].family == x->family && memcmp(a[i].addr, x->addr, sizeof(x->addr)) == 0)
+			return true;
+	return false;
+}
+
 static int disc_connected(struct fconn *c, int err)
 {
 	struct ppeer *pp = c->owner;
 	struct pcheck *pc = pp->pc;
+	const struct npf_node *self = &pc->res->nodes[0];
 	struct npf_msg_hello h = { .instance = pc->ctx->instance, .want_candidates = true };
 	json_t *j;
 	int r;
@@ -641,6 +650,12 @@ static int disc_connected(struct fconn *c, int err)
 		return 0;
 	}
 	snprintf(h.node, sizeof(h.node), "%s", pc->ctx->node);
+	/* Our reverse targets are our own candidates: announce exactly those, the
+	 * peer probes nothing else for us (probe/server.c on_reverse_req). */
+	h.addrs_present = true;
+	for (size_t i = 0; i < self->n_cands && h.n_addrs < NPF_WIRE_MAX_CANDS; i++)
+		if (!addr_listed(h.addrs, h.n_addrs, &self->cands[i].addr))
+			h.addrs[h.n_addrs++] = self->cands[i].addr;
 	j = npf_wire_hello_to_json(&h);
 	r = fconn_send(c, NPF_MSG_HELLO, j);
 	json_decref(j);

@@ -40,6 +40,12 @@ struct sconn {
 	char peer_node[NPF_NAME_MAX];
 	uint32_t n_open_data; /* over the connection's life */
 	uint32_t n_rev;       /* reverse jobs running */
+	/* The addresses the peer's HELLO announced as its own (owned, NULL when it
+	 * announced none): the only ones its REVERSE_REQs may have probed, so a
+	 * peer cannot point this daemon at third parties (issue 12). */
+	struct npf_addr *announced;
+	size_t n_announced;
+	bool announced_present; /* its HELLO carried the list (an old peer's does not) */
 	struct sconn *prev, *next;
 };
 
@@ -66,6 +72,7 @@ struct revjob {
 	struct npf_msg_reverse_result res;
 	struct tprobe *tp[NPF_WIRE_MAX_TARGETS];
 	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
+	const char *skip[NPF_WIRE_MAX_TARGETS]; /* static reason a target is not probed, or NULL */
 	uint64_t expect, deadline;
 	uint32_t bytes;
 	size_t n, started, pending; /* targets, started so far, still running */
@@ -219,6 +226,12 @@ static void rev_kick(struct npf_probe_ctx *ctx)
 			struct npf_rev_result *o = &rj->res.results[i];
 
 			o->addr = rj->targets[i];
+			if (rj->skip[i]) {
+				/* Never connected to: no probe slot, no packet. */
+				o->outcome = NPF_OUT_NOT_PROBED;
+				snprintf(o->detail, sizeof(o->detail), "%s", rj->skip[i]);
+				continue;
+			}
 			/* Only other daemons' control ports (tprobe uses ctx->port), and the
 			 * data port only after that daemon proved to be the requester. */
 			if (now < rj->deadline &&
@@ -265,6 +278,7 @@ static void sconn_free(struct sconn *sc)
 	fconn_close(&sc->c);
 	LIST_DEL(ctx->sconns, sc);
 	ctx->n_sconns--;
+	free(sc->announced);
 	free(sc);
 	throttle(ctx);
 }
@@ -312,6 +326,14 @@ static int on_hello(struct sconn *sc, json_t *j)
 	 * not claim another node. */
 	if (fconn_auth_peer(&sc->c) && strcmp(fconn_auth_peer(&sc->c), h.node) != 0)
 		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO names another node");
+	if (h.n_addrs) {
+		sc->announced = malloc(h.n_addrs * sizeof(*sc->announced));
+		if (!sc->announced)
+			return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
+		memcpy(sc->announced, h.addrs, h.n_addrs * sizeof(*sc->announced));
+		sc->n_announced = h.n_addrs;
+	}
+	sc->announced_present = h.addrs_present;
 	sc->hello = true;
 	if (!sc->authed) {
 		sc->authed = true;
@@ -328,6 +350,9 @@ static int on_hello(struct sconn *sc, json_t *j)
 		rep.ifnames = ctx->ifnames;
 		rep.n_ifnames = ctx->n_ifnames;
 		rep.lists = true;
+		/* A requester that announces its addresses is new enough to read
+		 * the candidates' GID indices. */
+		rep.gids = h.addrs_present;
 	}
 	return send_or_drop(sc, NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep));
 }
@@ -550,6 +575,15 @@ fail:
 	return sconn_reject(sc, NPF_WERR_BUSY, "cannot open a data listener");
 }
 
+static bool announced(const struct sconn *sc, const struct npf_addr *a)
+{
+	for (size_t i = 0; i < sc->n_announced; i++)
+		if (sc->announced[i].family == a->family &&
+		    memcmp(sc->announced[i].addr, a->addr, sizeof(a->addr)) == 0)
+			return true;
+	return false;
+}
+
 static int on_reverse_req(struct sconn *sc, json_t *j)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
@@ -593,6 +627,14 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	rj->n = rq->n_targets < PROBE_MAX_FWD_PER_PEER ? rq->n_targets : PROBE_MAX_FWD_PER_PEER;
 	memcpy(rj->targets, rq->targets, rj->n * sizeof(rj->targets[0]));
 	free(rq);
+	/* Only the requester's own announced addresses are probed: anything else
+	 * would let any HELLO sender aim this daemon at third parties. */
+	for (size_t i = 0; i < rj->n; i++)
+		if (!announced(sc, &rj->targets[i]))
+			rj->skip[i] =
+			    sc->announced_present
+				? "not announced by the requester"
+				: "not announced by the requester (its HELLO lists no addresses)";
 	LIST_ADD(ctx->revjobs, rj);
 	ctx->n_revjobs++;
 	sc->n_rev++;

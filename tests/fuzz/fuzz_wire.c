@@ -41,8 +41,11 @@ static void messages(json_t *j)
 
 	if (!rq || !rq2 || !rr || !rr2)
 		abort();
-	if (npf_wire_hello_from_json(j, &h) == 0)
+	if (npf_wire_hello_from_json(j, &h) == 0) {
 		ROUNDTRIP(npf_wire_hello_to_json, npf_wire_hello_from_json, NPF_MSG_HELLO, &h, &h2);
+		if (h2.addrs_present != h.addrs_present || h2.n_addrs != h.n_addrs)
+			abort();
+	}
 	if (npf_wire_hello_reply_from_json(j, &hr) == 0) {
 		ROUNDTRIP(npf_wire_hello_reply_to_json, npf_wire_hello_reply_from_json,
 			  NPF_MSG_HELLO_REPLY, &hr, &hr2);

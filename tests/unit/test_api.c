@@ -413,6 +413,9 @@ static void make_check(struct npf_check *c, size_t cap_links)
 		n->cands[1].rdma_port = 1;
 		n->cands[1].rdma_ll = NPF_LL_ETHERNET;
 		n->cands[1].rdma_active = true;
+		/* Node 1 announced its GID index, node 0 did not (null in the JSON). */
+		n->cands[1].has_gid = i == 1;
+		n->cands[1].gid_index = i == 1 ? 3 : 0;
 		n->ifnames = calloc(3, sizeof(*n->ifnames));
 		n->n_ifnames = 3;
 		strcpy(n->ifnames[0], "lo");
@@ -533,6 +536,8 @@ static void test_check_roundtrip(void **state)
 			assert_int_equal(a->rdma_port, b->rdma_port);
 			assert_int_equal(a->rdma_ll, b->rdma_ll);
 			assert_int_equal(a->rdma_active, b->rdma_active);
+			assert_int_equal(a->has_gid, b->has_gid);
+			assert_int_equal(a->gid_index, b->gid_index);
 		}
 	}
 	assert_int_equal(back.n_paths, 2);

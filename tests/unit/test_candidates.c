@@ -87,6 +87,21 @@ static void build(struct npf_inventory *inv)
 	inv->rdma[0].ports[1].state = NPF_PORT_ACTIVE;
 	inv->rdma[0].ports[1].link_layer = NPF_LL_ETHERNET;
 	strcpy(inv->rdma[0].ports[1].netdev, "ens1f0np0");
+	/* Its RoCE v2 GID of 198.18.4.1 at index 3 (a v1 entry with the same bytes at 2). */
+	inv->rdma[0].ports[1].gids = calloc(2, sizeof(*inv->rdma[0].ports[1].gids));
+	assert_non_null(inv->rdma[0].ports[1].gids);
+	inv->rdma[0].ports[1].n_gids = 2;
+	for (int g = 0; g < 2; g++) {
+		struct npf_gid *e = &inv->rdma[0].ports[1].gids[g];
+
+		e->index = 2 + g;
+		e->type = g ? NPF_GID_ROCE_V2 : NPF_GID_IB_ROCE_V1;
+		e->raw[10] = e->raw[11] = 0xff;
+		e->raw[12] = 198;
+		e->raw[13] = 18;
+		e->raw[14] = 4;
+		e->raw[15] = 1;
+	}
 }
 
 static void test_select(void **state)
@@ -117,6 +132,10 @@ static void test_select(void **state)
 	assert_int_equal(c[3].rdma_port, 2);
 	assert_int_equal(c[3].rdma_ll, NPF_LL_ETHERNET);
 	assert_true(c[3].rdma_active);
+	/* The GID index of its address travels in the announcement (issue 10). */
+	assert_true(c[3].has_gid);
+	assert_int_equal(c[3].gid_index, 3);
+	assert_false(c[0].has_gid);
 	free(c);
 	npf_inventory_clear(&inv);
 }

@@ -346,6 +346,52 @@ static void policy_parsing(void **state)
 	assert_int_equal(pol.roce_version, 1);
 }
 
+/* UCX's automatic GID (uct_ib_device_select_gid): class order RoCE v2 IPv4, v2 IPv6,
+ * v2 link-local, then v1 the same; the lowest index within a class; 0 when none. */
+static void ucx_auto_index(void **state)
+{
+	struct tport t;
+	(void)state;
+
+	tport_init(&t, NPF_LL_ETHERNET, 256);
+	assert_int_equal(gid_ucx_auto_index(&t.p), 0); /* empty table: UCX's fallback */
+	add(&t, 0, "fe80::e42:a1ff:fe65:8a2e", V1);
+	assert_int_equal(gid_ucx_auto_index(&t.p), 0); /* v1 link-local, the last class */
+	add(&t, 1, "fe80::e42:a1ff:fe65:8a2e", V2);
+	assert_int_equal(gid_ucx_auto_index(&t.p), 1); /* v2 link-local beats any v1 */
+	add(&t, 6, "2001:db8::11", V2);
+	assert_int_equal(gid_ucx_auto_index(&t.p), 6); /* v2 global IPv6 beats link-local */
+	add(&t, 9, "::ffff:198.18.0.12", V2);
+	add(&t, 7, "::ffff:198.18.0.11", V2);
+	assert_int_equal(gid_ucx_auto_index(&t.p), 7); /* v2 IPv4, lowest index */
+	add(&t, 2, "::ffff:198.18.0.11", V1);
+	assert_int_equal(gid_ucx_auto_index(&t.p), 7); /* v1 IPv4 does not beat v2 */
+	/* NCCL's scan, by contrast, takes the first IPv4 v2 in table order too. */
+	assert_int_equal(gid_nccl_auto_index(&t.p, NULL), 7);
+}
+
+/* The GID of an address: the RoCE v2 entry, never the v1 one with the same bytes. */
+static void index_of_addr(void **state)
+{
+	struct tport t;
+	struct npf_addr a = {0};
+	(void)state;
+
+	tport_init(&t, NPF_LL_ETHERNET, 256);
+	mlx5_layout(&t, 4, "::ffff:198.18.0.11");
+	add(&t, 9, "2001:db8::11", V2);
+	a.family = AF_INET;
+	assert_int_equal(inet_pton(AF_INET, "198.18.0.11", a.addr), 1);
+	assert_int_equal(gid_index_of_addr(&t.p, &a), 7);
+	assert_int_equal(inet_pton(AF_INET, "198.18.0.12", a.addr), 1);
+	assert_int_equal(gid_index_of_addr(&t.p, &a), -1);
+	a.family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::11", a.addr), 1);
+	assert_int_equal(gid_index_of_addr(&t.p, &a), 9);
+	a.family = 0;
+	assert_int_equal(gid_index_of_addr(&t.p, &a), -1);
+}
+
 static void helpers(void **state)
 {
 	uint8_t raw[16];
@@ -386,6 +432,8 @@ int main(void)
 		cmocka_unit_test(unknown_link_layer_and_types),
 		cmocka_unit_test(policy_parsing),
 		cmocka_unit_test(helpers),
+		cmocka_unit_test(ucx_auto_index),
+		cmocka_unit_test(index_of_addr),
 	};
 	return npf_run_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,27 @@ static void fake_inventory(struct node *n)
 	assert_int_equal(npf_wire_addr_parse(n->addr, &a), 0);
 	a.prefixlen = 32;
 	assert_int_equal(npf_iface_add_addr(&n->inv.ifaces[0], &a), 0);
+	/* A RoCE port behind fab0 whose RoCE v2 GID of the address is index 3: its
+	 * index travels in the announcement (issue 10, job-wide GID). */
+	n->inv.rdma = calloc(1, sizeof(*n->inv.rdma));
+	assert_non_null(n->inv.rdma);
+	n->inv.n_rdma = 1;
+	strcpy(n->inv.rdma[0].name, "mlx5_0");
+	n->inv.rdma[0].ports = calloc(1, sizeof(*n->inv.rdma[0].ports));
+	assert_non_null(n->inv.rdma[0].ports);
+	n->inv.rdma[0].n_ports = 1;
+	n->inv.rdma[0].ports[0].port = 1;
+	n->inv.rdma[0].ports[0].state = NPF_PORT_ACTIVE;
+	n->inv.rdma[0].ports[0].link_layer = NPF_LL_ETHERNET;
+	strcpy(n->inv.rdma[0].ports[0].netdev, "fab0");
+	n->inv.rdma[0].ports[0].gids = calloc(1, sizeof(struct npf_gid));
+	assert_non_null(n->inv.rdma[0].ports[0].gids);
+	n->inv.rdma[0].ports[0].n_gids = 1;
+	n->inv.rdma[0].ports[0].gids[0].index = 3;
+	n->inv.rdma[0].ports[0].gids[0].type = NPF_GID_ROCE_V2;
+	n->inv.rdma[0].ports[0].gids[0].raw[10] = 0xff;
+	n->inv.rdma[0].ports[0].gids[0].raw[11] = 0xff;
+	memcpy(n->inv.rdma[0].ports[0].gids[0].raw + 12, a.addr, 4);
 }
 
 static const struct npf_inventory *inv_cb(void *ud)
@@ -272,6 +293,10 @@ static void test_check_ok(void **state)
 	assert_true(r.chk->nodes[1].probed);
 	assert_true(r.chk->nodes[1].instance == 0x2222);
 	assert_int_equal(r.chk->nodes[1].n_cands, 1);
+	/* The peer's GID index came over the wire (alpha's HELLO announced addrs). */
+	assert_string_equal(r.chk->nodes[1].cands[0].rdma_dev, "mlx5_0");
+	assert_true(r.chk->nodes[1].cands[0].has_gid);
+	assert_int_equal(r.chk->nodes[1].cands[0].gid_index, 3);
 	l = find_link(r.chk, "198.18.0.2");
 	assert_string_equal(l->ifname, "fab0");
 	assert_int_equal(l->fwd, NPF_OUT_OK);
@@ -645,6 +670,11 @@ static void test_hostile_control(void **state)
 	close(fd);
 }
 
+/* A HELLO announcing the requester's own addresses (its reverse targets). */
+#define HELLO_ADDRS(list)                                                                          \
+	"{\"node\":\"evil\",\"instance\":\"00000000000000ee\",\"candidates\":false,"               \
+	"\"addrs\":[" list "]}"
+
 /* A reverse request for an address with no daemon: answered with per-target outcomes. */
 static void test_reverse_request(void **state)
 {
@@ -654,7 +684,8 @@ static void test_reverse_request(void **state)
 
 	NEED_ENV(state);
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, 1, NPF_MSG_HELLO,
+		   HELLO_ADDRS("\"198.18.0.3\",\"198.18.0.2\",\"198.18.0.1\""));
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
 	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
@@ -677,6 +708,88 @@ static void test_reverse_request(void **state)
 			    "answered by alpha");
 	json_decref(j);
 	close(fd);
+}
+
+/* A listener on addr:PORT standing in for a third party. */
+static int bystander_listen(const char *addr)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(PORT)};
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(fd, 64), 0);
+	return fd;
+}
+
+static const char *result_field(json_t *res, const char *addr, const char *key)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(res, i, v) {
+		if (strcmp(json_string_value(json_object_get(v, "addr")), addr) == 0)
+			return json_string_value(json_object_get(v, key));
+	}
+	fail_msg("no result for %s", addr);
+	return NULL;
+}
+
+/* Issue 12: a requester can have probed only the addresses its HELLO announced.
+ * Any other target is answered not-probed, and nothing connects to it; a HELLO
+ * without the list (an older peer, a scanner) gets no reverse work at all. */
+static void test_reverse_unannounced(void **state)
+{
+	struct env *e = *state;
+	json_t *j = NULL, *res;
+	int fd, lfd, afd;
+
+	NEED_ENV(state);
+	lfd = bystander_listen("198.18.0.4");
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO_ADDRS("\"198.18.0.3\""));
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
+		   "{\"id\":8,\"timeout_ms\":500,\"bytes\":65536,"
+		   "\"targets\":[\"198.18.0.4\",\"198.18.0.3\"]}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
+	res = json_object_get(j, "results");
+	assert_int_equal(json_array_size(res), 2);
+	assert_string_equal(result_field(res, "198.18.0.4", "outcome"), "not-probed");
+	assert_string_equal(result_field(res, "198.18.0.4", "detail"),
+			    "not announced by the requester");
+	/* the announced one is really probed (nothing listens there) */
+	assert_string_equal(result_field(res, "198.18.0.3", "outcome"), "refused");
+	json_decref(j);
+	/* The result comes after every probe ended: a connection to the bystander
+	 * would be in its backlog by now. */
+	afd = accept(lfd, NULL, NULL);
+	assert_int_equal(afd, -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	close(fd);
+
+	/* No list at all: every target not-probed, the bystander untouched. */
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
+		   "{\"id\":9,\"timeout_ms\":500,\"bytes\":65536,"
+		   "\"targets\":[\"198.18.0.4\"]}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
+	res = json_object_get(j, "results");
+	assert_int_equal(json_array_size(res), 1);
+	assert_string_equal(result_field(res, "198.18.0.4", "outcome"), "not-probed");
+	assert_string_equal(result_field(res, "198.18.0.4", "detail"),
+			    "not announced by the requester (its HELLO lists no addresses)");
+	json_decref(j);
+	afd = accept(lfd, NULL, NULL);
+	assert_int_equal(afd, -1);
+	close(fd);
+	close(lfd);
 }
 
 static void test_data_port(void **state)
@@ -1168,6 +1281,7 @@ int main(void)
 		cmocka_unit_test(test_bad_args_and_cancel),
 		cmocka_unit_test(test_hostile_control),
 		cmocka_unit_test(test_reverse_request),
+		cmocka_unit_test(test_reverse_unannounced),
 		cmocka_unit_test(test_data_port),
 		cmocka_unit_test(test_conn_cap),
 		cmocka_unit_test(test_listener_exhaustion),

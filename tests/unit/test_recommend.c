@@ -2053,6 +2053,145 @@ static void gid_indices_differ(void **state)
 	fx_free(f);
 }
 
+/* Class 6, UCX: UCX_IB_GID_INDEX is one index for every device of the process, so with
+ * different indices on the published ports no value steers it; the note says whether
+ * UCX's own pick (uct_ib_device_select_gid) is the right GID anyway. */
+static void gid_indices_differ_ucx(void **state)
+{
+	/* A second RoCE v2 IPv4 GID (another address of the netdev) below the probed one:
+	 * UCX takes the lowest RoCE v2 IPv4 index, 2, not the probed address's 5. */
+	static const struct gid_spec two_v4[] = {
+	    {0, "fe80::a288:c2ff:fe5b:3ed", V1},
+	    {1, "fe80::a288:c2ff:fe5b:3ed", V2},
+	    {2, "::ffff:10.9.0.1", V2},
+	    {5, "::ffff:198.18.2.11", V2},
+	};
+	static const struct cl_node roce_one_net[] = {
+	    {"node1",
+	     {IFS("eno1", "198.18.1.1/24", 1000),
+	      IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1),
+	      IFD("ens2f0np0", "198.18.2.11/24", 100000, 0, "mlx5_1", 1)}},
+	    {"node2",
+	     {IFS("eno1", "198.18.1.2/24", 1000),
+	      IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1),
+	      IFD("ens2f0np0", "198.18.2.12/24", 100000, 0, "mlx5_1", 1)}},
+	};
+	struct fx *f = cluster_view(roce2, 2, 0, NULL);
+	const struct npf_note *n;
+	(void)state;
+
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", gap1, 4);
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_UCX_IB_GID_INDEX));
+	n = must_note(f, NPF_NOTE_GID_VERSIONS, NPF_VAR_UCX_IB_GID_INDEX);
+	assert_non_null(strstr(n->text, "already the probed address's GID"));
+	fx_free(f);
+
+	/* Both RoCE NICs on one network: NCCL_IB_ADDR_RANGE steers NCCL to index 5 on
+	 * mlx5_1, but UCX has no such knob here and takes 2. */
+	f = cluster_view(roce_one_net, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", two_v4, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_var(f, NPF_VAR_NCCL_IB_ADDR_RANGE, "198.18.2.0/24");
+	assert_null(var(f, NPF_VAR_UCX_IB_GID_INDEX));
+	n = must_note(f, NPF_NOTE_GID_VERSIONS, NPF_VAR_UCX_IB_GID_INDEX);
+	assert_non_null(strstr(n->text, "would use index 2 on mlx5_1:1, not 5"));
+	assert_non_null(strstr(n->text, "UCX_IB_ROCE_SUBNETS=198.18.2.0/24"));
+	fx_free(f);
+}
+
+/* Sets the GID index peer node announced for its candidates on dev:port. */
+static void peer_gid(struct fx *f, const char *node, const char *dev, int port, int idx)
+{
+	bool hit = false;
+
+	for (size_t k = 1; k < f->chk.n_nodes; k++) {
+		if (strcmp(f->chk.nodes[k].name, node) != 0)
+			continue;
+		for (size_t j = 0; j < f->chk.nodes[k].n_cands; j++) {
+			struct npf_candidate *c = &f->chk.nodes[k].cands[j];
+
+			if (strcmp(c->rdma_dev, dev) != 0 || c->rdma_port != port)
+				continue;
+			c->has_gid = idx >= 0;
+			c->gid_index = idx >= 0 ? (uint16_t)idx : 0;
+			hit = true;
+		}
+	}
+	assert_true(hit);
+}
+
+/* Issue 10, GID for every NCCL job-wide: every node announces its rails' GID index of
+ * the job's address (HELLO_REPLY gid_index); one index everywhere is published job-wide,
+ * for every NCCL and UCX; a node that differs, or did not announce it, drops both with a
+ * note naming the node and the NCCL versions the job-wide environment holds for. */
+static void job_wide_gid(void **state)
+{
+	/* Both of node1's ports carry their address at index 3 (std0, std1). */
+	struct fx *f;
+	const struct npf_note *n;
+	(void)state;
+
+	/* Every node at 3: published job-wide, right for old and new NCCL. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	peer_gid(f, "node2", "mlx5_0", 1, 3);
+	peer_gid(f, "node2", "mlx5_1", 1, 3);
+	f->pol.job_wide = true;
+	f->pol.nccl_version = NPF_NCCL_VERSION(2, 19, 3);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
+	assert_var(f, NPF_VAR_UCX_IB_GID_INDEX, "3");
+	assert_true(has_note(f, "NCCL_IB_GID_INDEX=3 job-wide"));
+	assert_true(has_note(f, "UCX_IB_GID_INDEX=3 job-wide"));
+	fx_free(f);
+
+	/* node2's second rail at 7: no one index; the note names node2 and the versions. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	peer_gid(f, "node2", "mlx5_0", 1, 3);
+	peer_gid(f, "node2", "mlx5_1", 1, 7);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_null(var(f, NPF_VAR_UCX_IB_GID_INDEX));
+	assert_true(has_note(f, "NCCL_IB_GID_INDEX: no job-wide value: the job's address is at "
+				"GID index 7 on node2 (mlx5_1:1) but 3 on node1; the job-wide "
+				"environment holds for NCCL >= 2.21.5 only"));
+	n = must_note(f, NPF_NOTE_JOB_WIDE, NPF_VAR_UCX_IB_GID_INDEX);
+	assert_non_null(strstr(n->text, "uct_ib_device_select_gid"));
+	fx_free(f);
+
+	/* node2 announced no index (a daemon older than the field): nothing is assumed. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	peer_gid(f, "node2", "mlx5_0", 1, 3);
+	f->pol.job_wide = true;
+	fx_run(f);
+	assert_null(var(f, NPF_VAR_NCCL_IB_GID_INDEX));
+	assert_null(var(f, NPF_VAR_UCX_IB_GID_INDEX));
+	assert_true(
+	    has_note(f, "no GID index of the job's address is known for node2 on mlx5_1:1"));
+	fx_free(f);
+
+	/* The same fixture without --job-wide keeps node1's own index. */
+	f = cluster_view(roce2, 2, 0, NULL);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_GID_INDEX, "3");
+	assert_var(f, NPF_VAR_UCX_IB_GID_INDEX, "3");
+	fx_free(f);
+}
+
 /* Class 9: routed /31 host links, one prefix per node. Per node the /31 is right; job-wide
  * it would match nothing on other nodes: the covering prefix of every node's address,
  * unless it also holds another interface's address somewhere. */
@@ -2299,6 +2438,8 @@ int main(void)
 		cmocka_unit_test(rails_differ_between_nodes),
 		cmocka_unit_test(ib_child_and_no_ipoib),
 		cmocka_unit_test(gid_indices_differ),
+		cmocka_unit_test(gid_indices_differ_ucx),
+		cmocka_unit_test(job_wide_gid),
 		cmocka_unit_test(routed_host_links),
 		cmocka_unit_test(sysfs_fixture_decisions),
 		cmocka_unit_test(hostile_check),

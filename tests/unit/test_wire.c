@@ -14,6 +14,7 @@
 
 #include "npf_test.h"
 
+#include "candidates.h"
 #include "wire.h"
 
 static json_t *parse(const char *s)
@@ -123,9 +124,63 @@ static void test_hello(void **state)
 	assert_string_equal(out.node, "node1");
 	assert_true(out.instance == h.instance);
 	assert_true(out.want_candidates);
+	/* No list sent: an older peer's HELLO, no reverse targets. */
+	assert_null(json_object_get(j, "addrs"));
+	assert_false(out.addrs_present);
+	assert_int_equal(out.n_addrs, 0);
 	json_decref(j);
 
+	/* The announced addresses (issue 12) survive the round trip, in order. */
+	h.addrs_present = true;
+	assert_int_equal(npf_wire_addr_parse("198.18.0.1", &h.addrs[0]), 0);
+	assert_int_equal(npf_wire_addr_parse("2001:db8::1", &h.addrs[1]), 0);
+	h.n_addrs = 2;
+	j = npf_wire_hello_to_json(&h);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "addrs")), 2);
+	assert_int_equal(npf_wire_hello_from_json(j, &out), 0);
+	assert_true(out.addrs_present);
+	assert_int_equal(out.n_addrs, 2);
+	assert_true(npf_addr_equal(&out.addrs[0], &h.addrs[0]));
+	assert_true(npf_addr_equal(&out.addrs[1], &h.addrs[1]));
+	json_decref(j);
+	/* An empty list is present (and announces nothing). */
+	h.n_addrs = 0;
+	j = npf_wire_hello_to_json(&h);
+	assert_int_equal(npf_wire_hello_from_json(j, &out), 0);
+	assert_true(out.addrs_present);
+	assert_int_equal(out.n_addrs, 0);
+	json_decref(j);
+	/* The bound: NPF_WIRE_MAX_CANDS distinct addresses parse, one more does not. */
+	for (int extra = 0; extra < 2; extra++) {
+		json_t *arr = json_array();
+		char a[32];
+
+		j = json_pack("{s:s, s:s, s:b, s:o}", "node", "n", "instance", "0123456789abcdef",
+			      "candidates", 0, "addrs", arr);
+		for (int i = 0; i < NPF_WIRE_MAX_CANDS + extra; i++) {
+			snprintf(a, sizeof(a), "10.0.%d.%d", i / 250, 1 + i % 250);
+			json_array_append_new(arr, json_string(a));
+		}
+		assert_int_equal(npf_wire_hello_from_json(j, &out), extra ? -EBADMSG : 0);
+		if (!extra)
+			assert_int_equal(out.n_addrs, NPF_WIRE_MAX_CANDS);
+		json_decref(j);
+	}
+
 	static const char *const bad[] = {
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":[\"10.0.0.1\",\"10.0.0.1\"]}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":[\"10.0.0.1/24\"]}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":[\"eth0\"]}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":[1]}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":\"10.0.0.1\"}",
+		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,"
+		"\"addrs\":null}",
 		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\"}",
 		"{\"node\":\"n\",\"instance\":\"0123456789abcdef\",\"candidates\":true,\"x\":1}",
 		"{\"node\":\"n\",\"instance\":81985529216486895,\"candidates\":true}",
@@ -193,7 +248,48 @@ static void test_hello_reply(void **state)
 	assert_int_equal(out.cands[1].addr.family, AF_INET6);
 	assert_int_equal(out.cands[1].kind, NPF_KIND_BRIDGE);
 	assert_true(out.cands[1].speed_mbps == NPF_SPEED_UNKNOWN);
+	/* No gid_index unless asked for (m.gids): an older requester rejects the key. */
+	assert_null(
+	    json_object_get(json_array_get(json_object_get(j, "candidates"), 0), "gid_index"));
+	assert_false(out.cands[0].has_gid);
 	npf_wire_hello_reply_clear(&out);
+
+	/* The RoCE GID index of a candidate's address (issue 10), when asked for. */
+	{
+		json_t *g, *gc;
+
+		c[0].has_gid = true;
+		c[0].gid_index = 3;
+		m.gids = true;
+		g = npf_wire_hello_reply_to_json(&m);
+		assert_non_null(g);
+		gc = json_array_get(json_object_get(g, "candidates"), 0);
+		assert_int_equal(json_integer_value(json_object_get(gc, "gid_index")), 3);
+		/* c[1] has none: the key is left out, not sent as a sentinel. */
+		assert_null(json_object_get(json_array_get(json_object_get(g, "candidates"), 1),
+					    "gid_index"));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), 0);
+		assert_true(out.gids);
+		assert_true(out.cands[0].has_gid);
+		assert_int_equal(out.cands[0].gid_index, 3);
+		assert_false(out.cands[1].has_gid);
+		npf_wire_hello_reply_clear(&out);
+		json_object_set_new(gc, "gid_index", json_integer(65535));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), 0);
+		assert_int_equal(out.cands[0].gid_index, 65535);
+		npf_wire_hello_reply_clear(&out);
+		json_object_set_new(gc, "gid_index", json_integer(65536));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), -EBADMSG);
+		json_object_set_new(gc, "gid_index", json_integer(-1));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), -EBADMSG);
+		json_object_set_new(gc, "gid_index", json_string("3"));
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), -EBADMSG);
+		json_object_set_new(gc, "gid_index", json_null());
+		assert_int_equal(npf_wire_hello_reply_from_json(g, &out), -EBADMSG);
+		json_decref(g);
+		m.gids = false;
+		c[0].has_gid = false;
+	}
 
 	/* Wrong prefix for the family, an unknown kind, candidates without ifnames. */
 	cj = json_array_get(json_object_get(j, "candidates"), 0);
