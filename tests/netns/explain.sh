@@ -22,8 +22,7 @@
 #     GLOO_SOCKET_IFNAME (the hostname does not resolve to a fabric address: Gloo binds
 #     loopback): gloo-hostname-loopback, and the published GLOO_SOCKET_IFNAME makes it finish.
 # Needs root, network namespaces, mpirun/mpicc, jq and zstd; exit 77 otherwise (torch missing
-# is a failure). Everything it
-# creates is removed on exit (lab down), also on failure.
+# is a failure). Everything it creates is removed on exit (lab down), also on failure.
 set -uo pipefail
 
 # shellcheck source=lib.sh
