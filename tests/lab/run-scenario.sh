@@ -32,14 +32,11 @@ export NPF_BUILD_DIR=$BUILD
 # ----------------------------------------------------------------------------------------
 # Inside the lab (`lab run` exported LAB_ID): the assertions.
 inside() {
-	local scen=$1 T fails=0 n k v rc hostlist
+	local scen=$1 T n k v rc hostlist
 	local -a nodes pids
 	local -A want dflt exp envx
 	T=$(mktemp -d /tmp/npf-scen.XXXXXX) || return 1
-	# shellcheck disable=SC2064
-	trap "rm -rf -- '$T'" EXIT
-
-	fail() { printf 'FAIL %s\n' "$*"; fails=$((fails + 1)); }
+	on_exit "rm -rf -- '$T'"
 
 	mapfile -t nodes < <("$LAB" nodes)
 	hostlist=$("$LAB" hostlist)
@@ -178,7 +175,7 @@ inside() {
 		fi
 	fi
 
-	if [ "$fails" -gt 0 ]; then
+	if [ "$FAILS" -gt 0 ]; then
 		printf -- '--- %s: netpreflight check (human report)\n' "${nodes[0]}"
 		"$CLI" --socket "$("$LAB" sock "${nodes[0]}")" check --nodes "$hostlist" 2>&1 |
 			sed 's/^/     | /'
@@ -191,8 +188,8 @@ inside() {
 				"$("$LAB" log "$n")")"
 		fi
 	done
-	if [ "$fails" -gt 0 ]; then
-		echo "scenario $scen: $fails failure(s)"
+	if [ "$FAILS" -gt 0 ]; then
+		echo "scenario $scen: $FAILS failure(s)"
 		return 1
 	fi
 	echo "scenario $scen: passed"

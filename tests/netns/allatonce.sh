@@ -14,20 +14,16 @@
 # shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
 set -uo pipefail
 
-SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 LAB=$SRC/tests/lab/lab
-export NPF_BUILD_DIR=${NPF_BUILD_DIR:-$SRC/build}
+export NPF_BUILD_DIR=$BUILD
 CLI=$NPF_BUILD_DIR/cli/netpreflight
 N=${ALLATONCE_N:-8}
-
-skip() { echo "SKIP: $*"; exit 77; }
 
 # ---- inside the lab (`lab run` exported LAB_ID and LAB) ------------------------------------
 if [ "${1:-}" = --inside ]; then
 	T=$2
-	FAILS=0
-	pass() { printf 'ok   %s\n' "$*"; }
-	fail() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
 	check() { # node tag
 		"$CLI" --socket "$("$LAB" sock "$1")" check --nodes "node[1-$N]" --json \
 			>"$T/$2-$1.json" 2>"$T/$2-$1.err"
@@ -63,8 +59,7 @@ if [ "${1:-}" = --inside ]; then
 
 	"$LAB" daemons start -- --prefer ens1f0np0 >"$T/daemons.out" 2>&1 || {
 		cat "$T/daemons.out"
-		echo "FAIL daemons did not start"
-		exit 1
+		die "daemons did not start"
 	}
 	# One node at a time: the reference.
 	for i in $(seq "$N"); do
@@ -109,22 +104,19 @@ if [ "${1:-}" = --inside ]; then
 	grep -l '"bulk-stall"' "$T"/mtu-node1.json >/dev/null &&
 		pass "mtu: node1 saw bulk-stall with node2" ||
 		fail "mtu: node1 did not see the black hole: $(field node1 mtu .verdict.summary)"
-	[ "$FAILS" -eq 0 ]
+	finish
 	exit
 fi
 
 # ---- outside: preconditions, then the lab ---------------------------------------------------
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-for c in ip nft jq; do
-	command -v "$c" >/dev/null || skip "'$c' not installed (scripts/setup-deps)"
-done
+need_root
+need_cmds ip nft jq
 [ -x "$CLI" ] && [ -x "$NPF_BUILD_DIR/daemon/netpreflightd" ] || skip "not built ($NPF_BUILD_DIR)"
 ID=fa$(($$ % 100000))
-ip netns add "npl${ID}probe" 2>/dev/null || skip "cannot create network namespaces here"
-ip netns del "npl${ID}probe"
+need_netns
 
 T=$(mktemp -d /tmp/npf-allatonce.XXXXXX) || exit 1
-trap 'rm -rf -- "$T"' EXIT
+on_exit 'rm -rf -- "$T"'
 cat >"$T/allatonce.lab" <<LAB
 desc $N nodes: eno1, a 9000-byte fabric and a running docker0 each
 nodes node[1-$N]

@@ -467,12 +467,11 @@ expect_rc drop 1
 expect drop fab0 node2 fwd timeout
 expect drop fab0 node3 fwd ok
 # On a terminal a slow check shows progress on stderr (a pty from script(1)).
-if command -v script >/dev/null; then
-	script -qec "'$CLI' --socket '$T/node1.sock' check --nodes 'node[1-3]' --timeout $TIMEOUT_S" \
-		/dev/null >"$T/tty.out" 2>&1
-	expect_grep tty 'checking 3 nodes\.\.\. [0-9.]+s of 3\.0s'
-	expect_grep tty 'verdict: fail: '
-fi
+# script(1) is in bsdutils (Essential: yes): always there.
+script -qec "'$CLI' --socket '$T/node1.sock' check --nodes 'node[1-3]' --timeout $TIMEOUT_S" \
+	/dev/null >"$T/tty.out" 2>&1
+expect_grep tty 'checking 3 nodes\.\.\. [0-9.]+s of 3\.0s'
+expect_grep tty 'verdict: fail: '
 X node2 nft delete table inet npfdm
 
 # --- 4. MTU black hole: jumbo part0 on node1/node2, 1500 on node2's switch port ---

@@ -18,64 +18,43 @@
 #     failed" with a meaningless errno, so the log alone is "unknown" (exit 1), and the daemon's
 #     check of that very path decides: firewall-refused, node3; its published fix (eno1's CIDR)
 #     makes the job finish;
-#   - on the same lab, when Debian's python3-torch is installed, a PyTorch Gloo allreduce without
+#   - on the same lab, with Debian's python3-torch, a PyTorch Gloo allreduce without
 #     GLOO_SOCKET_IFNAME (the hostname does not resolve to a fabric address: Gloo binds
 #     loopback): gloo-hostname-loopback, and the published GLOO_SOCKET_IFNAME makes it finish.
-# Needs root, network namespaces, mpirun/mpicc and jq; exit 77 otherwise. Everything it
-# creates is removed on exit (lab down), also on failure.
+# Needs root, network namespaces, mpirun/mpicc, jq and zstd; exit 77 otherwise (torch missing
+# is a failure). Everything it creates is removed on exit (lab down), also on failure.
 set -uo pipefail
 
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-SRC=${NPF_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${NPF_BUILD_DIR:-$SRC/build}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+need_root
 CLI=$BUILD/cli/netpreflight
 DAEMON=$BUILD/daemon/netpreflightd
 LAB=$SRC/tests/lab/lab
-for b in mpirun mpicc jq ip timeout gzip; do
-	command -v "$b" >/dev/null || skip "$b missing (scripts/setup-deps)"
-done
+need_cmds mpirun mpicc jq ip timeout gzip zstd python3
 for f in "$CLI" "$DAEMON" "$LAB"; do
 	[ -x "$f" ] || skip "$f not built"
 done
-ip netns add "npfxprobe$$" 2>/dev/null || skip "cannot create network namespaces"
-ip netns del "npfxprobe$$"
+need_netns
 
 ID=x$(($$ % 100000))
 ID2=${ID}f
 T=$(mktemp -d /tmp/npf-explain.XXXXXX)
 chmod 0755 "$T"
-FAILS=0
 export LAB_DAEMON="$DAEMON" LAB_CLI="$CLI" NPF_BUILD_DIR="$BUILD"
 while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(OMPI_[A-Za-z0-9_]*\)=.*/\1/p')
 
-cleanup() {
-	local rc=$?
-	"$LAB" down --id "$ID" >/dev/null 2>&1
-	"$LAB" down --id "$ID2" >/dev/null 2>&1
-	rm -rf "$T"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit 'rm -rf "$T"'
+on_exit '"$LAB" down --id "$ID" >/dev/null 2>&1; "$LAB" down --id "$ID2" >/dev/null 2>&1'
 
-pass() { printf 'ok   %s\n' "$*"; }
-fail() {
-	printf 'FAIL %s\n' "$*"
-	FAILS=$((FAILS + 1))
-}
-
-"$LAB" up "$SRC/tests/netns/mpi_env.lab" --id "$ID" -q || { echo "lab up failed"; exit 1; }
-"$LAB" daemons start --id "$ID" >/dev/null || { echo "lab daemons failed"; exit 1; }
+"$LAB" up "$SRC/tests/netns/mpi_env.lab" --id "$ID" -q || die "lab up failed"
+"$LAB" daemons start --id "$ID" >/dev/null || die "lab daemons failed"
 NODES=$("$LAB" hostlist --id "$ID")
 SOCK=$("$LAB" sock --id "$ID" node1)
 
 # 1. The trapped job, as a user runs it: Open MPI's defaults. Bounded; it must not succeed.
 mpicc -std=c11 -D_GNU_SOURCE -O2 -o "$T/mpi_allreduce" "$SRC/tests/netns/mpi_allreduce.c" ||
-	{ echo "mpicc failed"; exit 1; }
+	die "mpicc failed"
 export MPI_ALLREDUCE_BIN=$T/mpi_allreduce
 out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID" --timeout 20 --log "$T/job.log")
 rc=$?
@@ -129,16 +108,14 @@ gzip -c "$T/job.log" >"$T/job.log.gz"
 head -c $(($(stat -c %s "$T/job.log.gz") * 2 / 3)) "$T/job.log.gz" >"$T/cut.gz"
 "$CLI" explain --no-daemon --json "$T/cut.gz" 2>/dev/null | jq -e '.cause' >/dev/null &&
 	pass "truncated gzip input still diagnosed" || fail "truncated gzip"
-if command -v zstd >/dev/null; then
-	zstd -q -c "$T/job.log" >"$T/job.log.zst"
-	"$CLI" explain --no-daemon --json <"$T/job.log.zst" | jq -e '.cause == "same-address"' >/dev/null &&
-		pass "zstd on stdin" || fail "zstd on stdin"
-fi
+zstd -q -c "$T/job.log" >"$T/job.log.zst"
+"$CLI" explain --no-daemon --json <"$T/job.log.zst" | jq -e '.cause == "same-address"' >/dev/null &&
+	pass "zstd on stdin" || fail "zstd on stdin"
 
 # 7. fw-reject: the log alone cannot say how the connects failed; the daemon's check can.
 "$LAB" down --id "$ID" >/dev/null 2>&1
-"$LAB" up fw-reject --id "$ID2" -q || { echo "lab up fw-reject failed"; exit 1; }
-"$LAB" daemons start --id "$ID2" >/dev/null || { echo "lab daemons failed"; exit 1; }
+"$LAB" up fw-reject --id "$ID2" -q || die "lab up fw-reject failed"
+"$LAB" daemons start --id "$ID2" >/dev/null || die "lab daemons failed"
 NODES2=$("$LAB" hostlist --id "$ID2")
 SOCK2=$("$LAB" sock --id "$ID2" node1)
 out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID2" --timeout 20 --log "$T/fw.log" -- \
@@ -165,8 +142,10 @@ out=$("$SRC/tests/lab/mpi-allreduce" --id "$ID2" --timeout 60 --env "$T/fix2.sh"
 rc=$?
 [ $rc -eq 0 ] && pass "fw-reject job with explain's fix: $out" || { fail "with the fix: $out"; cat "$T/fix2.sh"; }
 
-# 8. Gloo (PyTorch from Debian's python3-torch, when installed): no GLOO_SOCKET_IFNAME, and the
-# hostname does not resolve to a fabric address inside the nodes, so Gloo binds loopback.
+# 8. Gloo (PyTorch from Debian's python3-torch, in scripts/setup-deps, so its absence is a
+# failure, not a skip): no GLOO_SOCKET_IFNAME, and the hostname does not resolve to a fabric
+# address inside the nodes, so Gloo binds loopback.
+# Debian's torch lives in /usr/bin/python3's path; a python3 earlier in PATH (pyenv) lacks it.
 PY=
 for p in /usr/bin/python3 python3; do
 	if command -v "$p" >/dev/null && "$p" -c 'import torch.distributed' 2>/dev/null; then
@@ -208,8 +187,7 @@ if [ -n "$PY" ]; then
 	[ "$(grep -c 'gloo allreduce ok' "$T/gloo.log")" -eq 2 ] && pass "Gloo job with explain's fix" ||
 		{ fail "Gloo with the fix"; cat "$T/gloo.log"; }
 else
-	echo "skip Gloo: no python3 with torch (python3-torch)"
+	fail "Gloo: python3 cannot import torch.distributed (python3-torch, scripts/setup-deps)"
 fi
 
-[ $FAILS -eq 0 ] && echo "all passed" || echo "$FAILS failed"
-[ $FAILS -eq 0 ]
+finish

@@ -12,36 +12,28 @@
 # Runs as root; exit 77 (skipped) without root, network namespaces, unshare or jq.
 set -uo pipefail
 
-SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
-BUILD=${NPF_BUILD_DIR:-$SRC/build}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 DAEMON=${NPF_DAEMON:-$BUILD/daemon/netpreflightd}
 CLI=${NPF_CLI:-$BUILD/cli/netpreflight}
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-for c in ip jq unshare python3; do
-	command -v "$c" >/dev/null || skip "'$c' not installed (scripts/setup-deps)"
-done
+need_root
+need_cmds ip jq unshare python3
 [ -x "$DAEMON" ] || skip "$DAEMON not built"
 [ -x "$CLI" ] || skip "$CLI not built"
 
 P=npffn$(($$ % 100000))
 NODES=(node1 node2)
 ns() { echo "$P-$1"; }
-ip netns add "$(ns node1)" 2>/dev/null || skip "cannot create network namespaces here"
+need_netns
 
 T=$(mktemp -d /tmp/npffn.XXXXXX)
 declare -A PIDS=()
-FAILS=0
 
 cleanup() {
-	local n pid
+	local n
 	for n in "${!PIDS[@]}"; do kill -TERM "${PIDS[$n]}" 2>/dev/null; done
-	for n in "${!PIDS[@]}"; do
-		pid=${PIDS[$n]}
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null
-	done
+	for n in "${!PIDS[@]}"; do stop_pid "${PIDS[$n]}"; done
 	for n in "${NODES[@]}" ctr; do
 		ip netns del "$(ns "$n")" 2>/dev/null
 		rm -rf "/etc/netns/$(ns "$n")"
@@ -53,15 +45,15 @@ cleanup() {
 	fi
 	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-pass() { printf 'ok   %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
-die() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); exit 1; }
-X() { local n=$1; shift; ip netns exec "$(ns "$n")" "$@"; }
+on_exit cleanup
+X() {
+	local n=$1
+	shift
+	nsx "$(ns "$n")" "$@"
+}
 
 # --- topology ----------------------------------------------------------------
+ip netns add "$(ns node1)" || die "netns node1"
 ip netns add "$(ns node2)" || die "netns node2"
 ip netns add "$(ns ctr)" || die "netns ctr"
 for n in "${NODES[@]}" ctr; do
@@ -86,30 +78,25 @@ X ctr ip link set eth0 up
 # A veth end only gets its carrier once both are up: wait for it, or a daemon would
 # start without its fabric address and the first check find no listener there.
 for n in "${NODES[@]}"; do
-	for _ in $(seq 100); do
-		X "$n" ip -br link show fab0 | grep -q ' UP ' && break
-		sleep 0.1
-	done
-	X "$n" ip -br link show fab0 | grep -q ' UP ' || die "$n: fab0 has no carrier"
+	wait_until 30 links_running "$(ns "$n")" fab0 || die "$n: fab0 has no carrier"
 done
 for n in "${NODES[@]}"; do
 	mkdir -p "$T/$n" "$T/$n-run"
 	printf '[probe]\ntimeout = 3s\ncache_ttl = 10m\n' >"$T/$n.conf"
-	X "$n" "$DAEMON" --foreground --config "$T/$n.conf" --socket "$T/$n-run/netpreflight.sock" \
+	# Not through X: a backgrounded function is a subshell, and $! would not be the daemon.
+	ip netns exec "$(ns "$n")" "$DAEMON" --foreground --config "$T/$n.conf" --socket "$T/$n-run/netpreflight.sock" \
 		--node-name "$n" --state-dir "$T/$n" >>"$T/$n.log" 2>&1 &
 	PIDS[$n]=$!
 done
+# daemon_up NODE: its API answers (0), not yet (1), or the daemon died (2: stop waiting).
+daemon_up() {
+	X "$1" "$CLI" --socket "$T/$1-run/netpreflight.sock" status >/dev/null 2>&1 && return 0
+	npf_pid_gone "${PIDS[$1]}" && return 2
+	return 1
+}
+daemon_up_or_dead() { daemon_up "$1" || [ $? -eq 2 ]; }
 for n in "${NODES[@]}"; do
-	up=0
-	for _ in $(seq 100); do
-		if X "$n" "$CLI" --socket "$T/$n-run/netpreflight.sock" status >/dev/null 2>&1; then
-			up=1
-			break
-		fi
-		kill -0 "${PIDS[$n]}" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ "$up" = 1 ] || die "$n: daemon did not come up ($(tail -n 5 "$T/$n.log"))"
+	wait_until 30 daemon_up_or_dead "$n" && daemon_up "$n" || die "$n: daemon did not come up ($(tail -n 5 "$T/$n.log"))"
 done
 SOCK=$T/node1-run/netpreflight.sock
 
@@ -203,5 +190,4 @@ else
 fi
 grep -qE 'Sanitizer|runtime error' "$T/node1.log" && fail "node1: sanitizer report in the log"
 
-[ "$FAILS" -eq 0 ] && echo "PASS" || echo "FAILED: $FAILS"
-[ "$FAILS" -eq 0 ]
+finish

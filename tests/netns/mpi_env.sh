@@ -79,23 +79,22 @@ ns() { "$LAB" ns --id "$1" "$2"; }
 
 # Ends what a job left in a lab's namespaces (a hung mpirun's orteds and ranks), sparing
 # the daemons: the next run must not meet the previous one's processes.
-reap_job() { # id
-	local n pid keep left
-	# Repeated: an orted may still be forking a rank while we list.
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		left=0
-		for n in $("$LAB" nodes --id "$1"); do
-			keep=$(cut -d' ' -f1 "/run/npflab/$1/pids/$n" 2>/dev/null)
-			for pid in $(ip netns pids "$(ns "$1" "$n")"); do
-				[ "$pid" = "$keep" ] && continue
-				kill -9 "$pid" 2>/dev/null
-				left=1
-			done
+# reap_once ID: kills what it finds; succeeds when there was nothing left to kill.
+reap_once() {
+	local n pid keep left=0
+	for n in $("$LAB" nodes --id "$1"); do
+		keep=$(cut -d' ' -f1 "/run/npflab/$1/pids/$n" 2>/dev/null)
+		for pid in $(ip netns pids "$(ns "$1" "$n")"); do
+			[ "$pid" = "$keep" ] && continue
+			kill -9 "$pid" 2>/dev/null
+			left=1
 		done
-		[ $left -eq 0 ] && return 0
-		sleep 0.2
 	done
-	fail "processes of a job are still running in lab $1"
+	[ $left -eq 0 ]
+}
+reap_job() { # id
+	# Repeated: an orted may still be forking a rank while we list.
+	wait_until 10 reap_once "$1" || fail "processes of a job are still running in lab $1"
 }
 
 mpicc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$T/mpi_allreduce" \

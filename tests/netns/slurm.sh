@@ -37,7 +37,6 @@ ID=sl$(($$ % 100000))
 T=$(mktemp -d /tmp/npfsl-slurm.XXXXXX)
 chmod 0755 "$T"
 pids=()
-fail=0
 host=$(hostname -s)
 export LAB_DAEMON="$daemon" LAB_CLI="$cli"
 
@@ -53,7 +52,7 @@ cleanup() {
 	local rc=$?
 	stop_pids
 	"$lab" down --id "$ID" >/dev/null 2>&1 || true
-	if [ $rc -ne 0 ] || [ $fail -ne 0 ]; then
+	if [ $rc -ne 0 ] || [ "$FAILS" -ne 0 ]; then
 		for f in "$T"/log/*.log; do
 			[ -f "$f" ] || continue
 			echo "--- $f (tail)"
@@ -63,11 +62,6 @@ cleanup() {
 	rm -rf "$T"
 }
 on_exit cleanup
-
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
 
 # --- the cluster -------------------------------------------------------------------
 cat >"$T/slurm.lab" <<'EOF'
@@ -84,18 +78,14 @@ nic node3 enp65s0f0np0 switch=fabric addr=198.18.1.4/24
 docker all
 resolve eno1
 EOF
-"$lab" up "$T/slurm.lab" --id "$ID" -q || { echo "FAIL: lab up"; exit 1; }
+"$lab" up "$T/slurm.lab" --id "$ID" -q || die "lab up"
 ctl_ns=/run/netns/$("$lab" ns --id "$ID" ctl)
 sockdir=$(dirname "$("$lab" sock --id "$ID" node1)")
 mkdir -p "$T/log" "$T/ctld" "$T/spool" "$T/plog" "$T/prom"
-have_metrics=1
-"$daemon" --help 2>&1 | grep -q -- '--textfile-dir' || have_metrics=0
 for n in node1 node2 node3; do
 	mkdir -p "$T/prom/$n"
-	margs=()
-	[ $have_metrics -eq 1 ] && margs=(--textfile-dir "$T/prom/$n")
-	"$lab" daemons start --id "$ID" "$n" -- "${margs[@]}" >/dev/null ||
-		{ echo "FAIL: netpreflightd did not start on $n"; exit 1; }
+	"$lab" daemons start --id "$ID" "$n" -- --textfile-dir "$T/prom/$n" >/dev/null ||
+		die "netpreflightd did not start on $n"
 done
 
 # One munged for every namespace: its socket is a file path, not an address. A key of
@@ -105,7 +95,7 @@ chmod 0600 "$T/munge.key"
 munged -F --force --key-file="$T/munge.key" --socket="$T/munge.sock" --pid-file="$T/munged.pid" \
 	--log-file="$T/log/munged.log" --seed-file="$T/munge.seed" 2>>"$T/log/munged.log" &
 pids+=($!)
-wait_until 10 test -S "$T/munge.sock" || { echo "FAIL: munged did not start"; exit 1; }
+wait_until 10 test -S "$T/munge.sock" || die "munged did not start"
 
 # Wrappers: slurmd starts Prolog/TaskProlog with a bare environment, so the test's
 # paths are baked in here; the per-node daemon socket comes from SLURMD_NODENAME.
@@ -184,7 +174,7 @@ start_slurm() { # taskprolog|spank
 		nsenter --net="/run/netns/$("$lab" ns --id "$ID" "$n")" slurmd -D -N "$n" -f "$T/slurm.conf" 2>/dev/null &
 		pids+=($!)
 	done
-	wait_until 40 all_idle || { inctl sinfo -N; echo "FAIL: nodes not idle"; exit 1; }
+	wait_until 40 all_idle || { inctl sinfo -N; die "nodes not idle"; }
 }
 stop_slurm() {
 	local keep=${pids[0]} # munged
@@ -205,14 +195,14 @@ check_values() { # label  (reads "node value" lines on stdin)
 		seen=$((seen + 1))
 		want=$(daemon_value "$n" NCCL_SOCKET_IFNAME)
 		if [ -z "$want" ]; then
-			bad "$label: $n: daemon publishes no NCCL_SOCKET_IFNAME"
+			fail "$label: $n: daemon publishes no NCCL_SOCKET_IFNAME"
 		elif [ "$v" != "$want" ]; then
-			bad "$label: $n: job got NCCL_SOCKET_IFNAME=$v, daemon says $want"
+			fail "$label: $n: job got NCCL_SOCKET_IFNAME=$v, daemon says $want"
 		else
 			echo "$label: $n NCCL_SOCKET_IFNAME=$v (daemon's value)"
 		fi
 	done
-	[ $seen -eq 3 ] || bad "$label: expected 3 tasks, got $seen"
+	[ $seen -eq 3 ] || fail "$label: expected 3 tasks, got $seen"
 }
 # shellcheck disable=SC2016
 show='echo "$SLURMD_NODENAME ${NCCL_SOCKET_IFNAME:-UNSET}"'
@@ -227,19 +217,19 @@ carry_check() { # label
 	# shellcheck disable=SC2016
 	env1=$(GLOO_SOCKET_IFNAME=mine inctl timeout 60 srun -N3 -w 'node[1-3]' /bin/bash -c \
 		'[ "$SLURMD_NODENAME" != node1 ] || /usr/bin/env') ||
-		{ bad "$label: srun (node1's environment) failed"; return; }
+		{ fail "$label: srun (node1's environment) failed"; return; }
 	nccl1=$(sed -n 's/^NCCL_SOCKET_IFNAME=//p' <<<"$env1")
 	mark=$(sed -n 's/^NETPREFLIGHT_NODE=//p' <<<"$env1")
 	list=$(sed -n 's/^NETPREFLIGHT_VARS=//p' <<<"$env1")
-	[ "$mark" = node1 ] || bad "$label: node1's task has NETPREFLIGHT_NODE='$mark', want node1"
+	[ "$mark" = node1 ] || fail "$label: node1's task has NETPREFLIGHT_NODE='$mark', want node1"
 	[ -n "$nccl1" ] && [ "$nccl1" = "$(daemon_value node1 NCCL_SOCKET_IFNAME)" ] ||
-		bad "$label: node1's task has NCCL_SOCKET_IFNAME='$nccl1'"
+		fail "$label: node1's task has NCCL_SOCKET_IFNAME='$nccl1'"
 	case ",$list," in
 	*,NCCL_SOCKET_IFNAME,*) ;;
-	*) bad "$label: node1's NETPREFLIGHT_VARS='$list' lacks NCCL_SOCKET_IFNAME" ;;
+	*) fail "$label: node1's NETPREFLIGHT_VARS='$list' lacks NCCL_SOCKET_IFNAME" ;;
 	esac
 	case ",$list," in
-	*,GLOO_SOCKET_IFNAME,*) bad "$label: the user's GLOO_SOCKET_IFNAME is listed as ours: '$list'" ;;
+	*,GLOO_SOCKET_IFNAME,*) fail "$label: the user's GLOO_SOCKET_IFNAME is listed as ours: '$list'" ;;
 	esac
 	for name in ${list//,/ } NETPREFLIGHT_NODE NETPREFLIGHT_VARS GLOO_SOCKET_IFNAME; do
 		carried+=("$name=$(sed -n "s/^$name=//p" <<<"$env1")")
@@ -247,16 +237,16 @@ carry_check() { # label
 	# shellcheck disable=SC2016
 	out=$(inctl env "${carried[@]}" timeout 60 srun -N3 -w 'node[1-3]' --export=ALL /bin/bash -c \
 		'echo "$SLURMD_NODENAME ${NCCL_SOCKET_IFNAME:-UNSET} ${GLOO_SOCKET_IFNAME:-UNSET} ${NETPREFLIGHT_NODE:-UNSET}"') ||
-		{ bad "$label: srun with node1's environment failed"; return; }
+		{ fail "$label: srun with node1's environment failed"; return; }
 	for n in node1 node2 node3; do
 		want="$n $(daemon_value "$n" NCCL_SOCKET_IFNAME) mine $n"
 		got=$(grep "^$n " <<<"$out")
 		[ "$n" = node1 ] || [ "$want" != "$n $nccl1 mine $n" ] ||
-			bad "$label: node1 and $n publish the same value ($nccl1): nothing to correct"
+			fail "$label: node1 and $n publish the same value ($nccl1): nothing to correct"
 		if [ "$got" = "$want" ]; then
 			echo "$label: node1's NCCL_SOCKET_IFNAME=$nccl1 on $n: '$got' (user's GLOO kept)"
 		else
-			bad "$label: node1's environment on $n: got '$got', want '$want'"
+			fail "$label: node1's environment on $n: got '$got', want '$want'"
 		fi
 	done
 }
@@ -264,25 +254,25 @@ carry_check() { # label
 # --- 1. TaskProlog --------------------------------------------------------------------
 t0=$SECONDS
 start_slurm taskprolog
-out=$(inctl timeout 60 srun -N3 -w 'node[1-3]' /bin/bash -c "$show") || bad "taskprolog: srun failed"
+out=$(inctl timeout 60 srun -N3 -w 'node[1-3]' /bin/bash -c "$show") || fail "taskprolog: srun failed"
 check_values taskprolog <<<"$out"
 out=$(NCCL_SOCKET_IFNAME=mine inctl timeout 60 srun -N1 -w node2 /bin/bash -c "$show") || true
 [ "$out" = "node2 mine" ] && echo "taskprolog: user-set NCCL_SOCKET_IFNAME survives" ||
-	bad "taskprolog: user-set value lost: '$out'"
+	fail "taskprolog: user-set value lost: '$out'"
 carry_check taskprolog
 stop_slurm
 
 # --- 2. SPANK plugin --------------------------------------------------------------------
 start_slurm spank
-inctl srun --help 2>&1 | grep -q -- '--netpreflight' || bad "spank: srun --help lacks --netpreflight"
-out=$(inctl timeout 60 srun -N3 -w 'node[1-3]' /bin/bash -c "$show") || bad "spank: srun failed"
+inctl srun --help 2>&1 | grep -q -- '--netpreflight' || fail "spank: srun --help lacks --netpreflight"
+out=$(inctl timeout 60 srun -N3 -w 'node[1-3]' /bin/bash -c "$show") || fail "spank: srun failed"
 check_values spank <<<"$out"
 out=$(inctl timeout 60 srun -N1 -w node1 --netpreflight=off /bin/bash -c "$show") || true
 [ "$out" = "node1 UNSET" ] && echo "spank: --netpreflight=off sets nothing" ||
-	bad "spank: --netpreflight=off still got '$out'"
+	fail "spank: --netpreflight=off still got '$out'"
 out=$(NCCL_SOCKET_IFNAME=mine inctl timeout 60 srun -N1 -w node3 /bin/bash -c "$show") || true
 [ "$out" = "node3 mine" ] && echo "spank: user-set NCCL_SOCKET_IFNAME survives" ||
-	bad "spank: user-set value lost: '$out'"
+	fail "spank: user-set value lost: '$out'"
 carry_check spank
 
 # --- 3. A job step that uses the values: TCP between the nodes on the published interface
@@ -327,30 +317,25 @@ else:
 EOF
 if out=$(inctl timeout 60 srun -N3 -w 'node[1-3]' /usr/bin/python3 "$T/exchange.py" "$T/xchg" 2>&1); then
 	echo "$out"
-	[ "$(grep -c -e 'served' -e 'exchanged' <<<"$out")" -eq 3 ] || bad "exchange: not every rank reported"
+	[ "$(grep -c -e 'served' -e 'exchanged' <<<"$out")" -eq 3 ] || fail "exchange: not every rank reported"
 else
-	bad "exchange step failed: $out"
+	fail "exchange step failed: $out"
 fi
 
 # --- 4. Metrics in the textfile directory ----------------------------------------------
-if [ $have_metrics -eq 1 ] && ! ls "$T"/prom/node*/netpreflight.prom >/dev/null 2>&1; then
-	# The renderer and writer are unit-tested (test_metrics); the daemon calling
-	# metrics_publish() after each check is the daemon's part.
-	echo "note: netpreflightd wrote no metrics file: metrics_publish() not called yet"
-elif [ $have_metrics -eq 1 ]; then
-	for n in node1 node2 node3; do
-		f=$T/prom/$n/netpreflight.prom
-		if grep -q '^netpreflight_last_check_verdict{verdict="ok"} 1$' "$f" 2>/dev/null &&
-			grep -q '^netpreflight_build_info{version="' "$f" &&
-			[ "$(stat -c %a "$f")" = 644 ]; then
-			echo "metrics: $n: $f has the last check (verdict ok)"
-		else
-			bad "metrics: $n: no ok verdict (or wrong mode) in $f"
-		fi
-	done
-else
-	echo "note: netpreflightd has no --textfile-dir option: metrics not checked"
-fi
+# Every node's daemon publishes after each check (metrics_publish()): a missing file fails.
+metrics_ok() {
+	grep -q '^netpreflight_last_check_verdict{verdict="ok"} 1$' "$1" 2>/dev/null &&
+		grep -q '^netpreflight_build_info{version="' "$1"
+}
+for n in node1 node2 node3; do
+	f=$T/prom/$n/netpreflight.prom
+	if wait_until 30 metrics_ok "$f" && [ "$(stat -c %a "$f")" = 644 ]; then
+		echo "metrics: $n: $f has the last check (verdict ok)"
+	else
+		fail "metrics: $n: no ok verdict (or wrong mode) in $f"
+	fi
+done
 
 # --- 5. A failing preflight: node3 drops every new inbound TCP connection except Slurm's
 # (slurmd 6818) and netpreflight's control port (7718): its daemon answers, but no probe
@@ -367,7 +352,7 @@ table inet npfsl {
 }
 EOF
 jid=$(inctl sbatch --parsable -N3 -w 'node[1-3]' -o /dev/null --wrap true) ||
-	{ bad "sbatch failed"; exit 1; }
+	die "sbatch failed"
 node3_drained() {
 	inctl scontrol show node node3 -o 2>/dev/null | grep -q 'State=[A-Z+]*DRAIN'
 }
@@ -375,13 +360,13 @@ if wait_until 40 node3_drained; then
 	reason=$(inctl scontrol show node node3 -o | sed -n 's/.* Reason=\(.*\)$/\1/p')
 	case $reason in
 	netpreflight:*) echo "failure: node3 drained: $reason" ;;
-	*) bad "failure: node3 drained without our typed reason: '$reason'" ;;
+	*) fail "failure: node3 drained without our typed reason: '$reason'" ;;
 	esac
 	[ -f "$T/plog/node3/job-$jid.json" ] && [ "$(jq -r .verdict.verdict "$T/plog/node3/job-$jid.json")" = fail ] ||
-		bad "failure: no fail verdict recorded in $T/plog/node3/job-$jid.json"
+		fail "failure: no fail verdict recorded in $T/plog/node3/job-$jid.json"
 else
 	inctl scontrol show node node3 -o
-	bad "failure: node3 not drained after its Prolog saw the broken fabric"
+	fail "failure: node3 not drained after its Prolog saw the broken fabric"
 fi
 job_requeued() {
 	inctl scontrol show job "$jid" -o 2>/dev/null | grep -Eq 'Restarts=[1-9]|JobState=(PENDING|REQUEUE)'
@@ -389,7 +374,7 @@ job_requeued() {
 if wait_until 20 job_requeued; then
 	echo "failure: job $jid requeued ($(inctl scontrol show job "$jid" -o | grep -o 'JobState=[A-Z_]* Reason=[^ ]*'))"
 else
-	bad "failure: job $jid not requeued: $(inctl scontrol show job "$jid" -o | grep -o 'JobState=[A-Z_]*')"
+	fail "failure: job $jid not requeued: $(inctl scontrol show job "$jid" -o | grep -o 'JobState=[A-Z_]*')"
 fi
 inctl scancel "$jid" 2>/dev/null || true
 
@@ -400,9 +385,9 @@ if wait_until 60 all_idle; then
 	echo "repair: every node resumed by the health check"
 else
 	inctl sinfo -N -o '%N %t %E'
-	bad "repair: nodes still drained after the network was fixed"
+	fail "repair: nodes still drained after the network was fixed"
 fi
 
 echo "wall time: $((SECONDS - t0)) s"
-[ $fail -eq 0 ] && echo "slurm integration OK"
-exit $fail
+[ "$FAILS" -eq 0 ] && echo "slurm integration OK"
+finish

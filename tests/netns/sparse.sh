@@ -27,8 +27,7 @@ if [ "${1:-}" = --inside ]; then
 
 	"$LAB" daemons start -- --full-mesh-max "$MESH" >"$T/daemons.out" 2>&1 || {
 		cat "$T/daemons.out"
-		echo "FAIL daemons did not start"
-		exit 1
+		die "daemons did not start"
 	}
 	for i in $(seq "$N"); do
 		n=node$i
@@ -62,7 +61,7 @@ if [ "${1:-}" = --inside ]; then
 		[ "$(field node1 .recommendation.failure.node)" = "${planned[0]}" ] &&
 		pass "node1: unknown, naming ${planned[0]} (in its plan, stopped)" ||
 		fail "node1: ${planned[0]} (in its plan) stopped: exit $rc, $(field node1 .verdict.summary)"
-	[ "$FAILS" -eq 0 ]
+	finish
 	exit
 fi
 

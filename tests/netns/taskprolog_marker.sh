@@ -6,12 +6,12 @@
 # No namespaces or root needed: the daemon is replaced by a fake CLI printing the reply.
 set -uo pipefail
 
-SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
+# shellcheck source=lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 PROLOG=$SRC/slurm/netpreflight-taskprolog
 CASES=$SRC/tests/fixtures/envmarker/cases.txt
 T=$(mktemp -d /tmp/npftpm.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-FAILS=0
+on_exit 'rm -rf "$T"'
 N=0
 
 # The fake CLI: prints $T/reply as TaskProlog lines, or fails like a daemon with no verdict.
@@ -54,12 +54,11 @@ while IFS= read -r line; do
 	[ -n "$got" ] || got=-
 	N=$((N + 1))
 	if [ "$got" = "$want" ]; then
-		printf 'ok   %s\n' "$name"
+		pass "$name"
 	else
-		printf 'FAIL %s\n  got  %s\n  want %s\n' "$name" "$got" "$want"
-		FAILS=$((FAILS + 1))
+		fail "$name"
+		printf '  got  %s\n  want %s\n' "$got" "$want"
 	fi
 done <"$CASES"
-[ "$N" -ge 10 ] || { echo "FAIL only $N cases read from $CASES"; FAILS=$((FAILS + 1)); }
-[ "$FAILS" -eq 0 ] && echo PASS || echo "FAILED: $FAILS"
-[ "$FAILS" -eq 0 ]
+[ "$N" -ge 10 ] || fail "only $N cases read from $CASES"
+finish

@@ -8,13 +8,13 @@
 # of an installed "netpreflight help") must not hide a missing table entry.
 # Usage: completion.sh COMPLETION_FILE CLI
 set -uo pipefail
+# shellcheck source=../netns/lib.sh
+. "$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../netns" && pwd)/lib.sh"
 
 comp=$1
 cli=$2
 bc=/usr/share/bash-completion/bash_completion
-[ -f "$bc" ] || { echo "SKIP: bash-completion not installed (scripts/setup-deps)"; exit 77; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+[ -f "$bc" ] || skip "bash-completion not installed (scripts/setup-deps)"
 
 # Completions for a command line whose last word is being completed (may be "").
 complete_line() { # words...
@@ -62,5 +62,5 @@ grep -qx taskprolog <<<"$got" || fail "'env --format=ta<TAB>' does not offer tas
 got=$(complete_line netpreflight --socket /run/x.sock st)
 grep -qx status <<<"$got" || fail "'--socket PATH st<TAB>' does not offer status"
 
-[ $fails -eq 0 ] && echo "completion OK: $(echo $cmds | wc -w) commands, $n options, formats $(echo $formats)"
-[ $fails -eq 0 ]
+[ "$FAILS" -eq 0 ] && echo "completion OK: $(echo $cmds | wc -w) commands, $n options, formats $(echo $formats)"
+finish

@@ -20,11 +20,14 @@
 # the same thing again.
 set -uo pipefail
 
-SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
-skip() { echo "SKIP: $*"; exit 77; }
+# "cond && pass || fail" is used on purpose below: pass only prints, it cannot fail.
+# shellcheck disable=SC2015
+# shellcheck source=../netns/lib.sh
+. "$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../netns" && pwd)/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (installs and purges packages, network namespaces)"
-for c in dpkg-buildpackage dh lintian apt-get ip jq man systemd-analyze; do
-	command -v "$c" >/dev/null || { echo "FAIL: '$c' not installed (scripts/setup-deps)"; exit 1; }
+# All in scripts/setup-deps: a missing one is a broken machine, not a reason to skip.
+for c in dpkg-buildpackage dh lintian apt-get ip jq man systemd-analyze setpriv getfacl; do
+	command -v "$c" >/dev/null || die "'$c' not installed (scripts/setup-deps)"
 done
 for p in netpreflight slurm-netpreflight; do
 	if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'installed'; then
@@ -38,20 +41,11 @@ NSA=$P-a
 NSB=$P-b
 declare -a PIDS=()
 INSTALLED=0
-FAILS=0
-
-pass() { printf 'ok   %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
-die() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); exit 1; }
 
 stop_daemons() {
 	local pid
 	for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-	for pid in "${PIDS[@]}"; do
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
+	for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
 	PIDS=()
 }
 
@@ -74,8 +68,7 @@ cleanup() {
 	fi
 	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 # --- 1. build from a clean copy ----------------------------------------------------
 mkdir -p "$T/src"
@@ -237,12 +230,8 @@ ip -n "$NSB" addr add 198.18.77.2/24 dev vpkgb
 ip -n "$NSA" link set vpkga up
 ip -n "$NSB" link set vpkgb up
 # The second end reports carrier a moment after "up"; start the daemons on RUNNING links.
-for _ in $(seq 100); do
-	ip -n "$NSA" -br link show dev vpkga | grep -q ' UP ' &&
-		ip -n "$NSB" -br link show dev vpkgb | grep -q ' UP ' && break
-	sleep 0.1
-done
-ip -n "$NSB" -br link show dev vpkgb | grep -q ' UP ' || die "veth pair has no carrier"
+wait_until 30 links_running "$NSA" vpkga && wait_until 30 links_running "$NSB" vpkgb ||
+	die "veth pair has no carrier"
 for ns in "$NSA" "$NSB"; do
 	ip -n "$ns" link set lo up
 	mkdir -p "/etc/netns/$ns"
@@ -271,12 +260,7 @@ cli() { # ns node args...
 for n in 1 2; do
 	ns=$NSA
 	[ $n = 2 ] && ns=$NSB
-	up=0
-	for _ in $(seq 300); do
-		cli "$ns" $n status >/dev/null 2>&1 && { up=1; break; }
-		sleep 0.1
-	done
-	[ $up -eq 1 ] || die "installed daemon pkg$n does not answer on its socket"
+	wait_until 60 cli "$ns" $n status >/dev/null 2>&1 || die "installed daemon pkg$n does not answer on its socket"
 done
 st=$(cli "$NSA" 1 status --json 2>"$T/status.err")
 jq -e --arg v "$version" '.daemon.version == $v and .daemon.node == "pkg1"' <<<"$st" >/dev/null &&
@@ -290,12 +274,10 @@ verdict=$(jq -r '.verdict.verdict // empty' "$T/check.json" 2>/dev/null)
 	fail "check --nodes 'pkg[1-2]': exit $rc, verdict '$verdict'"
 envout=$(cli "$NSA" 1 env --nodes 'pkg[1-2]' --cached --format shell 2>"$T/env.log")
 grep -q "^export NCCL_SOCKET_IFNAME='=vpkga'$" <<<"$envout" &&
-	pass "env --cached: NCCL_SOCKET_IFNAME='=vpkga' (exact-match form)" || fail "env --cached: '$envout'"
+	pass "env --cached: NCCL_SOCKET_IFNAME='=vpkga' (exact-match form)" ||
+	fail "env --cached: '$envout' ($(head -c 400 "$T/env.log"))"
 # The ACL from the tmpfiles snippet is what lets the daemon's user write here.
-for _ in $(seq 100); do
-	[ -s "$promdir/netpreflight.prom" ] && break
-	sleep 0.1
-done
+wait_until 30 test -s "$promdir/netpreflight.prom"
 owner=$(stat -c %U "$promdir/netpreflight.prom" 2>/dev/null)
 [ "$owner" = netpreflight ] && pass "metrics written to $promdir through the tmpfiles ACL" ||
 	fail "no netpreflight.prom in $promdir (owner '$owner')"
@@ -327,13 +309,10 @@ for f in /etc/netpreflight /var/lib/netpreflight /var/log/netpreflight \
 	fi
 done
 [ -e "$promdir/netpreflight.prom" ] && { echo "left after purge: $promdir/netpreflight.prom"; left=1; }
-if command -v getfacl >/dev/null; then
-	getfacl -p "$promdir" 2>/dev/null | grep -q '^user:netpreflight:' &&
-		{ echo "left after purge: the ACL entry for netpreflight on $promdir"; left=1; }
-fi
+getfacl -p "$promdir" 2>/dev/null | grep -q '^user:netpreflight:' &&
+	{ echo "left after purge: the ACL entry for netpreflight on $promdir"; left=1; }
 [ $left -eq 0 ] && pass "nothing of the packages is left after purge" || fail "files left after purge"
 getent passwd netpreflight >/dev/null && pass "system user netpreflight kept after purge (Debian practice)" ||
 	fail "the system user was removed on purge"
 
-[ $FAILS -eq 0 ] && echo "pkg.deb OK" || echo "pkg.deb: $FAILS failure(s)"
-[ $FAILS -eq 0 ]
+finish

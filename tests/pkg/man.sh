@@ -12,14 +12,14 @@
 #  - no page makes groff warn.
 # Usage: man.sh MAN_BUILD_DIR DAEMON CLI (MAN_BUILD_DIR empty: scdoc missing, skip).
 set -uo pipefail
+# shellcheck source=../netns/lib.sh
+. "$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../netns" && pwd)/lib.sh"
 
 mandir=$1
 daemon=$2
 cli=$3
-[ -n "$mandir" ] || { echo "SKIP: man pages not built (scdoc missing: scripts/setup-deps)"; exit 77; }
-command -v man >/dev/null || { echo "SKIP: man (man-db) not installed"; exit 77; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+[ -n "$mandir" ] || skip "man pages not built (scdoc missing: scripts/setup-deps)"
+need_cmds man col
 render() { LC_ALL=C.UTF-8 MANWIDTH=250 man -l "$1" 2>/dev/null | col -b; }
 
 for p in netpreflight.1 netpreflightd.8 netpreflight.conf.5; do
@@ -30,7 +30,7 @@ done
 
 # --- netpreflight.conf(5) ---------------------------------------------------------------
 empty=$(mktemp /tmp/npfman.XXXXXX)
-trap 'rm -f "$empty"' EXIT
+on_exit 'rm -f "$empty"'
 dump=$("$daemon" --config "$empty" --check-config --print) || fail "netpreflightd --check-config --print"
 mapfile -t want < <(awk '/^\[/ { s = substr($1, 2, length($1) - 2); next }
 	/^[a-z_]+ =/ { print s "." $1 }' <<<"$dump")
@@ -77,5 +77,5 @@ for o in $("$daemon" --help | sed '/^every configuration key/q' | grep -o -- '--
 	grep -q -- "$o\b" <<<"$page" || fail "netpreflightd(8) does not mention $o"
 done
 
-[ $fails -eq 0 ] && echo "man pages OK"
-[ $fails -eq 0 ]
+[ "$FAILS" -eq 0 ] && echo "man pages OK"
+finish
