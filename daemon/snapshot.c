@@ -22,20 +22,32 @@ const struct npf_inventory *snap_inventory(void *userdata)
 	return d->inv;
 }
 
+/* The next address at or after *i that can be a candidate (loopback and link-local never
+ * are: IPv6 DAD finishing on fe80:: a second after link-up must not drop a verified
+ * check), or NULL. */
+static const struct npf_addr *next_relevant(const struct npf_iface *f, size_t *i)
+{
+	for (; *i < f->n_addrs; (*i)++)
+		if (!npf_addr_is_local_only(&f->addrs[*i]))
+			return &f->addrs[(*i)++];
+	return NULL;
+}
+
 static bool addrs_equal(const struct npf_iface *a, const struct npf_iface *b)
 {
-	if (a->n_addrs != b->n_addrs)
-		return false;
-	for (size_t i = 0; i < a->n_addrs; i++) {
-		const struct npf_addr *x = &a->addrs[i], *y = &b->addrs[i];
+	size_t i = 0, j = 0;
 
+	for (;;) {
+		const struct npf_addr *x = next_relevant(a, &i), *y = next_relevant(b, &j);
+
+		if (!x || !y)
+			return !x && !y;
 		if (x->family != y->family || x->prefixlen != y->prefixlen ||
 		    memcmp(x->addr, y->addr, sizeof(x->addr)) != 0 ||
 		    (x->flags & (NPF_ADDR_TENTATIVE | NPF_ADDR_DADFAILED)) !=
 			    (y->flags & (NPF_ADDR_TENTATIVE | NPF_ADDR_DADFAILED)))
 			return false;
 	}
-	return true;
 }
 
 static bool iface_changed(const struct npf_iface *a, const struct npf_iface *b)
