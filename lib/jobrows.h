@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* From the rows of a job check (wire message ROW, one per node) to the one pair-state
+ * matrix that lib/jobcheck decides from (docs/decision.md §10, "Same evidence
+ * everywhere"). Pure: every node that holds the same rows builds the same matrix,
+ * whatever order they arrived in. */
+#ifndef NPF_JOBROWS_H
+#define NPF_JOBROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobcheck.h"
+#include "wire.h"
+
+/* The job id of an ordered hostlist: 32 lower-case hex digits of a BLAKE2b hash of the
+ * names (each NUL-terminated), so rows of two jobs, or of one job with its nodes in
+ * another order, never mix. names[0..n) must be non-NULL. Returns 0 or -EINVAL. */
+int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN + 1]);
+
+/* The merged matrix: networks in rank order (rank descending, key ascending), pairs as
+ * struct npf_job_input wants them. Owned by the caller (npf_job_matrix_clear). */
+struct npf_job_matrix {
+	size_t n_nodes, n_nets;
+	char (*keys)[NPF_WIRE_NET_KEY_MAX]; /* [n_nets] */
+	struct npf_job_net *nets;           /* [n_nets], name -> keys[k] */
+	uint8_t *pairs;                     /* [n_nets * n_nodes * n_nodes] */
+};
+
+/* Merges rows[i] (node i's row, in hostlist order) into m. A pair's state is the merge
+ * of the two rows that hold it, symmetric in the two: fail if either says fail; the
+ * other's state if one says outside (a sparse plan gave the pair to one of the two);
+ * ok if both say ok; unknown otherwise. A network absent from a row is one the node has
+ * no address on: its pairs there are fail. Returns
+ *   0          m is the job's matrix;
+ *   -ENODATA   a row is missing (rows[i] == NULL): the caller's verdict is unknown,
+ *              never a network (a partial matrix differs between nodes);
+ *   -EPROTO    the rows do not describe one job (another job id or size, a row at the
+ *              wrong index, one network with two ranks or qualities: the nodes run
+ *              different [publish] policies), or more than NPF_WIRE_MAX_ROW_NETS
+ *              networks in all;
+ *   -ENOMEM.
+ * m is left zeroed on failure. */
+int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,
+		       struct npf_job_matrix *m);
+
+void npf_job_matrix_clear(struct npf_job_matrix *m);
+
+#endif
