@@ -71,8 +71,7 @@ static int net_cmp(const void *pa, const void *pb)
 
 /* The distinct networks of all rows into u[] (borrowed from the rows). Returns the count
  * or -EPROTO. */
-static int collect(const struct npf_msg_row *const *rows, size_t n,
-		   const struct npf_row_net **u)
+static int collect(const struct npf_msg_row *const *rows, size_t n, const struct npf_row_net **u)
 {
 	size_t nu = 0;
 
@@ -135,8 +134,8 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct n
 			for (size_t j = 0; j < n; j++)
 				if (i != j)
 					m->pairs[k * n * n + i * n + j] =
-						merge(view(rows[i], u[k]->key, j),
-						      view(rows[j], u[k]->key, i));
+					    merge(view(rows[i], u[k]->key, j),
+						  view(rows[j], u[k]->key, i));
 	}
 	return 0;
 }

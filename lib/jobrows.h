@@ -22,8 +22,8 @@ int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN 
 struct npf_job_matrix {
 	size_t n_nodes, n_nets;
 	char (*keys)[NPF_WIRE_NET_KEY_MAX]; /* [n_nets] */
-	struct npf_job_net *nets;           /* [n_nets], name -> keys[k] */
-	uint8_t *pairs;                     /* [n_nets * n_nodes * n_nodes] */
+	struct npf_job_net *nets;	    /* [n_nets], name -> keys[k] */
+	uint8_t *pairs;			    /* [n_nets * n_nodes * n_nodes] */
 };
 
 /* Merges rows[i] (node i's row, in hostlist order) into m. A pair's state is the merge

@@ -102,11 +102,10 @@ static void test_merge_rule(void **state)
 		char a, b;
 		uint8_t want;
 	} rules[] = {
-		{'o', 'o', NPF_PAIR_OK},      {'o', 'u', NPF_PAIR_UNKNOWN},
-		{'o', 'f', NPF_PAIR_FAIL},    {'o', '-', NPF_PAIR_OK},
-		{'u', 'u', NPF_PAIR_UNKNOWN}, {'u', 'f', NPF_PAIR_FAIL},
-		{'u', '-', NPF_PAIR_UNKNOWN}, {'f', 'f', NPF_PAIR_FAIL},
-		{'f', '-', NPF_PAIR_FAIL},    {'-', '-', NPF_PAIR_OUTSIDE},
+	    {'o', 'o', NPF_PAIR_OK},	  {'o', 'u', NPF_PAIR_UNKNOWN}, {'o', 'f', NPF_PAIR_FAIL},
+	    {'o', '-', NPF_PAIR_OK},	  {'u', 'u', NPF_PAIR_UNKNOWN}, {'u', 'f', NPF_PAIR_FAIL},
+	    {'u', '-', NPF_PAIR_UNKNOWN}, {'f', 'f', NPF_PAIR_FAIL},	{'f', '-', NPF_PAIR_FAIL},
+	    {'-', '-', NPF_PAIR_OUTSIDE},
 	};
 
 	(void)state;
@@ -180,15 +179,14 @@ static void test_incomplete_and_foreign(void **state)
 }
 
 /* Rows -> matrix -> npf_job_decide, as every node of a job would run it. */
-static void decide(struct npf_msg_row **rows, size_t n, bool degrade,
-		   struct npf_job_decision *d)
+static void decide(struct npf_msg_row **rows, size_t n, bool degrade, struct npf_job_decision *d)
 {
 	struct npf_job_matrix m;
 	struct npf_job_input in;
 
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, n, &m), 0);
-	in = (struct npf_job_input){.n_nodes = n, .n_nets = m.n_nets, .nets = m.nets,
-				    .pairs = m.pairs, .degrade = degrade};
+	in = (struct npf_job_input){
+	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs, .degrade = degrade};
 	assert_int_equal(npf_job_decide(&in, d), 0);
 	npf_job_matrix_clear(&m);
 }
@@ -198,10 +196,10 @@ static void decide(struct npf_msg_row **rows, size_t n, bool degrade,
 static void test_dead_fabric_node(void **state)
 {
 	static const char *const spec[4] = {
-		"198.18.1.0/24,9,5,.oof;10.0.0.0/24,1,1,.ooo",
-		"198.18.1.0/24,9,5,o.of;10.0.0.0/24,1,1,o.oo",
-		"198.18.1.0/24,9,5,oo.f;10.0.0.0/24,1,1,oo.o",
-		"198.18.1.0/24,9,5,fff.;10.0.0.0/24,1,1,ooo.",
+	    "198.18.1.0/24,9,5,.oof;10.0.0.0/24,1,1,.ooo",
+	    "198.18.1.0/24,9,5,o.of;10.0.0.0/24,1,1,o.oo",
+	    "198.18.1.0/24,9,5,oo.f;10.0.0.0/24,1,1,oo.o",
+	    "198.18.1.0/24,9,5,fff.;10.0.0.0/24,1,1,ooo.",
 	};
 	struct npf_msg_row *rows[4];
 	struct npf_job_decision d;
@@ -228,9 +226,9 @@ static void test_dead_fabric_node(void **state)
 static void test_asymmetric_three(void **state)
 {
 	static const char *const spec[3] = {
-		"198.18.1.0/24,9,5,.of;10.0.0.0/24,1,1,.oo",
-		"198.18.1.0/24,9,5,o.o;10.0.0.0/24,1,1,o.o",
-		"198.18.1.0/24,9,5,uo.;10.0.0.0/24,1,1,oo.",
+	    "198.18.1.0/24,9,5,.of;10.0.0.0/24,1,1,.oo",
+	    "198.18.1.0/24,9,5,o.o;10.0.0.0/24,1,1,o.o",
+	    "198.18.1.0/24,9,5,uo.;10.0.0.0/24,1,1,oo.",
 	};
 	struct npf_msg_row *rows[3];
 	struct npf_job_decision d;
@@ -282,43 +280,43 @@ static void test_sparse_eight(void **state)
 static void test_row_codec(void **state)
 {
 	static const char *const bad[] = {
-		/* self mark missing */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
-		"\"states\":\"oo\"}]}",
-		/* a state out of the alphabet */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
-		"\"states\":\".x\"}]}",
-		/* wrong length */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
-		"\"states\":\".oo\"}]}",
-		/* not a canonical network key */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[{\"key\":\"198.018.1.0/24\",\"rank\":1,\"quality\":1,"
-		"\"states\":\".o\"}]}",
-		/* prefix too long */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/33\",\"rank\":1,\"quality\":1,"
-		"\"states\":\".o\"}]}",
-		/* duplicate network */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
-		"\"states\":\".o\"},{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
-		"\"states\":\".o\"}]}",
-		/* index out of range */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":2,"
-		"\"n_nodes\":2,\"nets\":[]}",
-		/* instance 0 */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000000\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[]}",
-		/* an unknown key */
-		"{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[],\"x\":1}",
-		/* a job id that is not 32 hex digits */
-		"{\"job\":\"@@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
-		"\"n_nodes\":2,\"nets\":[]}",
+	    /* self mark missing */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\"oo\"}]}",
+	    /* a state out of the alphabet */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".x\"}]}",
+	    /* wrong length */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".oo\"}]}",
+	    /* not a canonical network key */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.018.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".o\"}]}",
+	    /* prefix too long */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/33\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".o\"}]}",
+	    /* duplicate network */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".o\"},{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".o\"}]}",
+	    /* index out of range */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":2,"
+	    "\"n_nodes\":2,\"nets\":[]}",
+	    /* instance 0 */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000000\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[]}",
+	    /* an unknown key */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[],\"x\":1}",
+	    /* a job id that is not 32 hex digits */
+	    "{\"job\":\"@@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[]}",
 	};
 	char job[NPF_WIRE_JOB_ID_LEN + 1], text[600];
 	struct npf_msg_row m;
@@ -358,10 +356,10 @@ static void test_row_codec(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_job_id),		 cmocka_unit_test(test_merge_rule),
-		cmocka_unit_test(test_order_and_absent), cmocka_unit_test(test_incomplete_and_foreign),
-		cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
-		cmocka_unit_test(test_sparse_eight),	 cmocka_unit_test(test_row_codec),
+	    cmocka_unit_test(test_job_id),	     cmocka_unit_test(test_merge_rule),
+	    cmocka_unit_test(test_order_and_absent), cmocka_unit_test(test_incomplete_and_foreign),
+	    cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
+	    cmocka_unit_test(test_sparse_eight),     cmocka_unit_test(test_row_codec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
