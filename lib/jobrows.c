@@ -69,8 +69,8 @@ static int net_cmp(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
-/* The distinct networks of all rows into u[] (borrowed from the rows). Returns the count
- * or -EPROTO. */
+/* The distinct networks of all rows into u[] (borrowed from the rows), each with the
+ * lowest (rank, quality) any row gives it. Returns the count or -EPROTO (too many). */
 static int collect(const struct npf_msg_row *const *rows, size_t n, const struct npf_row_net **u)
 {
 	size_t nu = 0;
@@ -84,10 +84,12 @@ static int collect(const struct npf_msg_row *const *rows, size_t n, const struct
 				if (strcmp(u[q]->key, x->key) == 0)
 					break;
 			if (q < nu) {
-				/* One network, one place in the order: else the nodes would
-				 * decide in different orders. */
-				if (u[q]->rank != x->rank || u[q]->quality != x->quality)
-					return -EPROTO;
+				/* One network, one place in the order: two views of it (a sparse
+				 * plan shows each node other members) are combined by the lower
+				 * key, the same whatever order the rows came in. */
+				if (x->rank < u[q]->rank ||
+				    (x->rank == u[q]->rank && x->quality < u[q]->quality))
+					u[q] = x;
 				continue;
 			}
 			if (nu == NPF_WIRE_MAX_ROW_NETS)

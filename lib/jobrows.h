@@ -35,9 +35,9 @@ struct npf_job_matrix {
  *   -ENODATA   a row is missing (rows[i] == NULL): the caller's verdict is unknown,
  *              never a network (a partial matrix differs between nodes);
  *   -EPROTO    the rows do not describe one job (another job id or size, a row at the
- *              wrong index, one network with two ranks or qualities: the nodes run
- *              different [publish] policies), or more than NPF_WIRE_MAX_ROW_NETS
- *              networks in all;
+ *              wrong index), or more than NPF_WIRE_MAX_ROW_NETS networks in all;
+ * A network that two rows rank differently (a sparse plan shows each node other members
+ * of it) takes the lowest (rank, quality) of all rows: the same on every node.
  *   -ENOMEM.
  * m is left zeroed on failure. */
 int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,

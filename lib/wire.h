@@ -24,7 +24,7 @@
 #define NPF_WIRE_MAX_ROW_NODES 2048u /* nodes of a job in one ROW */
 #define NPF_WIRE_MAX_ROW_NETS 16u    /* networks in one ROW */
 #define NPF_WIRE_JOB_ID_LEN 32       /* hex digits of a job id (lib/jobrows.h) */
-#define NPF_WIRE_NET_KEY_MAX 48      /* "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff/128" fits */
+#define NPF_WIRE_NET_KEY_MAX 52      /* INET6_ADDRSTRLEN + "/128" */
 
 /* Frame types. Values are on the wire: append only. */
 enum npf_wire_type {

@@ -43,7 +43,7 @@ static struct npf_msg_row *row_make(size_t n, size_t i, const char *spec)
 		long long rank, q;
 		char key[NPF_WIRE_NET_KEY_MAX], states[64];
 
-		assert_int_equal(sscanf(tok, "%47[^,],%lld,%lld,%63s", key, &rank, &q, states), 4);
+		assert_int_equal(sscanf(tok, "%51[^,],%lld,%lld,%63s", key, &rank, &q, states), 4);
 		snprintf(x->key, sizeof(x->key), "%s", key);
 		x->rank = rank;
 		x->quality = q;
@@ -166,10 +166,17 @@ static void test_incomplete_and_foreign(void **state)
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m),
 			 -ENODATA);
 	assert_null(m.pairs);
-	/* Another rank for the same network: the nodes run different policies. */
-	rows[1] = row_make(3, 1, "198.18.1.0/24,8,5,o.o");
-	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m),
-			 -EPROTO);
+	/* Another view of the same network: the lowest rank and quality, whichever row
+	 * holds it. */
+	rows[1] = row_make(3, 1, "198.18.1.0/24,8,4,o.o");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
+	assert_int_equal(m.nets[0].quality, 4);
+	npf_job_matrix_clear(&m);
+	rows_free(rows + 1, 1);
+	rows[1] = row_make(3, 1, "198.18.1.0/24,10,6,o.o");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
+	assert_int_equal(m.nets[0].quality, 5);
+	npf_job_matrix_clear(&m);
 	rows_free(rows + 1, 1);
 	/* A row of a 2-node job among rows of a 3-node job. */
 	rows[1] = row_make(2, 1, "198.18.1.0/24,9,5,o.");
