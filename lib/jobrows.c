@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,5 +140,92 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct n
 					    merge(view(rows[i], u[k]->key, j),
 						  view(rows[j], u[k]->key, i));
 	}
+	return 0;
+}
+
+const char *npf_job_role_name(enum npf_job_role r)
+{
+	static const char *const names[] = {
+	    [NPF_JOB_ROLE_OK] = "ok",		[NPF_JOB_ROLE_DEGRADED] = "degraded",
+	    [NPF_JOB_ROLE_SUSPECT] = "suspect", [NPF_JOB_ROLE_FAIL] = "fail",
+	    [NPF_JOB_ROLE_UNKNOWN] = "unknown",
+	};
+
+	return (unsigned int)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
+}
+
+/* The evidence against suspect s on network k: its first failing pair, as "node1". */
+static const char *first_fail_peer(const struct npf_job_matrix *m, size_t k, size_t s,
+				   const char *const *hostlist)
+{
+	for (size_t j = 0; j < m->n_nodes; j++)
+		if (j != s &&
+		    m->pairs[k * m->n_nodes * m->n_nodes + s * m->n_nodes + j] == NPF_PAIR_FAIL)
+			return hostlist[j];
+	return "?";
+}
+
+int npf_job_answer(const struct npf_msg_row *const *rows, const char *const *hostlist, size_t n,
+		   size_t self, bool degrade, struct npf_job_answer *out)
+{
+	struct npf_job_matrix m;
+	struct npf_job_decision d;
+	struct npf_job_input in;
+	size_t off = 0;
+	int r;
+
+	if (!out || !rows || !hostlist || self >= n)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->role = NPF_JOB_ROLE_UNKNOWN;
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i]) {
+			snprintf(out->reason, sizeof(out->reason),
+				 "no row from %s: the job's evidence is incomplete", hostlist[i]);
+			return 0;
+		}
+	r = npf_job_rows_merge(rows, n, &m);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		snprintf(out->reason, sizeof(out->reason), "the rows do not describe one job (%s)",
+			 strerror(-r));
+		return 0;
+	}
+	in = (struct npf_job_input){
+	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs, .degrade = degrade};
+	r = npf_job_decide(&in, &d);
+	if (r < 0) {
+		npf_job_matrix_clear(&m);
+		return r;
+	}
+	if (d.net >= 0)
+		snprintf(out->net, sizeof(out->net), "%s", m.keys[d.net]);
+	out->n_suspects = d.n_suspects;
+	switch (d.verdict) {
+	case NPF_JOB_OK:
+		out->role = d.suspect[self] ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_OK;
+		break;
+	case NPF_JOB_DEGRADED:
+		out->role = NPF_JOB_ROLE_DEGRADED;
+		break;
+	case NPF_JOB_FAIL:
+		out->role = d.suspect[self] ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_FAIL;
+		break;
+	case NPF_JOB_UNKNOWN:
+		out->role = NPF_JOB_ROLE_UNKNOWN;
+		break;
+	}
+	/* The reason: the decision's line, then each suspect with its evidence on the best
+	 * network (the one it breaks). */
+	off = (size_t)snprintf(out->reason, sizeof(out->reason), "%s", d.reason);
+	for (size_t i = 0; i < n && d.best >= 0 && off < sizeof(out->reason); i++)
+		if (d.suspect[i])
+			off +=
+			    (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
+					     "; %s fails %s with %s", hostlist[i], m.keys[d.best],
+					     first_fail_peer(&m, (size_t)d.best, i, hostlist));
+	npf_job_decision_clear(&d);
+	npf_job_matrix_clear(&m);
 	return 0;
 }

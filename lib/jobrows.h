@@ -46,3 +46,30 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,
 void npf_job_matrix_clear(struct npf_job_matrix *m);
 
 #endif
+
+/* One node's answer from the job's rows: what the daemon of node self says once the
+ * exchange is over (docs/decision.md §10). */
+enum npf_job_role {
+	NPF_JOB_ROLE_OK = 0,   /* ok on net (the job's network) */
+	NPF_JOB_ROLE_DEGRADED, /* ok on net, a strictly worse network than the best one */
+	NPF_JOB_ROLE_SUSPECT,  /* fail: this node is why the best network does not work */
+	NPF_JOB_ROLE_FAIL,     /* fail: no network works for the job */
+	NPF_JOB_ROLE_UNKNOWN,  /* evidence missing (a row, or a pair where it decides) */
+};
+
+struct npf_job_answer {
+	enum npf_job_role role;
+	char net[NPF_WIRE_NET_KEY_MAX]; /* the job's network, "" none */
+	size_t n_suspects;
+	char reason[320]; /* one line, names the suspects and their evidence */
+};
+
+/* The answer for node self (its hostlist index) from rows[0..n) (NULL = missing):
+ * npf_job_rows_merge() then npf_job_decide(). A missing row is unknown for everyone
+ * ("no row from node3"), never a network. Pure; the same rows give every node the same
+ * net, suspects and reason. Returns 0 (out filled) or -EINVAL, -ENOMEM. */
+int npf_job_answer(const struct npf_msg_row *const *rows, const char *const *hostlist, size_t n,
+		   size_t self, bool degrade, struct npf_job_answer *out);
+
+/* "ok" | "degraded" | "suspect" | "fail" | "unknown" */
+const char *npf_job_role_name(enum npf_job_role r);

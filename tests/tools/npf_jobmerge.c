@@ -2,7 +2,7 @@
 /* npf_jobmerge FILE...: the job decision from the "job_row" of each node's check JSON
  * (netpreflight check --json), through the wire parser, lib/jobrows and lib/jobcheck, as
  * the row exchange will run it in every daemon (docs/decision.md §10). Prints one line:
- *   verdict=ok|degraded|fail|unknown net=KEY|- suspects=NAME,...|- nets=KEY,...
+ *   verdict=ok|degraded|fail|unknown net=KEY|- suspects=NAME,...|- nets=KEY,... reason=TEXT
  * Exit 0 when a decision was made, 1 for a missing or refused row, 2 usage. A test driver
  * for netns.jobrows; not installed. */
 #include <errno.h>
@@ -63,8 +63,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "merge: %s\n", strerror(-r));
 		goto out;
 	}
-	in = (struct npf_job_input){ .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets,
-				     .pairs = m.pairs };
+	in = (struct npf_job_input){
+	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs};
 	r = npf_job_decide(&in, &d);
 	if (r < 0) {
 		fprintf(stderr, "decide: %s\n", strerror(-r));
@@ -81,6 +81,16 @@ int main(int argc, char **argv)
 	printf(" nets=");
 	for (size_t k = 0; k < m.n_nets; k++)
 		printf("%s%s", k ? "," : "", m.nets[k].name);
+	{
+		const char **names = calloc(n, sizeof(*names));
+		struct npf_job_answer a;
+
+		for (size_t i = 0; names && i < n; i++)
+			names[i] = rows[i].node;
+		if (names && npf_job_answer(rp, names, n, 0, false, &a) == 0)
+			printf(" reason=%s", a.reason);
+		free(names);
+	}
 	printf("\n");
 	npf_job_decision_clear(&d);
 	npf_job_matrix_clear(&m);

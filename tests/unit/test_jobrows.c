@@ -360,6 +360,54 @@ static void test_row_codec(void **state)
 	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), 100, &h), -EBADMSG);
 }
 
+/* Every node's answer from the same rows: the same network, suspects and reason; the
+ * suspect alone fails; a missing row is unknown everywhere. */
+static void test_answer(void **state)
+{
+	static const char *const spec[4] = {
+	    "198.18.1.0/24,9,5,.oof;10.0.0.0/24,1,1,.ooo",
+	    "198.18.1.0/24,9,5,o.of;10.0.0.0/24,1,1,o.oo",
+	    "198.18.1.0/24,9,5,oo.f;10.0.0.0/24,1,1,oo.o",
+	    "198.18.1.0/24,9,5,fff.;10.0.0.0/24,1,1,ooo.",
+	};
+	struct npf_msg_row *rows[4];
+	struct npf_job_answer a[4];
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++)
+		rows[i] = row_make(4, i, spec[i]);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(npf_job_answer((const struct npf_msg_row *const *)rows, NAMES, 4,
+						i, false, &a[i]),
+				 0);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(a[i].role, i == 3 ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_OK);
+		assert_string_equal(a[i].net, "198.18.1.0/24");
+		assert_int_equal(a[i].n_suspects, 1);
+		assert_string_equal(a[i].reason, a[0].reason);
+	}
+	assert_non_null(strstr(a[0].reason, "node4 fails 198.18.1.0/24 with node1"));
+	assert_int_equal(
+	    npf_job_answer((const struct npf_msg_row *const *)rows, NAMES, 4, 0, true, &a[0]), 0);
+	assert_int_equal(a[0].role, NPF_JOB_ROLE_DEGRADED);
+	assert_string_equal(a[0].net, "10.0.0.0/24");
+	assert_string_equal(npf_job_role_name(a[0].role), "degraded");
+	rows_free(rows + 2, 1);
+	rows[2] = NULL;
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(npf_job_answer((const struct npf_msg_row *const *)rows, NAMES, 4,
+						i, false, &a[i]),
+				 0);
+		assert_int_equal(a[i].role, NPF_JOB_ROLE_UNKNOWN);
+		assert_string_equal(a[i].net, "");
+		assert_non_null(strstr(a[i].reason, "no row from node3"));
+	}
+	assert_int_equal(
+	    npf_job_answer((const struct npf_msg_row *const *)rows, NAMES, 4, 4, false, &a[0]),
+	    -EINVAL);
+	rows_free(rows, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +415,7 @@ int main(void)
 	    cmocka_unit_test(test_order_and_absent), cmocka_unit_test(test_incomplete_and_foreign),
 	    cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
 	    cmocka_unit_test(test_sparse_eight),     cmocka_unit_test(test_row_codec),
+	    cmocka_unit_test(test_answer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
