@@ -269,6 +269,30 @@ static void policy_for(const struct npf_daemon *d, const char *first_node, bool 
 	pol->job_wide = job_wide;
 }
 
+/* This node's row of the job's pair-state matrix (wire ROW, docs/decision.md §10), in the
+ * check JSON as "job_row" when the request's hostlist names this node: the evidence the
+ * job check exchanges, shown before the daemon exchanges it. A row that cannot be made is
+ * left out (logged at debug level): it is not part of this node's own verdict. */
+static void add_job_row(const struct npf_daemon *d, const struct dchk *e,
+			const struct npf_policy *pol, json_t *json)
+{
+	struct npf_msg_row row;
+	json_t *j;
+	int r = -EINVAL;
+
+	if (d->inv)
+		r = npf_recommend_row(d->inv, e->result, pol, (const char *const *)e->peers,
+				      e->n_peers, d->instance, &row);
+	if (r < 0) {
+		log_debug("no job row for %s: %s", e->key, strerror(-r));
+		return;
+	}
+	j = npf_wire_row_to_json(&row);
+	npf_wire_row_clear(&row);
+	if (j && json_object_set_new(json, "job_row", j) < 0)
+		log_debug("no job row for %s: out of memory", e->key);
+}
+
 /* (Re)computes e's recommendation and its encoded JSON from e->result (the one place the
  * cached text is made, so a re-decision replaces it). The verdict of a check is the
  * recommendation's; without one (out of memory) it is unknown. Returns 0, or -ENOMEM or
@@ -296,6 +320,7 @@ static int decide(struct npf_daemon *d, struct dchk *e)
 	json = npf_check_to_json(e->result, e->have_rec ? &e->rec : NULL);
 	if (!json)
 		return -ENOMEM;
+	add_job_row(d, e, &pol, json);
 	/* The reply carries the check inside an envelope, within the same cap. */
 	er = npf_api_json_text(json, NPF_API_MAX_REPLY - 128, &text, &len);
 	json_decref(json);

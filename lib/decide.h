@@ -204,6 +204,14 @@ bool dec_outside_plan(const struct ctx *c, const struct npf_node *nd);
 void dec_evaluate_all(struct ctx *c);
 void dec_eval_text(const struct ctx *c, const struct eval *e, char *buf, size_t len);
 int dec_iface_best_net(const struct ctx *c, size_t i);
+/* Our interface i holds addresses on more than one network of the job (its links are then
+ * split per network from the paths). */
+bool dec_iface_multi(const struct ctx *c, size_t i);
+/* The pair (our interface i on network n, peer k >= 1) through lib/pairstate, with the
+ * deciding detail in detail[dlen]: the one evaluation the local decision and the job row
+ * (npf_recommend_row) share. multi = dec_iface_multi(c, i). */
+struct npf_pair dec_pair(const struct ctx *c, size_t i, const struct net *n, bool multi, size_t k,
+			 char *detail, size_t dlen);
 /* Whether our address a on ifc was announced (and so probed). */
 bool dec_announced(const struct ctx *c, const struct npf_iface *ifc, const struct npf_addr *a);
 

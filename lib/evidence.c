@@ -117,11 +117,44 @@ bool dec_outside_plan(const struct ctx *c, const struct npf_node *nd)
 }
 
 /* Fills e for our interface i on network n against every peer. */
-static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *e)
+bool dec_iface_multi(const struct ctx *c, size_t i)
+{
+	return iface_net_count(c, i) > 1;
+}
+
+struct npf_pair dec_pair(const struct ctx *c, size_t i, const struct net *n, bool multi, size_t k,
+			 char *detail, size_t dlen)
 {
 	const struct npf_check *chk = c->chk;
 	const struct npf_iface *ifc = &c->inv->ifaces[i];
-	bool multi = iface_net_count(c, i) > 1;
+	const struct npf_node *nd = &chk->nodes[k];
+	enum npf_outcome fwd = NPF_OUT_NOT_PROBED, rev = NPF_OUT_NOT_PROBED;
+	int li = c->link_idx[i * chk->n_nodes + k];
+	bool have = false;
+
+	if (!nd->available) {
+		copy_str(detail, dlen, nd->error);
+	} else if (multi && split_from_paths(c, ifc, n, (int)k, &fwd, &rev, detail, dlen)) {
+		have = true;
+	} else if (li >= 0) {
+		const struct npf_link *lk = &chk->links[li];
+
+		have = true;
+		fwd = lk->fwd;
+		rev = lk->rev;
+		copy_str(detail, dlen,
+			 npf_outcome_failed(fwd) || (!npf_outcome_failed(rev) && fwd != NPF_OUT_OK) ?
+				 lk->fwd_detail :
+				 lk->rev_detail);
+	}
+	/* The one pair rule shared with lib/verdict. */
+	return npf_pair_reduce(c->sparse, nd, have, fwd, rev);
+}
+
+static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *e)
+{
+	const struct npf_check *chk = c->chk;
+	bool multi = dec_iface_multi(c, i);
 	int first_unknown = -1;
 	enum npf_outcome unk_out = NPF_OUT_NOT_PROBED;
 	enum npf_direction unk_dir = NPF_DIR_FORWARD;
@@ -133,31 +166,9 @@ static void evaluate(struct ctx *c, size_t i, const struct net *n, struct eval *
 	e->detail[0] = '\0';
 	e->n_ok = e->n_fail = e->n_unknown = 0;
 	for (size_t k = 1; k < chk->n_nodes; k++) {
-		const struct npf_node *nd = &chk->nodes[k];
-		enum npf_outcome fwd = NPF_OUT_NOT_PROBED, rev = NPF_OUT_NOT_PROBED;
 		char detail[96] = "";
-		int li = c->link_idx[i * chk->n_nodes + k];
-		bool have = false;
-		struct npf_pair ps;
+		struct npf_pair ps = dec_pair(c, i, n, multi, k, detail, sizeof(detail));
 
-		if (!nd->available) {
-			copy_str(detail, sizeof(detail), nd->error);
-		} else if (multi && split_from_paths(c, ifc, n, (int)k, &fwd, &rev, detail,
-						     sizeof(detail))) {
-			have = true;
-		} else if (li >= 0) {
-			const struct npf_link *lk = &chk->links[li];
-
-			have = true;
-			fwd = lk->fwd;
-			rev = lk->rev;
-			copy_str(detail, sizeof(detail),
-				 npf_outcome_failed(fwd) || (!npf_outcome_failed(rev) && fwd != NPF_OUT_OK) ?
-					 lk->fwd_detail :
-					 lk->rev_detail);
-		}
-		/* The one pair rule shared with lib/verdict. */
-		ps = npf_pair_reduce(c->sparse, nd, have, fwd, rev);
 		switch (ps.state) {
 		case NPF_PAIR_OUTSIDE:
 			break;

@@ -4,6 +4,7 @@
  * runs the stages (evidence.c, rank.c, publish.c, jobwide.c) and explains the outcome:
  * rejections, NCCL's default, whom to blame, the summary. */
 #include "decide.h"
+#include "jobrows.h"
 #include "gid.h"
 #include "ncclmatch.h"
 
@@ -373,10 +374,52 @@ static void summarise(struct ctx *c)
 	}
 }
 
+static void ctx_free(struct ctx *c)
+{
+	free(c->nets);
+	free(c->ev);
+	free(c->link_idx);
+	free(c->path_off);
+	free(c->path_idx);
+	free(c->peer_fail);
+}
+
+/* The evidence and the network order of a decision, shared by npf_recommend() and
+ * npf_recommend_row(). Returns 0, -ENOMEM; c is released with ctx_free() either way. */
+static int ctx_prepare(struct ctx *c, const struct npf_inventory *inv, const struct npf_check *chk,
+		       const struct npf_policy *pol, struct npf_recommendation *out)
+{
+	static const struct npf_policy defaults = { 0 };
+	int r;
+
+	c->inv = inv;
+	c->chk = chk;
+	c->pol = pol ? pol : &defaults;
+	c->out = out;
+	c->sparse = chk->sparse || c->pol->sparse;
+	c->version = c->pol->nccl_version > 0 ? c->pol->nccl_version : NPF_NCCL_VERSION_CURRENT;
+	for (size_t k = 1; k < chk->n_nodes; k++)
+		if (chk->nodes[k].available || !dec_outside_plan(c, &chk->nodes[k]))
+			c->n_peers++;
+	c->chosen = -1;
+	c->ompi_net = -1;
+	c->fabric = -1;
+	out->nccl_version = c->version;
+	if ((r = dec_build_indexes(c)) < 0 || (r = dec_build_nets(c)) < 0)
+		return r;
+	if (c->n_nets > 1)
+		qsort(c->nets, c->n_nets, sizeof(*c->nets), dec_net_cmp);
+	c->ev = calloc((inv->n_ifaces ? inv->n_ifaces : 1) * (c->n_nets ? c->n_nets : 1),
+		       sizeof(*c->ev));
+	if (!c->ev)
+		return -ENOMEM;
+	dec_evaluate_all(c);
+	return 0;
+}
+
 int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 		  const struct npf_policy *pol, struct npf_recommendation *out)
 {
-	static const struct npf_policy defaults = { 0 };
 	struct ctx c = { 0 };
 	int r;
 
@@ -386,31 +429,9 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 	out->fail_outcome = NPF_OUT_OK;
 	if (!inv || !chk || chk->n_nodes == 0 || !chk->nodes)
 		return -EINVAL;
-	c.inv = inv;
-	c.chk = chk;
-	c.pol = pol ? pol : &defaults;
-	c.out = out;
-	c.sparse = chk->sparse || c.pol->sparse;
-	c.version = c.pol->nccl_version > 0 ? c.pol->nccl_version : NPF_NCCL_VERSION_CURRENT;
-	for (size_t k = 1; k < chk->n_nodes; k++)
-		if (chk->nodes[k].available || !dec_outside_plan(&c, &chk->nodes[k]))
-			c.n_peers++;
-	c.chosen = -1;
-	c.ompi_net = -1;
-	c.fabric = -1;
-	out->nccl_version = c.version;
-
-	if ((r = dec_build_indexes(&c)) < 0 || (r = dec_build_nets(&c)) < 0)
+	r = ctx_prepare(&c, inv, chk, pol, out);
+	if (r < 0)
 		goto out;
-	if (c.n_nets > 1)
-		qsort(c.nets, c.n_nets, sizeof(*c.nets), dec_net_cmp);
-	c.ev = calloc((inv->n_ifaces ? inv->n_ifaces : 1) * (c.n_nets ? c.n_nets : 1),
-		      sizeof(*c.ev));
-	if (!c.ev) {
-		r = -ENOMEM;
-		goto out;
-	}
-	dec_evaluate_all(&c);
 
 	/* The first network of the shared order that works here wins. */
 	for (size_t n = 0; n < c.n_nets && c.chosen < 0; n++)
@@ -473,13 +494,111 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 	summarise(&c);
 	r = c.err;
 out:
-	free(c.nets);
-	free(c.ev);
-	free(c.link_idx);
-	free(c.path_off);
-	free(c.path_idx);
-	free(c.peer_fail);
+	ctx_free(&c);
 	return r;
+}
+
+/* The quality key of a network as one integer, higher is better, in the order of the
+ * quality rows of lib/rank.c (avoid, prefer, role, rdma, speed): each node computes it from
+ * the same announcements, and lib/jobrows compares the integers. */
+static int64_t net_quality(const struct net *n)
+{
+	int64_t prefer = n->prefer > 255 ? 255 : (int64_t)n->prefer;
+	int64_t speed = n->speed < 0 ? 0 : n->speed > 0xffffffffLL ? 0xffffffffLL : n->speed;
+
+	return (int64_t)!n->avoid << 42 | (255 - prefer) << 34 | (int64_t)!n->role << 33 |
+	       (int64_t)n->rdma << 32 | speed;
+}
+
+static char pair_char(enum npf_pair_state s)
+{
+	switch (s) {
+	case NPF_PAIR_OK: return 'o';
+	case NPF_PAIR_FAIL: return 'f';
+	case NPF_PAIR_OUTSIDE: return '-';
+	case NPF_PAIR_UNKNOWN: break;
+	}
+	return 'u';
+}
+
+int npf_recommend_row(const struct npf_inventory *inv, const struct npf_check *chk,
+		      const struct npf_policy *pol, const char *const *hostlist, size_t n,
+		      uint64_t instance, struct npf_msg_row *out)
+{
+	struct npf_recommendation scratch = { 0 };
+	struct ctx c = { 0 };
+	size_t self = n;
+	int *at = NULL, r;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!inv || !chk || chk->n_nodes == 0 || !chk->nodes || !hostlist || n < 2 ||
+	    n > NPF_WIRE_MAX_ROW_NODES || !instance)
+		return -EINVAL;
+	for (size_t j = 0; j < n; j++)
+		if (hostlist[j] && strcmp(hostlist[j], chk->nodes[0].name) == 0)
+			self = j;
+	if (self == n || npf_job_id(hostlist, n, out->job) < 0)
+		return -EINVAL;
+	at = malloc(n * sizeof(*at));
+	if (!at)
+		return -ENOMEM;
+	/* Hostlist position -> index in chk->nodes (-1: not in this node's evidence). */
+	for (size_t j = 0; j < n; j++) {
+		at[j] = -1;
+		for (size_t k = 1; k < chk->n_nodes && j != self; k++)
+			if (strcmp(chk->nodes[k].name, hostlist[j]) == 0)
+				at[j] = (int)k;
+	}
+	r = ctx_prepare(&c, inv, chk, pol, &scratch);
+	if (r < 0)
+		goto out;
+	copy_str(out->node, sizeof(out->node), chk->nodes[0].name);
+	out->instance = instance;
+	out->index = (uint32_t)self;
+	out->n_nodes = (uint32_t)n;
+	for (size_t k = 0; k < c.n_nets && out->n_nets < NPF_WIRE_MAX_ROW_NETS; k++) {
+		const struct net *net = &c.nets[k];
+		struct npf_row_net *x = &out->nets[out->n_nets];
+		bool multi;
+
+		/* No address of ours there: absent from the row, fail for the job. */
+		if (net->ifc < 0)
+			continue;
+		x->states = malloc(n + 1);
+		if (!x->states) {
+			r = -ENOMEM;
+			goto out;
+		}
+		out->n_nets++;
+		cidr_str(&net->prefix, x->key, sizeof(x->key));
+		x->quality = net_quality(net);
+		/* The tie-breakers that fit an integer (IPv4 first); lib/jobrows orders the
+		 * rest by key. */
+		x->rank = x->quality * 2 + (net->prefix.family == AF_INET);
+		multi = dec_iface_multi(&c, (size_t)net->ifc);
+		for (size_t j = 0; j < n; j++) {
+			char detail[96];
+
+			if (j == self)
+				x->states[j] = '.';
+			else if (at[j] < 0)
+				x->states[j] = c.sparse ? '-' : 'u';
+			else
+				x->states[j] = pair_char(dec_pair(&c, (size_t)net->ifc, net, multi,
+								  (size_t)at[j], detail, sizeof(detail))
+								 .state);
+		}
+		x->states[n] = '\0';
+	}
+out:
+	ctx_free(&c);
+	npf_recommendation_clear(&scratch);
+	free(at);
+	if (r < 0)
+		npf_wire_row_clear(out);
+	return r < 0 ? r : 0;
 }
 
 void npf_recommendation_clear(struct npf_recommendation *rec)

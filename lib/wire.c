@@ -58,7 +58,8 @@ int npf_wire_hdr_decode(const uint8_t *buf, size_t len, uint32_t max_payload,
 	if (h->length > max_payload || h->length > NPF_WIRE_MAX_PAYLOAD)
 		return -EMSGSIZE;
 	/* 48..50: the authentication handshake (lib/auth.h). */
-	if ((h->type < NPF_MSG_HELLO || h->type >= NPF_MSG__END) && (h->type < 48 || h->type > 50))
+	if ((h->type < NPF_MSG_HELLO || h->type >= NPF_MSG__END) &&
+	    (h->type < NPF_MSG_ROW || h->type >= NPF_MSG_JOB__END) && (h->type < 48 || h->type > 50))
 		return -EBADMSG;
 	return 0;
 }
@@ -682,6 +683,135 @@ int npf_wire_reverse_result_from_json(json_t *j, struct npf_msg_reverse_result *
 	return 0;
 }
 
+/* ---- ROW ---- */
+
+bool npf_wire_net_key_valid(const char *s)
+{
+	char buf[NPF_WIRE_NET_KEY_MAX], canon[64];
+	struct npf_addr a;
+	const char *slash;
+	size_t alen;
+	long prefix = 0;
+
+	if (!s || strnlen(s, sizeof(buf)) >= sizeof(buf))
+		return false;
+	slash = strchr(s, '/');
+	if (!slash || slash == s)
+		return false;
+	alen = (size_t)(slash - s);
+	memcpy(buf, s, alen);
+	buf[alen] = '\0';
+	if (npf_wire_addr_parse(buf, &a) < 0)
+		return false;
+	/* Canonical text only: two spellings of one network must not be two networks. */
+	if (strcmp(npf_addr_str(&a, canon, sizeof(canon)), buf) != 0)
+		return false;
+	slash++;
+	if (!*slash || strlen(slash) > 3 || (slash[0] == '0' && slash[1]))
+		return false;
+	for (const char *p = slash; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		prefix = prefix * 10 + (*p - '0');
+	}
+	return prefix <= (a.family == AF_INET ? 32 : 128);
+}
+
+void npf_wire_row_clear(struct npf_msg_row *m)
+{
+	for (size_t i = 0; i < m->n_nets && i < NPF_WIRE_MAX_ROW_NETS; i++) {
+		free(m->nets[i].states);
+		m->nets[i].states = NULL;
+	}
+	m->n_nets = 0;
+}
+
+json_t *npf_wire_row_to_json(const struct npf_msg_row *m)
+{
+	char inst[17];
+	json_t *arr = json_array();
+
+	if (!arr)
+		return NULL;
+	for (size_t i = 0; i < m->n_nets && i < NPF_WIRE_MAX_ROW_NETS; i++) {
+		const struct npf_row_net *n = &m->nets[i];
+
+		if (!n->states ||
+		    json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:s}", "key", n->key,
+							 "rank", (json_int_t)n->rank, "quality",
+							 (json_int_t)n->quality, "states",
+							 n->states)) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	instance_hex(m->instance, inst);
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "job", m->job, "node", m->node,
+			 "instance", inst, "index", (json_int_t)m->index, "n_nodes",
+			 (json_int_t)m->n_nodes, "nets", arr);
+}
+
+/* One state string of a ROW: n characters of "ofu-", '.' exactly at self. */
+static bool states_valid(const char *s, size_t n, size_t self)
+{
+	if (strlen(s) != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if ((s[i] == '.') != (i == self))
+			return false;
+		if (i != self && !strchr("ofu-", s[i]))
+			return false;
+	}
+	return true;
+}
+
+int npf_wire_row_from_json(json_t *j, struct npf_msg_row *m)
+{
+	const char *job, *node, *inst;
+	json_int_t index, n_nodes;
+	uint8_t jb[NPF_WIRE_JOB_ID_LEN / 2];
+	json_t *arr, *v;
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:s, s:s, s:s, s:I, s:I, s:o !}", "job", &job, "node", &node,
+			"instance", &inst, "index", &index, "n_nodes", &n_nodes, "nets", &arr) < 0)
+		return -EBADMSG;
+	if (hex_exact(job, jb, sizeof(jb)) < 0 || !npf_wire_name_valid(node) ||
+	    instance_parse(inst, &m->instance) < 0 || n_nodes < 2 ||
+	    n_nodes > NPF_WIRE_MAX_ROW_NODES || index < 0 || index >= n_nodes ||
+	    !json_is_array(arr) || json_array_size(arr) > NPF_WIRE_MAX_ROW_NETS)
+		return -EBADMSG;
+	memcpy(m->job, job, NPF_WIRE_JOB_ID_LEN + 1);
+	snprintf(m->node, sizeof(m->node), "%s", node);
+	m->index = (uint32_t)index;
+	m->n_nodes = (uint32_t)n_nodes;
+	json_array_foreach(arr, i, v) {
+		struct npf_row_net *n = &m->nets[i];
+		const char *key, *states;
+		json_int_t rank, quality;
+
+		if (json_unpack(v, "{s:s, s:I, s:I, s:s !}", "key", &key, "rank", &rank, "quality",
+				&quality, "states", &states) < 0 ||
+		    !npf_wire_net_key_valid(key) || !states_valid(states, m->n_nodes, m->index))
+			goto bad;
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(m->nets[k].key, key) == 0)
+				goto bad;
+		snprintf(n->key, sizeof(n->key), "%s", key);
+		n->rank = rank;
+		n->quality = quality;
+		n->states = strdup(states);
+		if (!n->states)
+			goto bad;
+		m->n_nets = i + 1;
+	}
+	return 0;
+bad:
+	npf_wire_row_clear(m);
+	return -EBADMSG;
+}
+
 /* ---- ERROR ---- */
 
 static const char *const err_names[NPF_WERR__COUNT] = {
@@ -740,6 +870,7 @@ const char *npf_wire_type_name(uint16_t type)
 	case NPF_MSG_REVERSE_REQ: return "REVERSE_REQ";
 	case NPF_MSG_REVERSE_RESULT: return "REVERSE_RESULT";
 	case NPF_MSG_ERROR: return "ERROR";
+	case NPF_MSG_ROW: return "ROW";
 	case 48: return "AUTH_HELLO";
 	case 49: return "AUTH_CHALLENGE";
 	case 50: return "AUTH_FINISH";

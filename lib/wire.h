@@ -21,6 +21,10 @@
 #define NPF_WIRE_MIN_BULK 16384u  /* bulk bytes a probe must move each way (lib/loadrule.h floor) */
 #define NPF_WIRE_MAX_BULK (16u << 20)
 #define NPF_WIRE_MAX_TIMEOUT_MS 60000u
+#define NPF_WIRE_MAX_ROW_NODES 2048u /* nodes of a job in one ROW */
+#define NPF_WIRE_MAX_ROW_NETS 16u    /* networks in one ROW */
+#define NPF_WIRE_JOB_ID_LEN 32       /* hex digits of a job id (lib/jobrows.h) */
+#define NPF_WIRE_NET_KEY_MAX 52      /* INET6_ADDRSTRLEN + "/128" */
 
 /* Frame types. Values are on the wire: append only. */
 enum npf_wire_type {
@@ -33,7 +37,10 @@ enum npf_wire_type {
 	NPF_MSG_REVERSE_REQ = 7,
 	NPF_MSG_REVERSE_RESULT = 8,
 	NPF_MSG_ERROR = 9,
-	NPF_MSG__END
+	NPF_MSG__END,
+	/* 32..47: the job check exchange (docs/decision.md §10, docs/protocol.md). */
+	NPF_MSG_ROW = 32,
+	NPF_MSG_JOB__END
 };
 
 /* Protocol-level error codes carried in ERROR frames (never mixed with errno). */
@@ -188,6 +195,37 @@ int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m);
 
 json_t *npf_wire_reverse_result_to_json(const struct npf_msg_reverse_result *m);
 int npf_wire_reverse_result_from_json(json_t *j, struct npf_msg_reverse_result *m);
+
+/* ROW: one node's row of the job's pair-state matrix (docs/decision.md §10). States are
+ * one character per job node, in the job's hostlist order (the job id binds that order):
+ * 'o' ok, 'f' fail, 'u' unknown, '-' outside (a sparse plan left the pair out), and '.'
+ * exactly at the sender's own index. A network the sender has no address on is absent. */
+struct npf_row_net {
+	char key[NPF_WIRE_NET_KEY_MAX]; /* "198.18.1.0/24": address/prefix, canonical text */
+	int64_t rank;                   /* the sender's rank key, higher is better */
+	int64_t quality;                /* the quality key only (lib/jobcheck.h) */
+	char *states;                   /* owned, n_nodes characters plus NUL */
+};
+
+struct npf_msg_row {
+	char job[NPF_WIRE_JOB_ID_LEN + 1]; /* lower-case hex */
+	char node[NPF_NAME_MAX];
+	uint64_t instance; /* never 0 */
+	uint32_t index;    /* the sender's index in the hostlist, < n_nodes */
+	uint32_t n_nodes;  /* 2..NPF_WIRE_MAX_ROW_NODES */
+	struct npf_row_net nets[NPF_WIRE_MAX_ROW_NETS];
+	size_t n_nets; /* 0..NPF_WIRE_MAX_ROW_NETS, keys distinct */
+};
+
+json_t *npf_wire_row_to_json(const struct npf_msg_row *m);
+/* On success m owns each net's states: release with npf_wire_row_clear(). On failure
+ * nothing is left allocated. */
+int npf_wire_row_from_json(json_t *j, struct npf_msg_row *m);
+void npf_wire_row_clear(struct npf_msg_row *m);
+
+/* "198.18.1.0/24"-style network keys: a canonical address, '/', a prefix that fits the
+ * family. */
+bool npf_wire_net_key_valid(const char *s);
 
 json_t *npf_wire_error_to_json(const struct npf_msg_error *m);
 int npf_wire_error_from_json(json_t *j, struct npf_msg_error *m);

@@ -38,8 +38,9 @@ static void messages(json_t *j)
 	struct npf_msg_error e, e2;
 	struct npf_msg_reverse_req *rq = malloc(sizeof(*rq)), *rq2 = malloc(sizeof(*rq2));
 	struct npf_msg_reverse_result *rr = malloc(sizeof(*rr)), *rr2 = malloc(sizeof(*rr2));
+	struct npf_msg_row *row = malloc(sizeof(*row)), *row2 = malloc(sizeof(*row2));
 
-	if (!rq || !rq2 || !rr || !rr2)
+	if (!rq || !rq2 || !rr || !rr2 || !row || !row2)
 		abort();
 	if (npf_wire_hello_from_json(j, &h) == 0) {
 		ROUNDTRIP(npf_wire_hello_to_json, npf_wire_hello_from_json, NPF_MSG_HELLO, &h, &h2);
@@ -72,6 +73,13 @@ static void messages(json_t *j)
 	if (npf_wire_reverse_result_from_json(j, rr) == 0)
 		ROUNDTRIP(npf_wire_reverse_result_to_json, npf_wire_reverse_result_from_json,
 			  NPF_MSG_REVERSE_RESULT, rr, rr2);
+	if (npf_wire_row_from_json(j, row) == 0) {
+		ROUNDTRIP(npf_wire_row_to_json, npf_wire_row_from_json, NPF_MSG_ROW, row, row2);
+		if (row2->n_nets != row->n_nets)
+			abort();
+		npf_wire_row_clear(row2);
+		npf_wire_row_clear(row);
+	}
 	if (npf_wire_error_from_json(j, &e) == 0)
 		ROUNDTRIP(npf_wire_error_to_json, npf_wire_error_from_json, NPF_MSG_ERROR, &e,
 			  &e2);
@@ -79,6 +87,8 @@ static void messages(json_t *j)
 	free(rq2);
 	free(rr);
 	free(rr2);
+	free(row);
+	free(row2);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -20,6 +20,7 @@
 #include "rdma_join.h"
 #include "rdma_sysfs.h"
 #include "recommend.h"
+#include "jobrows.h"
 #include "sparse_check.h"
 
 /* ---- a small cluster description -------------------------------------------------------- */
@@ -585,6 +586,50 @@ static void one_network_for_all(void **state)
 			assert_string_equal(rj->peer_name, "node3");
 		fx_free(f);
 	}
+}
+
+/* The same fault through the job check: each node's row (npf_recommend_row) from its own
+ * evidence, merged (lib/jobrows) and decided (lib/jobcheck): node3 is the suspect, node1
+ * and node2 stay on the faster fabric instead of the whole job moving to eth0. */
+static void job_rows_blame_node3(void **state)
+{
+	static const char *const hosts[] = {"node1", "node2", "node3"};
+	struct npf_msg_row rows[3];
+	const struct npf_msg_row *rp[3];
+	struct npf_job_matrix m;
+	struct npf_job_decision d;
+	struct npf_job_input in;
+
+	(void)state;
+	for (size_t self = 0; self < 3; self++) {
+		struct fx *f = cluster_view(basic, 3, self, node3_fabric_down);
+
+		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 3, self + 1,
+						   &rows[self]),
+				 0);
+		rp[self] = &rows[self];
+		assert_int_equal(rows[self].index, self);
+		assert_int_equal(rows[self].n_nets, 2);
+		/* The fabric first (the faster network), the pairs with node3 failed. */
+		assert_string_equal(rows[self].nets[0].key, "198.18.2.0/24");
+		assert_true(rows[self].nets[0].quality > rows[self].nets[1].quality);
+		fx_free(f);
+	}
+	assert_string_equal(rows[0].nets[0].states, ".of");
+	assert_string_equal(rows[2].nets[0].states, "ff.");
+	assert_string_equal(rows[2].nets[1].states, "oo.");
+	assert_int_equal(npf_job_rows_merge(rp, 3, &m), 0);
+	in = (struct npf_job_input){.n_nodes = 3, .n_nets = m.n_nets, .nets = m.nets,
+				    .pairs = m.pairs};
+	assert_int_equal(npf_job_decide(&in, &d), 0);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_string_equal(m.nets[d.net].name, "198.18.2.0/24");
+	assert_int_equal(d.n_suspects, 1);
+	assert_true(d.suspect[2]);
+	npf_job_decision_clear(&d);
+	npf_job_matrix_clear(&m);
+	for (size_t i = 0; i < 3; i++)
+		npf_wire_row_clear(&rows[i]);
 }
 
 /* Same evidence in another order (peers listed differently, addresses announced in a
@@ -2409,6 +2454,7 @@ int main(void)
 		cmocka_unit_test(policy_prefer_avoid),
 		cmocka_unit_test(rdma_ranks_before_speed),
 		cmocka_unit_test(one_network_for_all),
+		cmocka_unit_test(job_rows_blame_node3),
 		cmocka_unit_test(deterministic_order),
 		cmocka_unit_test(job_wide_names),
 		cmocka_unit_test(prefix_clashes),

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/* Rows of a job check -> the job's pair-state matrix (one merge rule, symmetric). */
+#include "jobrows.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN + 1])
+{
+	crypto_generichash_state st;
+	uint8_t h[NPF_WIRE_JOB_ID_LEN / 2];
+	static const char tag[] = "npf-job-v1";
+
+	if (!names || n == 0)
+		return -EINVAL;
+	if (crypto_generichash_init(&st, NULL, 0, sizeof(h)) != 0)
+		return -EINVAL;
+	crypto_generichash_update(&st, (const uint8_t *)tag, sizeof(tag));
+	for (size_t i = 0; i < n; i++) {
+		if (!names[i])
+			return -EINVAL;
+		crypto_generichash_update(&st, (const uint8_t *)names[i], strlen(names[i]) + 1);
+	}
+	crypto_generichash_final(&st, h, sizeof(h));
+	sodium_bin2hex(out, NPF_WIRE_JOB_ID_LEN + 1, h, sizeof(h));
+	return 0;
+}
+
+void npf_job_matrix_clear(struct npf_job_matrix *m)
+{
+	free(m->keys);
+	free(m->nets);
+	free(m->pairs);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Node i's view of its pair with j on network key: '-', 'o', 'u' or 'f'. */
+static char view(const struct npf_msg_row *r, const char *key, size_t j)
+{
+	for (size_t k = 0; k < r->n_nets; k++)
+		if (strcmp(r->nets[k].key, key) == 0)
+			return r->nets[k].states[j];
+	return 'f'; /* no address there: the node cannot use the network */
+}
+
+/* The one merge rule (docs/decision.md §10): symmetric in a and b. */
+static uint8_t merge(char a, char b)
+{
+	if (a == 'f' || b == 'f')
+		return NPF_PAIR_FAIL;
+	if (a == '-' && b == '-')
+		return NPF_PAIR_OUTSIDE;
+	if (a == '-')
+		a = b;
+	if (b == '-')
+		b = a;
+	return a == 'o' && b == 'o' ? NPF_PAIR_OK : NPF_PAIR_UNKNOWN;
+}
+
+static int net_cmp(const void *pa, const void *pb)
+{
+	const struct npf_row_net *a = *(const struct npf_row_net *const *)pa;
+	const struct npf_row_net *b = *(const struct npf_row_net *const *)pb;
+
+	if (a->rank != b->rank)
+		return a->rank > b->rank ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+/* The distinct networks of all rows into u[] (borrowed from the rows), each with the
+ * lowest (rank, quality) any row gives it. Returns the count or -EPROTO (too many). */
+static int collect(const struct npf_msg_row *const *rows, size_t n, const struct npf_row_net **u)
+{
+	size_t nu = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < rows[i]->n_nets; k++) {
+			const struct npf_row_net *x = &rows[i]->nets[k];
+			size_t q = 0;
+
+			for (; q < nu; q++)
+				if (strcmp(u[q]->key, x->key) == 0)
+					break;
+			if (q < nu) {
+				/* One network, one place in the order: two views of it (a sparse
+				 * plan shows each node other members) are combined by the lower
+				 * key, the same whatever order the rows came in. */
+				if (x->rank < u[q]->rank ||
+				    (x->rank == u[q]->rank && x->quality < u[q]->quality))
+					u[q] = x;
+				continue;
+			}
+			if (nu == NPF_WIRE_MAX_ROW_NETS)
+				return -EPROTO;
+			u[nu++] = x;
+		}
+	qsort(u, nu, sizeof(*u), net_cmp);
+	return (int)nu;
+}
+
+int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct npf_job_matrix *m)
+{
+	const struct npf_row_net *u[NPF_WIRE_MAX_ROW_NETS];
+	int nu;
+
+	memset(m, 0, sizeof(*m));
+	if (!rows || n < 2 || n > NPF_WIRE_MAX_ROW_NODES)
+		return -EPROTO;
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i])
+			return -ENODATA;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i]->n_nodes != n || rows[i]->index != i ||
+		    strcmp(rows[i]->job, rows[0]->job) != 0 ||
+		    rows[i]->n_nets > NPF_WIRE_MAX_ROW_NETS)
+			return -EPROTO;
+	nu = collect(rows, n, u);
+	if (nu < 0)
+		return nu;
+	m->n_nodes = n;
+	m->n_nets = (size_t)nu;
+	m->keys = calloc(nu ? (size_t)nu : 1, sizeof(*m->keys));
+	m->nets = calloc(nu ? (size_t)nu : 1, sizeof(*m->nets));
+	m->pairs = calloc(nu ? (size_t)nu * n * n : 1, 1);
+	if (!m->keys || !m->nets || !m->pairs) {
+		npf_job_matrix_clear(m);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < (size_t)nu; k++) {
+		memcpy(m->keys[k], u[k]->key, sizeof(m->keys[k]));
+		m->nets[k].name = m->keys[k];
+		m->nets[k].quality = u[k]->quality;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++)
+				if (i != j)
+					m->pairs[k * n * n + i * n + j] =
+					    merge(view(rows[i], u[k]->key, j),
+						  view(rows[j], u[k]->key, i));
+	}
+	return 0;
+}
+
+const char *npf_job_role_name(enum npf_job_role r)
+{
+	static const char *const names[] = {
+	    [NPF_JOB_ROLE_OK] = "ok",		[NPF_JOB_ROLE_DEGRADED] = "degraded",
+	    [NPF_JOB_ROLE_SUSPECT] = "suspect", [NPF_JOB_ROLE_FAIL] = "fail",
+	    [NPF_JOB_ROLE_UNKNOWN] = "unknown",
+	};
+
+	return (unsigned int)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
+}
+
+/* The evidence against suspect s on network k: its first failing pair, as "node1". */
+static const char *first_fail_peer(const struct npf_job_matrix *m, size_t k, size_t s,
+				   const char *const *hostlist)
+{
+	for (size_t j = 0; j < m->n_nodes; j++)
+		if (j != s &&
+		    m->pairs[k * m->n_nodes * m->n_nodes + s * m->n_nodes + j] == NPF_PAIR_FAIL)
+			return hostlist[j];
+	return "?";
+}
+
+int npf_job_answer(const struct npf_msg_row *const *rows, const char *const *hostlist, size_t n,
+		   size_t self, bool degrade, struct npf_job_answer *out)
+{
+	struct npf_job_matrix m;
+	struct npf_job_decision d;
+	struct npf_job_input in;
+	size_t off = 0;
+	int r;
+
+	if (!out || !rows || !hostlist || self >= n)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->role = NPF_JOB_ROLE_UNKNOWN;
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i]) {
+			snprintf(out->reason, sizeof(out->reason),
+				 "no row from %s: the job's evidence is incomplete", hostlist[i]);
+			return 0;
+		}
+	r = npf_job_rows_merge(rows, n, &m);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		snprintf(out->reason, sizeof(out->reason), "the rows do not describe one job (%s)",
+			 strerror(-r));
+		return 0;
+	}
+	in = (struct npf_job_input){
+	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs, .degrade = degrade};
+	r = npf_job_decide(&in, &d);
+	if (r < 0) {
+		npf_job_matrix_clear(&m);
+		return r;
+	}
+	if (d.net >= 0)
+		snprintf(out->net, sizeof(out->net), "%s", m.keys[d.net]);
+	out->n_suspects = d.n_suspects;
+	switch (d.verdict) {
+	case NPF_JOB_OK:
+		out->role = d.suspect[self] ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_OK;
+		break;
+	case NPF_JOB_DEGRADED:
+		out->role = NPF_JOB_ROLE_DEGRADED;
+		break;
+	case NPF_JOB_FAIL:
+		out->role = d.suspect[self] ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_FAIL;
+		break;
+	case NPF_JOB_UNKNOWN:
+		out->role = NPF_JOB_ROLE_UNKNOWN;
+		break;
+	}
+	/* The reason: the decision's line, then each suspect with its evidence on the best
+	 * network (the one it breaks). */
+	off = (size_t)snprintf(out->reason, sizeof(out->reason), "%s", d.reason);
+	for (size_t i = 0; i < n && d.best >= 0 && off < sizeof(out->reason); i++)
+		if (d.suspect[i])
+			off +=
+			    (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
+					     "; %s fails %s with %s", hostlist[i], m.keys[d.best],
+					     first_fail_peer(&m, (size_t)d.best, i, hostlist));
+	npf_job_decision_clear(&d);
+	npf_job_matrix_clear(&m);
+	return 0;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* From the rows of a job check (wire message ROW, one per node) to the one pair-state
+ * matrix that lib/jobcheck decides from (docs/decision.md §10, "Same evidence
+ * everywhere"). Pure: every node that holds the same rows builds the same matrix,
+ * whatever order they arrived in. */
+#ifndef NPF_JOBROWS_H
+#define NPF_JOBROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobcheck.h"
+#include "wire.h"
+
+/* The job id of an ordered hostlist: 32 lower-case hex digits of a BLAKE2b hash of the
+ * names (each NUL-terminated), so rows of two jobs, or of one job with its nodes in
+ * another order, never mix. names[0..n) must be non-NULL. Returns 0 or -EINVAL. */
+int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN + 1]);
+
+/* The merged matrix: networks in rank order (rank descending, key ascending), pairs as
+ * struct npf_job_input wants them. Owned by the caller (npf_job_matrix_clear). */
+struct npf_job_matrix {
+	size_t n_nodes, n_nets;
+	char (*keys)[NPF_WIRE_NET_KEY_MAX]; /* [n_nets] */
+	struct npf_job_net *nets;	    /* [n_nets], name -> keys[k] */
+	uint8_t *pairs;			    /* [n_nets * n_nodes * n_nodes] */
+};
+
+/* Merges rows[i] (node i's row, in hostlist order) into m. A pair's state is the merge
+ * of the two rows that hold it, symmetric in the two: fail if either says fail; the
+ * other's state if one says outside (a sparse plan gave the pair to one of the two);
+ * ok if both say ok; unknown otherwise. A network absent from a row is one the node has
+ * no address on: its pairs there are fail. Returns
+ *   0          m is the job's matrix;
+ *   -ENODATA   a row is missing (rows[i] == NULL): the caller's verdict is unknown,
+ *              never a network (a partial matrix differs between nodes);
+ *   -EPROTO    the rows do not describe one job (another job id or size, a row at the
+ *              wrong index), or more than NPF_WIRE_MAX_ROW_NETS networks in all;
+ * A network that two rows rank differently (a sparse plan shows each node other members
+ * of it) takes the lowest (rank, quality) of all rows: the same on every node.
+ *   -ENOMEM.
+ * m is left zeroed on failure. */
+int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,
+		       struct npf_job_matrix *m);
+
+void npf_job_matrix_clear(struct npf_job_matrix *m);
+
+#endif
+
+/* One node's answer from the job's rows: what the daemon of node self says once the
+ * exchange is over (docs/decision.md §10). */
+enum npf_job_role {
+	NPF_JOB_ROLE_OK = 0,   /* ok on net (the job's network) */
+	NPF_JOB_ROLE_DEGRADED, /* ok on net, a strictly worse network than the best one */
+	NPF_JOB_ROLE_SUSPECT,  /* fail: this node is why the best network does not work */
+	NPF_JOB_ROLE_FAIL,     /* fail: no network works for the job */
+	NPF_JOB_ROLE_UNKNOWN,  /* evidence missing (a row, or a pair where it decides) */
+};
+
+struct npf_job_answer {
+	enum npf_job_role role;
+	char net[NPF_WIRE_NET_KEY_MAX]; /* the job's network, "" none */
+	size_t n_suspects;
+	char reason[320]; /* one line, names the suspects and their evidence */
+};
+
+/* The answer for node self (its hostlist index) from rows[0..n) (NULL = missing):
+ * npf_job_rows_merge() then npf_job_decide(). A missing row is unknown for everyone
+ * ("no row from node3"), never a network. Pure; the same rows give every node the same
+ * net, suspects and reason. Returns 0 (out filled) or -EINVAL, -ENOMEM. */
+int npf_job_answer(const struct npf_msg_row *const *rows, const char *const *hostlist, size_t n,
+		   size_t self, bool degrade, struct npf_job_answer *out);
+
+/* "ok" | "degraded" | "suspect" | "fail" | "unknown" */
+const char *npf_job_role_name(enum npf_job_role r);

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for lib/jobrows and the ROW message: the rows of a job check become one
+ * matrix, the same on every node, and lib/jobcheck decides the same from it. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jobrows.h"
+
+#define MAXN 8
+
+static const char *const NAMES[MAXN] = {"node1", "node2", "node3", "node4",
+					"node5", "node6", "node7", "node8"};
+
+/* A row of node i of n as the wire would carry it, nets "key:rank:quality:states;...". */
+static struct npf_msg_row *row_make(size_t n, size_t i, const char *spec)
+{
+	char job[NPF_WIRE_JOB_ID_LEN + 1], buf[512], *save = NULL, *tok;
+	struct npf_msg_row *r = calloc(1, sizeof(*r)), *out = calloc(1, sizeof(*out));
+	json_t *j, *p = NULL;
+	uint8_t *f = NULL;
+	size_t len = 0;
+
+	assert_non_null(r);
+	assert_non_null(out);
+	assert_int_equal(npf_job_id(NAMES, n, job), 0);
+	memcpy(r->job, job, sizeof(job));
+	snprintf(r->node, sizeof(r->node), "%s", NAMES[i]);
+	r->instance = 0x1000 + i;
+	r->index = (uint32_t)i;
+	r->n_nodes = (uint32_t)n;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+		struct npf_row_net *x = &r->nets[r->n_nets++];
+		long long rank, q;
+		char key[NPF_WIRE_NET_KEY_MAX], states[64];
+
+		assert_int_equal(sscanf(tok, "%51[^,],%lld,%lld,%63s", key, &rank, &q, states), 4);
+		snprintf(x->key, sizeof(x->key), "%s", key);
+		x->rank = rank;
+		x->quality = q;
+		x->states = strdup(states);
+	}
+	/* Through the codec: what is merged is what a peer parsed. */
+	j = npf_wire_row_to_json(r);
+	assert_non_null(j);
+	assert_int_equal(npf_wire_frame(NPF_MSG_ROW, j, &f, &len), 0);
+	assert_int_equal(npf_wire_parse_json(f + NPF_WIRE_HDR_LEN, len - NPF_WIRE_HDR_LEN, &p), 0);
+	assert_int_equal(npf_wire_row_from_json(p, out), 0);
+	json_decref(p);
+	json_decref(j);
+	free(f);
+	npf_wire_row_clear(r);
+	free(r);
+	return out;
+}
+
+static void rows_free(struct npf_msg_row **rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i]) {
+			npf_wire_row_clear(rows[i]);
+			free(rows[i]);
+		}
+}
+
+static uint8_t at(const struct npf_job_matrix *m, size_t k, size_t i, size_t j)
+{
+	return m->pairs[k * m->n_nodes * m->n_nodes + i * m->n_nodes + j];
+}
+
+static void test_job_id(void **state)
+{
+	const char *const swapped[] = {"node2", "node1"};
+	char a[NPF_WIRE_JOB_ID_LEN + 1], b[NPF_WIRE_JOB_ID_LEN + 1];
+
+	(void)state;
+	assert_int_equal(npf_job_id(NAMES, 2, a), 0);
+	assert_int_equal(strlen(a), NPF_WIRE_JOB_ID_LEN);
+	assert_int_equal(npf_job_id(NAMES, 2, b), 0);
+	assert_string_equal(a, b);
+	/* Another order is another job: the states are indexed by position. */
+	assert_int_equal(npf_job_id(swapped, 2, b), 0);
+	assert_string_not_equal(a, b);
+	assert_int_equal(npf_job_id(NAMES, 3, b), 0);
+	assert_string_not_equal(a, b);
+	assert_int_equal(npf_job_id(NULL, 2, b), -EINVAL);
+}
+
+/* The merge rule, both argument orders: every node builds the same pair. */
+static void test_merge_rule(void **state)
+{
+	static const struct {
+		char a, b;
+		uint8_t want;
+	} rules[] = {
+	    {'o', 'o', NPF_PAIR_OK},	  {'o', 'u', NPF_PAIR_UNKNOWN}, {'o', 'f', NPF_PAIR_FAIL},
+	    {'o', '-', NPF_PAIR_OK},	  {'u', 'u', NPF_PAIR_UNKNOWN}, {'u', 'f', NPF_PAIR_FAIL},
+	    {'u', '-', NPF_PAIR_UNKNOWN}, {'f', 'f', NPF_PAIR_FAIL},	{'f', '-', NPF_PAIR_FAIL},
+	    {'-', '-', NPF_PAIR_OUTSIDE},
+	};
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(rules) / sizeof(rules[0]); t++) {
+		char s0[3] = {'.', rules[t].a, 0}, s1[3] = {rules[t].b, '.', 0};
+		char sp0[64], sp1[64];
+		struct npf_msg_row *rows[2];
+		struct npf_job_matrix m;
+
+		snprintf(sp0, sizeof(sp0), "198.18.1.0/24,1,1,%s", s0);
+		snprintf(sp1, sizeof(sp1), "198.18.1.0/24,1,1,%s", s1);
+		rows[0] = row_make(2, 0, sp0);
+		rows[1] = row_make(2, 1, sp1);
+		assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 2, &m),
+				 0);
+		assert_int_equal(at(&m, 0, 0, 1), rules[t].want);
+		assert_int_equal(at(&m, 0, 1, 0), rules[t].want);
+		npf_job_matrix_clear(&m);
+		rows_free(rows, 2);
+	}
+}
+
+/* Networks in rank order whatever order the rows list them; a network a node lacks is
+ * fail for its pairs there. */
+static void test_order_and_absent(void **state)
+{
+	struct npf_msg_row *rows[3];
+	struct npf_job_matrix m;
+
+	(void)state;
+	rows[0] = row_make(3, 0, "10.0.0.0/24,1,1,.oo;198.18.1.0/24,9,5,.oo");
+	rows[1] = row_make(3, 1, "198.18.1.0/24,9,5,o.o;10.0.0.0/24,1,1,o.o");
+	rows[2] = row_make(3, 2, "10.0.0.0/24,1,1,oo.");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
+	assert_int_equal(m.n_nets, 2);
+	assert_string_equal(m.nets[0].name, "198.18.1.0/24");
+	assert_int_equal(m.nets[0].quality, 5);
+	assert_string_equal(m.nets[1].name, "10.0.0.0/24");
+	assert_int_equal(at(&m, 0, 0, 1), NPF_PAIR_OK);
+	assert_int_equal(at(&m, 0, 0, 2), NPF_PAIR_FAIL);
+	assert_int_equal(at(&m, 0, 2, 1), NPF_PAIR_FAIL);
+	assert_int_equal(at(&m, 1, 2, 1), NPF_PAIR_OK);
+	npf_job_matrix_clear(&m);
+	rows_free(rows, 3);
+}
+
+/* A missing row is no matrix (the node says unknown); rows of another job or policy
+ * are refused. */
+static void test_incomplete_and_foreign(void **state)
+{
+	struct npf_msg_row *rows[3];
+	struct npf_job_matrix m;
+
+	(void)state;
+	rows[0] = row_make(3, 0, "198.18.1.0/24,9,5,.oo");
+	rows[1] = NULL;
+	rows[2] = row_make(3, 2, "198.18.1.0/24,9,5,oo.");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m),
+			 -ENODATA);
+	assert_null(m.pairs);
+	/* Another view of the same network: the lowest rank and quality, whichever row
+	 * holds it. */
+	rows[1] = row_make(3, 1, "198.18.1.0/24,8,4,o.o");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
+	assert_int_equal(m.nets[0].quality, 4);
+	npf_job_matrix_clear(&m);
+	rows_free(rows + 1, 1);
+	rows[1] = row_make(3, 1, "198.18.1.0/24,10,6,o.o");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
+	assert_int_equal(m.nets[0].quality, 5);
+	npf_job_matrix_clear(&m);
+	rows_free(rows + 1, 1);
+	/* A row of a 2-node job among rows of a 3-node job. */
+	rows[1] = row_make(2, 1, "198.18.1.0/24,9,5,o.");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m),
+			 -EPROTO);
+	rows_free(rows, 3);
+}
+
+/* Rows -> matrix -> npf_job_decide, as every node of a job would run it. */
+static void decide(struct npf_msg_row **rows, size_t n, bool degrade, struct npf_job_decision *d)
+{
+	struct npf_job_matrix m;
+	struct npf_job_input in;
+
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, n, &m), 0);
+	in = (struct npf_job_input){
+	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs, .degrade = degrade};
+	assert_int_equal(npf_job_decide(&in, d), 0);
+	npf_job_matrix_clear(&m);
+}
+
+/* One dead fabric node in 4: that node fails, the rest ok on the fabric; with
+ * fallback = degrade, all on eno1, degraded. */
+static void test_dead_fabric_node(void **state)
+{
+	static const char *const spec[4] = {
+	    "198.18.1.0/24,9,5,.oof;10.0.0.0/24,1,1,.ooo",
+	    "198.18.1.0/24,9,5,o.of;10.0.0.0/24,1,1,o.oo",
+	    "198.18.1.0/24,9,5,oo.f;10.0.0.0/24,1,1,oo.o",
+	    "198.18.1.0/24,9,5,fff.;10.0.0.0/24,1,1,ooo.",
+	};
+	struct npf_msg_row *rows[4];
+	struct npf_job_decision d;
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++)
+		rows[i] = row_make(4, i, spec[i]);
+	decide(rows, 4, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 0);
+	assert_int_equal(d.n_suspects, 1);
+	assert_true(d.suspect[3]);
+	npf_job_decision_clear(&d);
+	decide(rows, 4, true, &d);
+	assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+	assert_int_equal(d.net, 1);
+	npf_job_decision_clear(&d);
+	rows_free(rows, 4);
+}
+
+/* node3 drops SYNs from node1's fabric address only: node1 saw a timeout that stands,
+ * node3 never got the reverse result (unknown). One network on all three: node3 is
+ * blamed (ties go to the later node), node1 and node2 ok on the fabric. */
+static void test_asymmetric_three(void **state)
+{
+	static const char *const spec[3] = {
+	    "198.18.1.0/24,9,5,.of;10.0.0.0/24,1,1,.oo",
+	    "198.18.1.0/24,9,5,o.o;10.0.0.0/24,1,1,o.o",
+	    "198.18.1.0/24,9,5,uo.;10.0.0.0/24,1,1,oo.",
+	};
+	struct npf_msg_row *rows[3];
+	struct npf_job_decision d;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		rows[i] = row_make(3, i, spec[i]);
+	decide(rows, 3, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 0);
+	assert_int_equal(d.n_suspects, 1);
+	assert_true(d.suspect[2]);
+	npf_job_decision_clear(&d);
+	rows_free(rows, 3);
+}
+
+/* Sparse (outside pairs): 8 nodes, each probing its ring neighbours only, node2's fabric
+ * dropping TCP: node2 fails, seven on the fabric. */
+static void test_sparse_eight(void **state)
+{
+	struct npf_msg_row *rows[8];
+	struct npf_job_decision d;
+
+	(void)state;
+	for (size_t i = 0; i < 8; i++) {
+		char fab[9], eth[9], spec[96];
+
+		for (size_t j = 0; j < 8; j++) {
+			bool planned = j == (i + 1) % 8 || (j + 1) % 8 == i;
+
+			fab[j] = eth[j] = j == i ? '.' : planned ? 'o' : '-';
+			if (j != i && planned && (i == 1 || j == 1))
+				fab[j] = 'f';
+		}
+		fab[8] = eth[8] = 0;
+		snprintf(spec, sizeof(spec), "198.18.1.0/24,9,5,%s;10.0.0.0/24,1,1,%s", fab, eth);
+		rows[i] = row_make(8, i, spec);
+	}
+	decide(rows, 8, false, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 0);
+	assert_int_equal(d.n_suspects, 1);
+	assert_true(d.suspect[1]);
+	npf_job_decision_clear(&d);
+	rows_free(rows, 8);
+}
+
+/* The parser's refusals: every field checked. */
+static void test_row_codec(void **state)
+{
+	static const char *const bad[] = {
+	    /* self mark missing */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\"oo\"}]}",
+	    /* a state out of the alphabet */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".x\"}]}",
+	    /* wrong length */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".oo\"}]}",
+	    /* not a canonical network key */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.018.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".o\"}]}",
+	    /* prefix too long */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/33\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".o\"}]}",
+	    /* duplicate network */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".o\"},{\"key\":\"198.18.1.0/24\",\"rank\":1,\"quality\":1,"
+	    "\"states\":\".o\"}]}",
+	    /* index out of range */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":2,"
+	    "\"n_nodes\":2,\"nets\":[]}",
+	    /* instance 0 */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000000\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[]}",
+	    /* an unknown key */
+	    "{\"job\":\"@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[],\"x\":1}",
+	    /* a job id that is not 32 hex digits */
+	    "{\"job\":\"@@\",\"node\":\"n1\",\"instance\":\"0000000000000001\",\"index\":0,"
+	    "\"n_nodes\":2,\"nets\":[]}",
+	};
+	char job[NPF_WIRE_JOB_ID_LEN + 1], text[600];
+	struct npf_msg_row m;
+	struct npf_wire_hdr h;
+	uint8_t hdr[NPF_WIRE_HDR_LEN];
+
+	(void)state;
+	assert_int_equal(npf_job_id(NAMES, 2, job), 0);
+	for (size_t t = 0; t < sizeof(bad) / sizeof(bad[0]); t++) {
+		json_t *j = NULL;
+
+		const char *at_ = strchr(bad[t], '@');
+		/* '@' is the job id, "@@" the job id cut to 31 digits. */
+		size_t cut = at_[1] == '@' ? NPF_WIRE_JOB_ID_LEN - 1 : NPF_WIRE_JOB_ID_LEN;
+
+		snprintf(text, sizeof(text), "%.*s%.*s%s", (int)(at_ - bad[t]), bad[t], (int)cut,
+			 job, at_ + (at_[1] == '@' ? 2 : 1));
+		assert_int_equal(npf_wire_parse_json((const uint8_t *)text, strlen(text), &j), 0);
+		assert_int_equal(npf_wire_row_from_json(j, &m), -EBADMSG);
+		assert_int_equal(m.n_nets, 0);
+		json_decref(j);
+	}
+	assert_true(npf_wire_net_key_valid("2001:db8::/64"));
+	assert_false(npf_wire_net_key_valid("2001:db8::/129"));
+	assert_false(npf_wire_net_key_valid("198.18.1.0/024"));
+	assert_false(npf_wire_net_key_valid("198.18.1.0"));
+	/* The header accepts ROW, and the rest of 32..47 stays refused until defined. */
+	npf_wire_hdr_encode(hdr, NPF_MSG_ROW, 10);
+	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), 100, &h), 0);
+	assert_string_equal(npf_wire_type_name(NPF_MSG_ROW), "ROW");
+	npf_wire_hdr_encode(hdr, 33, 10);
+	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), 100, &h), -EBADMSG);
+	npf_wire_hdr_encode(hdr, 10, 10);
+	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), 100, &h), -EBADMSG);
+}
+
+/* Every node's answer from the same rows: the same network, suspects and reason; the
+ * suspect alone fails; a missing row is unknown everywhere. */
+static void test_answer(void **state)
+{
+	static const char *const spec[4] = {
+	    "198.18.1.0/24,9,5,.oof;10.0.0.0/24,1,1,.ooo",
+	    "198.18.1.0/24,9,5,o.of;10.0.0.0/24,1,1,o.oo",
+	    "198.18.1.0/24,9,5,oo.f;10.0.0.0/24,1,1,oo.o",
+	    "198.18.1.0/24,9,5,fff.;10.0.0.0/24,1,1,ooo.",
+	};
+	struct npf_msg_row *rows[4];
+	struct npf_job_answer a[4];
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++)
+		rows[i] = row_make(4, i, spec[i]);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(npf_job_answer((const struct npf_msg_row *const *)rows, NAMES, 4,
+						i, false, &a[i]),
+				 0);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(a[i].role, i == 3 ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_OK);
+		assert_string_equal(a[i].net, "198.18.1.0/24");
+		assert_int_equal(a[i].n_suspects, 1);
+		assert_string_equal(a[i].reason, a[0].reason);
+	}
+	assert_non_null(strstr(a[0].reason, "node4 fails 198.18.1.0/24 with node1"));
+	assert_int_equal(
+	    npf_job_answer((const struct npf_msg_row *const *)rows, NAMES, 4, 0, true, &a[0]), 0);
+	assert_int_equal(a[0].role, NPF_JOB_ROLE_DEGRADED);
+	assert_string_equal(a[0].net, "10.0.0.0/24");
+	assert_string_equal(npf_job_role_name(a[0].role), "degraded");
+	rows_free(rows + 2, 1);
+	rows[2] = NULL;
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(npf_job_answer((const struct npf_msg_row *const *)rows, NAMES, 4,
+						i, false, &a[i]),
+				 0);
+		assert_int_equal(a[i].role, NPF_JOB_ROLE_UNKNOWN);
+		assert_string_equal(a[i].net, "");
+		assert_non_null(strstr(a[i].reason, "no row from node3"));
+	}
+	assert_int_equal(
+	    npf_job_answer((const struct npf_msg_row *const *)rows, NAMES, 4, 4, false, &a[0]),
+	    -EINVAL);
+	rows_free(rows, 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_job_id),	     cmocka_unit_test(test_merge_rule),
+	    cmocka_unit_test(test_order_and_absent), cmocka_unit_test(test_incomplete_and_foreign),
+	    cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
+	    cmocka_unit_test(test_sparse_eight),     cmocka_unit_test(test_row_codec),
+	    cmocka_unit_test(test_answer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
