@@ -47,11 +47,7 @@ cleanup() {
 		rm -rf "/etc/netns/$(ns "$n")"
 	done
 	ip netns del "$SW" 2>/dev/null
-	if [ "$FAILS" -ne 0 ]; then
-		for n in "${NODES[@]}"; do
-			[ -f "$T/$n.log" ] && { echo "--- $n daemon log"; tail -n 40 "$T/$n.log"; }
-		done
-	fi
+	daemon_logs_on_failure 40 "$T" "${NODES[@]}"
 	rm -rf "$T"
 }
 on_exit cleanup

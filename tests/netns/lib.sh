@@ -88,6 +88,17 @@ npf_run_on_exit() {
 	exit "$rc"
 }
 
+# daemon_logs_on_failure LINES DIR NODE...: when a check failed (FAILS > 0), the last LINES
+# lines of each node's daemon log DIR/NODE.log, for the CTest output.
+daemon_logs_on_failure() {
+	local lines=$1 dir=$2 n
+	shift 2
+	[ "$FAILS" -ne 0 ] || return 0
+	for n in "$@"; do
+		[ -f "$dir/$n.log" ] && { echo "--- $n daemon log"; tail -n "$lines" "$dir/$n.log"; }
+	done
+}
+
 # ---- bounded, condition-based waits ----------------------------------------------------------
 # wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds (0) or SECONDS pass (1).
 # The deadline only catches a hang: pick it generously (a loaded 2-core machine under ASan).
