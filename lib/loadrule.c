@@ -82,9 +82,21 @@ static bool holds(enum cond c, const struct npf_attempt_facts *f)
 		/* Reverse stalls are measured by the peer: only the batch tells them apart. */
 		if (!f->echo_known)
 			return f->sibling_ok && !late;
+		/* A black hole swallows frames that were sent, for as long as one waits; a
+		 * phase that sent nothing, or that the deadline cut short, is a starved
+		 * prober or echoer (every node of a job checking at once on few cores). */
+		if (f->bulk_timed && (f->sent == 0 || f->bulk_us < NPF_STALL_MIN_US ||
+				      (uint64_t)f->bulk_us < 4ull * f->ctl_us))
+			return false;
 		return f->ctl_answered && f->echoed == 0 && !late;
 	case C_SIBLING_OK:
-		return (f->sibling_ok || f->data_syn_lost || (f->final_attempt && f->peer_answered)) && !late;
+		/* The TCP handshake went through the path and only the daemon's answer was
+		 * missing: that is the daemon's load, whatever the siblings did. */
+		if (f->daemon_silent)
+			return false;
+		return (f->sibling_ok || f->data_syn_lost ||
+			(f->final_attempt && f->peer_answered)) &&
+		       !late;
 	}
 	return false;
 }
@@ -117,28 +129,62 @@ static bool take_num(const char **p, uint64_t *v)
 }
 
 /* The numbers of an NPF_DETAIL_BULK_STALL text, parsed by hand to the same layout. */
-static bool parse_stall(const char *d, uint64_t *sent, uint64_t *b1, uint64_t *rcvd,
-			uint64_t *b2)
+static bool parse_stall(const char *d, uint64_t *sent, uint64_t *b1, uint64_t *rcvd, uint64_t *b2,
+			uint64_t *ms, uint64_t *ctl_ms, bool *timed)
 {
-	return take_lit(&d, "bulk stalled: sent ") && take_num(&d, sent) && take_lit(&d, "/") &&
-	       take_num(&d, b1) && take_lit(&d, ", received ") && take_num(&d, rcvd) &&
-	       take_lit(&d, "/") && take_num(&d, b2) && take_lit(&d, " bytes") && *d == '\0';
+	*timed = false;
+	if (!(take_lit(&d, "bulk stalled: sent ") && take_num(&d, sent) && take_lit(&d, "/") &&
+	      take_num(&d, b1) && take_lit(&d, ", received ") && take_num(&d, rcvd) &&
+	      take_lit(&d, "/") && take_num(&d, b2) && take_lit(&d, " bytes")))
+		return false;
+	if (*d == '\0')
+		return true; /* an older peer: no times */
+	*timed = take_lit(&d, " in ") && take_num(&d, ms) && take_lit(&d, " ms (handshakes ") &&
+		 take_num(&d, ctl_ms) && take_lit(&d, " ms)") && *d == '\0';
+	return *timed;
+}
+
+/* Timeouts whose detail says the connection was made (the text up to its first %). */
+static const char *const silent_details[] = {
+    NPF_DETAIL_NO_HELLO,
+    NPF_DETAIL_NO_OPEN_DATA,
+    NPF_DETAIL_NO_DATA_AUTH,
+};
+
+static bool prefix_of_format(const char *detail, const char *format)
+{
+	const char *p = strchr(format, '%');
+	size_t n = p ? (size_t)(p - format) : strlen(format);
+
+	return strncmp(detail, format, n) == 0;
 }
 
 void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *detail)
 {
-	uint64_t sent = 0, rcvd = 0, b1 = 0, b2 = 0;
+	uint64_t sent = 0, rcvd = 0, b1 = 0, b2 = 0, ms = 0, ctl_ms = 0;
+	bool timed = false;
 	const char *p;
 
 	if (!detail)
 		return;
 	/* A stall is only reported from the bulk phase: the control exchange answered. */
-	if (f->outcome == NPF_OUT_BULK_STALL && parse_stall(detail, &sent, &b1, &rcvd, &b2) &&
-	    b1 == b2 && sent <= b1 && rcvd <= b2 && b2 <= UINT32_MAX) {
+	if (f->outcome == NPF_OUT_BULK_STALL &&
+	    parse_stall(detail, &sent, &b1, &rcvd, &b2, &ms, &ctl_ms, &timed) && b1 == b2 &&
+	    sent <= b1 && rcvd <= b2 && b2 <= UINT32_MAX) {
 		f->ctl_answered = true;
 		f->echo_known = true;
 		f->echoed = (uint32_t)rcvd;
+		if (timed && ms <= UINT32_MAX / 1000 && ctl_ms <= UINT32_MAX / 1000) {
+			f->bulk_timed = true;
+			f->sent = (uint32_t)sent;
+			f->bulk_us = (uint32_t)(ms * 1000);
+			f->ctl_us = (uint32_t)(ctl_ms * 1000);
+		}
 	}
+	if (f->outcome == NPF_OUT_TIMEOUT)
+		for (size_t i = 0; i < sizeof(silent_details) / sizeof(silent_details[0]); i++)
+			if (prefix_of_format(detail, silent_details[i]))
+				f->daemon_silent = true;
 	p = strstr(NPF_DETAIL_DATA_SYN, "%s");
 	if (f->outcome == NPF_OUT_TIMEOUT && p &&
 	    strncmp(detail, NPF_DETAIL_DATA_SYN, (size_t)(p - NPF_DETAIL_DATA_SYN)) == 0 &&

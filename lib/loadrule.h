@@ -43,6 +43,12 @@ struct npf_attempt_facts {
 	bool peer_answered;    /* the peer's daemon answered a control exchange of another
 				* path during this check */
 	bool final_attempt;    /* the path was already tried again within the budget */
+	bool daemon_silent;    /* timed out on a connection the path had carried (TCP
+				* handshake done): the peer's daemon, not the path, was late */
+	bool bulk_timed;       /* sent, bulk_us, ctl_us are known (a stall's detail) */
+	uint32_t sent;	       /* bulk bytes we managed to send */
+	uint32_t bulk_us;      /* how long the bulk phase ran before it was given up */
+	uint32_t ctl_us;       /* how long the control and data handshakes took before it */
 	uint32_t loop_late_us; /* our loop's worst lateness during the attempt */
 	uint32_t window_us;    /* the attempt's time window (start to deadline) */
 };
@@ -61,7 +67,16 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
  * a reverse probe (npf_attempt_facts_from_detail): one format for both sides. */
 /* lib/loadrule.c parses exactly this layout back (parse_stall). */
 #define NPF_DETAIL_BULK_STALL "bulk stalled: sent %zu/%u, received %zu/%u bytes"
+/* The same with the phase's times (sent by this version; the old text still parses). */
+#define NPF_DETAIL_BULK_STALL_T NPF_DETAIL_BULK_STALL " in %u ms (handshakes %u ms)"
 #define NPF_DETAIL_DATA_SYN "connect to data port %s:%u timed out"
+/* Timeouts on a connection that was made: the daemon did not answer in time. */
+#define NPF_DETAIL_NO_HELLO "no HELLO reply from %s"
+#define NPF_DETAIL_NO_OPEN_DATA "no OPEN_DATA reply from %s"
+#define NPF_DETAIL_NO_DATA_AUTH "no reply on data port %s:%u"
+/* A stall is proven only when the bulk phase had this long and four times what the
+ * handshakes before it took: a phase cut short by the deadline says nothing. */
+#define NPF_STALL_MIN_US 100000u
 
 /* Fills what a prober's detail text says about its attempt (reverse results carry no
  * more): echoed bytes of a stalled bulk, a lost data-port SYN. Never fails: text that

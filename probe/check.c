@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "candidates.h"
-#include "loadrule.h"
 #include "links.h"
+#include "loadrule.h"
 #include "log.h"
 #include "plan.h"
 
@@ -39,7 +39,7 @@ struct loop_sample {
 };
 
 enum pp_state {
-	PP_IDLE = 0,   /* outside the plan */
+	PP_IDLE = 0, /* outside the plan */
 	PP_RESOLVING,
 	PP_CONNECTING,
 	PP_HELLO,
@@ -53,8 +53,8 @@ struct ppeer {
 	enum pp_state st;
 	struct npf_addr addrs[PROBE_MAX_RESOLVED];
 	size_t n_addrs, next_addr;
-	uint8_t disc_round;   /* 0, or 1 once every address was tried and timed out */
-	bool disc_timed_out;  /* the last attempt ended by its timer, not by an answer */
+	uint8_t disc_round;  /* 0, or 1 once every address was tried and timed out */
+	bool disc_timed_out; /* the last attempt ended by its timer, not by an answer */
 	struct fconn c;
 	sd_event_source *timer; /* per-attempt connect/HELLO deadline */
 	char last_err[80];
@@ -184,13 +184,15 @@ static void rev_fill_missing(struct ppeer *pp, enum npf_outcome o, const char *d
 	pp->rev_wait = false;
 }
 
+static uint32_t late_during(const struct pcheck *pc, uint64_t t0, uint64_t t1);
+
 /* The peer probed every target of one request at once: a failure there is discriminating
  * only when another target of the same batch worked, and not when the peer itself was
  * slow to answer us (its HELLO or its result took a quarter of the window). */
 static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg_reverse_result *rr,
 				    size_t k)
 {
-	struct npf_attempt_facts f = { 0 };
+	struct npf_attempt_facts f = {0};
 	const struct npf_node *n = &pp->pc->res->nodes[pp->idx];
 	const char *why = NULL;
 
@@ -199,6 +201,13 @@ static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg
 	f.window_us =
 	    (uint32_t)(pp->pc->probe_deadline > pp->t_rev ? pp->pc->probe_deadline - pp->t_rev : 0);
 	f.loop_late_us = n->hello_rtt_us;
+	/* The echo of a reverse bulk runs in our loop: our own lateness meanwhile counts too. */
+	{
+		uint32_t ours = late_during(pp->pc, pp->t_rev, fconn_now_usec());
+
+		if (ours > f.loop_late_us)
+			f.loop_late_us = ours;
+	}
 	/* A second reverse result: the peer's daemon answered us twice meanwhile. */
 	f.final_attempt = pp->rev_attempts >= CHECK_MAX_ATTEMPTS;
 	f.peer_answered = f.final_attempt;
@@ -274,7 +283,8 @@ static bool rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr
 	if (n_retry && rev_send(pp, pp->pc->probe_deadline) == 0)
 		return true;
 	if (n_retry)
-		rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "could not ask for the reverse probes again");
+		rev_fill_missing(pp, NPF_OUT_NOT_PROBED,
+				 "could not ask for the reverse probes again");
 	pp->rev_wait = false;
 	return false;
 }
@@ -373,9 +383,11 @@ static int fwd_attempt(struct ppeer *pp, size_t i)
 
 	sl->attempts++;
 	sl->have = false;
-	r = tprobe_start_for(pc->ctx, TPROBE_FOR_CHECK, &n->cands[i].addr, n->instance,
-			     pc->ctx->bulk_bytes, attempt_deadline(pc, sl->attempts), fwd_done, pp,
-			     &sl->tp);
+	/* A first attempt may take an "ok" of this path that a peer's reverse request had
+	 * us prove since this check began; a retry probes afresh. */
+	r = tprobe_start_shared(pc->ctx, TPROBE_FOR_CHECK, &n->cands[i].addr, n->instance,
+				pc->ctx->bulk_bytes, sl->attempts == 1 ? pc->t_start : 0,
+				attempt_deadline(pc, sl->attempts), fwd_done, pp, &sl->tp);
 	if (r < 0)
 		return r;
 	pp->fwd_pending++;
@@ -395,7 +407,7 @@ static void fwd_judge(struct ppeer *pp, bool final)
 
 	for (size_t i = 0; i < pp->n_fwd; i++) {
 		const struct fwd_slot *sl = &pp->fwd[i];
-		struct npf_attempt_facts f = { 0 };
+		struct npf_attempt_facts f = {0};
 		uint64_t t1;
 
 		inc[i] = false;
@@ -547,7 +559,8 @@ static void start_probes(struct ppeer *pp)
 	if (pp->n_rev && pc->probe_deadline > now + USEC_PER_MSEC) {
 		pp->rev_wait = true;
 		if (rev_send(pp, attempt_deadline(pc, 1)) < 0)
-			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "could not send the reverse request");
+			rev_fill_missing(pp, NPF_OUT_NOT_PROBED,
+					 "could not send the reverse request");
 	} else if (pp->n_rev) {
 		pp->rev_wait = true;
 		rev_fill_missing(pp, NPF_OUT_NOT_PROBED, "no time left for reverse probes");
@@ -640,7 +653,7 @@ static int disc_connected(struct fconn *c, int err)
 	struct ppeer *pp = c->owner;
 	struct pcheck *pc = pp->pc;
 	const struct npf_node *self = &pc->res->nodes[0];
-	struct npf_msg_hello h = { .instance = pc->ctx->instance, .want_candidates = true };
+	struct npf_msg_hello h = {.instance = pc->ctx->instance, .want_candidates = true};
 	json_t *j;
 	int r;
 
@@ -738,8 +751,8 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 		struct npf_msg_error e;
 
 		if (npf_wire_error_from_json(j, &e) == 0)
-			fmt(pp->last_err, sizeof(pp->last_err), "%s: %s",
-			    npf_wire_err_name(e.code), e.message);
+			fmt(pp->last_err, sizeof(pp->last_err), "%s: %s", npf_wire_err_name(e.code),
+			    e.message);
 		else
 			fmt(pp->last_err, sizeof(pp->last_err), "malformed ERROR");
 		try_next(pp);
@@ -797,7 +810,8 @@ static int disc_error(struct fconn *c, int err)
 
 		fconn_close(c);
 		if (pp->rev_wait) {
-			fmt(d, sizeof(d), "connection to %s lost before its reverse result", n->name);
+			fmt(d, sizeof(d), "connection to %s lost before its reverse result",
+			    n->name);
 			rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
 		}
 		/* The daemon went away (killed, restarted with a new instance) while
@@ -805,8 +819,9 @@ static int disc_error(struct fconn *c, int err)
 		 * wrong-peer answers that follow its death, are no evidence about the
 		 * network. The peer counts as unavailable (unknown, never fail). */
 		if (involved) {
-			fmt(n->error, sizeof(n->error), "the daemon on %s went away during the check (%s)",
-			    n->name, err == 0 ? "connection closed" : strerror(-err));
+			fmt(n->error, sizeof(n->error),
+			    "the daemon on %s went away during the check (%s)", n->name,
+			    err == 0 ? "connection closed" : strerror(-err));
 			n->available = false;
 		}
 		maybe_peer_done(pp);
@@ -826,10 +841,10 @@ static int disc_raw(struct fconn *c, uint32_t revents)
 }
 
 static const struct fconn_ops disc_ops = {
-	.connected = disc_connected,
-	.frame = disc_frame,
-	.error = disc_error,
-	.raw = disc_raw,
+    .connected = disc_connected,
+    .frame = disc_frame,
+    .error = disc_error,
+    .raw = disc_raw,
 };
 
 static void on_resolved(void *ud, size_t idx, int err, const struct npf_addr *addrs, size_t n)
@@ -983,8 +998,8 @@ static int check_timer(sd_event_source *s, uint64_t usec, void *ud)
 				peer_fail(pp, "name resolution of %s timed out", n->name);
 			else if (pp->st == PP_CONNECTING || pp->st == PP_HELLO)
 				peer_fail(pp, "no daemon answering on %s (%s)", n->name,
-					  pp->st == PP_CONNECTING ? "connect timed out" :
-								    "no HELLO reply");
+					  pp->st == PP_CONNECTING ? "connect timed out"
+								  : "no HELLO reply");
 		}
 		(void)sd_event_source_set_time(s, pc->hard_deadline);
 		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);

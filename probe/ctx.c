@@ -157,7 +157,8 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 	if (!out || !p || !p->event || !p->port || !p->inventory || !p->instance ||
 	    !npf_wire_name_valid(p->node_name))
 		return -EINVAL;
-	if (p->bulk_bytes && (p->bulk_bytes < NPF_WIRE_MIN_BULK || p->bulk_bytes > NPF_WIRE_MAX_BULK))
+	if (p->bulk_bytes &&
+	    (p->bulk_bytes < NPF_WIRE_MIN_BULK || p->bulk_bytes > NPF_WIRE_MAX_BULK))
 		return -EINVAL;
 	if (sodium_init() < 0)
 		return -EIO;
@@ -204,6 +205,7 @@ void npf_probe_ctx_free(struct npf_probe_ctx *ctx)
 	ctx->listen_retry = sd_event_source_disable_unref(ctx->listen_retry);
 	free(ctx->cands);
 	free(ctx->ifnames);
+	free(ctx->recent);
 	free_exclude(ctx);
 	sodium_memzero(&ctx->keys, sizeof(ctx->keys));
 	free(ctx);

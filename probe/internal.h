@@ -21,17 +21,18 @@
 #define PROBE_DEFAULT_FULL_MESH 64
 #define PROBE_DEFAULT_SPARSE_K 4
 #define PROBE_DEFAULT_BULK (256u << 10)
-#define PROBE_MAX_ACTIVE_TPROBES 64    /* outbound path probes at once, per context: more
-					* only adds timers and sockets a starved CPU cannot serve */
-#define PROBE_MAX_FWD_PER_PEER 32      /* a peer announcing more gets the rest not-probed */
-#define PROBE_MAX_REVJOBS 256          /* reverse-probe requests held at once, per context */
+#define PROBE_MAX_ACTIVE_TPROBES                                                                   \
+	64			  /* outbound path probes at once, per context: more               \
+				   * only adds timers and sockets a starved CPU cannot serve */
+#define PROBE_MAX_FWD_PER_PEER 32 /* a peer announcing more gets the rest not-probed */
+#define PROBE_MAX_REVJOBS 256	  /* reverse-probe requests held at once, per context */
 #define PROBE_MAX_REVJOBS_PER_CONN 2
-#define PROBE_MAX_OPEN_DATA_PER_CONN 4 /* data listeners one control connection may ask for */
-#define PROBE_DLISTEN_FACTOR 4         /* data listeners at once: this times max_conns */
-#define PROBE_MAX_REV_ACTIVE 64       /* reverse probes running at once: the rest is ours */
-#define PROBE_MAX_REVJOBS_PER_PEER 8  /* reverse requests held at once per peer address */
+#define PROBE_MAX_OPEN_DATA_PER_CONN 4	 /* data listeners one control connection may ask for */
+#define PROBE_DLISTEN_FACTOR 4		 /* data listeners at once: this times max_conns */
+#define PROBE_MAX_REV_ACTIVE 64		 /* reverse probes running at once: the rest is ours */
+#define PROBE_MAX_REVJOBS_PER_PEER 8	 /* reverse requests held at once per peer address */
 #define PROBE_MAX_REV_ACTIVE_PER_PEER 16 /* of those slots, what one peer address may hold */
-#define PROBE_MAX_PREAUTH 64          /* connections that have not said HELLO/authenticated */
+#define PROBE_MAX_PREAUTH 64		 /* connections that have not said HELLO/authenticated */
 #define PROBE_MAX_PREAUTH_PER_PEER 8
 #define PROBE_PREAUTH_USEC (3ull * 1000000) /* HELLO (or AUTH) must come this fast */
 /* A prober holds its discovery connection for the whole check (its loss means
@@ -40,8 +41,13 @@
 #define PROBE_SCONN_IDLE_USEC ((NPF_WIRE_MAX_TIMEOUT_MS + 5000ull) * 1000)
 #define PROBE_DATA_LIFETIME_USEC (10ull * 1000000)
 #define PROBE_MAX_OUTBUF (256u << 10)
-#define PROBE_MAX_RESOLVED 8           /* addresses kept per resolved name */
+#define PROBE_MAX_RESOLVED 8 /* addresses kept per resolved name */
 #define USEC_PER_MSEC 1000ull
+/* Finished path probes whose "ok" another consumer may still take (see tprobe_start_for):
+ * every node of a job checking at once asks each directed path twice (our check and the
+ * peer's reverse request), usually not at the same moment. One entry per recent path. */
+#define PROBE_RECENT 512
+#define PROBE_RECENT_USEC (10ull * 1000000)
 
 /* ---- fconn.c: a non-blocking socket carrying framed JSON messages ---- */
 
@@ -72,12 +78,12 @@ struct fconn {
 	void *owner;
 	bool connecting;
 	bool raw;
-	bool closing;         /* ERROR queued: flush, SHUT_WR, discard input until EOF */
+	bool closing; /* ERROR queued: flush, SHUT_WR, discard input until EOF */
 	uint32_t max_payload;
 	uint8_t hdr[NPF_WIRE_HDR_LEN];
 	size_t hdr_len;
 	struct npf_wire_hdr h;
-	uint8_t *in;   /* payload buffer, h.length bytes once the header is known */
+	uint8_t *in; /* payload buffer, h.length bytes once the header is known */
 	size_t in_len;
 	uint8_t *out;
 	size_t out_len, out_off;
@@ -147,6 +153,7 @@ enum npf_outcome fconn_errno_outcome(int err);
 /* ---- tprobe.c: probe_path(target, expected instance) ---- */
 
 struct tprobe;
+struct tprobe_recent;
 typedef void (*tprobe_done_fn)(struct tprobe *tp, void *ud);
 
 struct tprobe_result {
@@ -156,11 +163,11 @@ struct tprobe_result {
 	char detail[96];
 	/* What the load rule (lib/loadrule.h) needs to know about the attempt. */
 	uint64_t t_begin, t_end; /* CLOCK_MONOTONIC usec: started (or queued), ended */
-	uint32_t bulk;           /* bulk bytes per direction this attempt moved or tried */
-	uint32_t echoed;         /* bulk bytes echoed back */
-	bool ctl_answered;       /* the peer's control port answered HELLO */
-	bool by_deadline;        /* ended by its deadline or an abort, not by an answer */
-	bool shared;             /* the result of a probe of the same path by another
+	uint32_t bulk;		 /* bulk bytes per direction this attempt moved or tried */
+	uint32_t echoed;	 /* bulk bytes echoed back */
+	bool ctl_answered;	 /* the peer's control port answered HELLO */
+	bool by_deadline;	 /* ended by its deadline or an abort, not by an answer */
+	bool shared;		 /* the result of a probe of the same path by another
 				  * consumer (a reverse request or our own check) */
 };
 
@@ -170,8 +177,6 @@ enum tprobe_origin {
 	TPROBE_FOR_PEER = 0, /* a reverse request of a peer */
 	TPROBE_FOR_CHECK,    /* one of our own checks */
 };
-
-
 
 /* Starts probing target (control port ctx->port, then the data port the peer
  * opens) expecting the daemon instance `expect`. Never completes synchronously:
@@ -191,7 +196,17 @@ int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 		     const struct npf_addr *target, uint64_t expect, uint32_t bulk,
 		     uint64_t deadline_usec, tprobe_done_fn done, void *ud, struct tprobe **out);
 
-
+/* tprobe_start_for() that may also take the "ok" of a probe of the same path that already
+ * ended, if that probe began at or after not_before_usec (CLOCK_MONOTONIC): the moment the
+ * consumer's check began (our check's start, or the HELLO of the peer asking for a reverse
+ * probe, which its check sends first). Such a probe ran entirely inside the consumer's
+ * check, so its answer is evidence of this check, never a stale one from before a change.
+ * Only "ok" is taken: a failure or an inconclusive attempt is probed again (a retry must
+ * see a fresh attempt). not_before_usec 0 = never take a finished result. */
+int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
+			const struct npf_addr *target, uint64_t expect, uint32_t bulk,
+			uint64_t not_before_usec, uint64_t deadline_usec, tprobe_done_fn done,
+			void *ud, struct tprobe **out);
 
 /* Stops at once with the outcome of the phase it is in (e.g. timeout while
  * connecting, bulk-stall while moving data). done does NOT run. */
@@ -257,7 +272,7 @@ struct npf_probe_ctx {
 	struct npf_auth_keys keys;   /* cluster keys; n == 0: unauthenticated mode */
 	struct npf_candidate *cands; /* owned: from the last refresh */
 	size_t n_cands;
-	char (*ifnames)[IFNAMSIZ];   /* owned */
+	char (*ifnames)[IFNAMSIZ]; /* owned */
 	size_t n_ifnames;
 
 	struct plisten *listeners;
@@ -265,9 +280,9 @@ struct npf_probe_ctx {
 	uint32_t n_sconns;
 	char listen_error[160]; /* first candidate whose listener failed, "" = all bound */
 	sd_event_source *listen_retry;
-	uint32_t n_preauth;  /* sconns still before HELLO/authentication (in n_sconns) */
+	uint32_t n_preauth;    /* sconns still before HELLO/authentication (in n_sconns) */
 	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
-	bool accept_paused; /* at max_conns: new connections wait in the backlog */
+	bool accept_paused;    /* at max_conns: new connections wait in the backlog */
 	struct dlisten *dlisteners;
 	uint32_t n_dlisteners;
 	struct revjob *revjobs;
@@ -275,11 +290,13 @@ struct npf_probe_ctx {
 	struct pcheck *checks;
 
 	struct tprobe *queue_head, *queue_tail; /* waiting for an active slot */
-	struct tprobe *tprobes;                 /* every live tprobe (for joining) */
+	struct tprobe *tprobes;			/* every live tprobe (for joining) */
+	struct tprobe_recent *recent;		/* owned: PROBE_RECENT slots, NULL until used */
+	uint32_t recent_next;			/* next slot to overwrite (ring) */
 	uint64_t n_tprobes_started, n_tprobes_joined; /* for tests and bench */
 	uint32_t n_active_tprobes;
 	uint32_t next_rev_id;
-	bool kicking;       /* inside tprobe_kick_queue(): no nested runs */
+	bool kicking;	    /* inside tprobe_kick_queue(): no nested runs */
 	bool shutting_down; /* no queued probe starts during teardown */
 };
 

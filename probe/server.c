@@ -32,14 +32,15 @@ struct sconn {
 	struct npf_probe_ctx *ctx;
 	struct fconn c;
 	sd_event_source *timer;
-	struct npf_addr local; /* the address the peer connected to */
+	struct npf_addr local;	/* the address the peer connected to */
 	struct npf_addr remote; /* the peer's address: per-peer caps count by it */
 	bool hello;
 	bool authed; /* HELLO seen (and, with a key, authenticated): out of n_preauth */
 	uint64_t peer_instance;
+	uint64_t t_hello; /* when its HELLO came: the requester's check began before */
 	char peer_node[NPF_NAME_MAX];
 	uint32_t n_open_data; /* over the connection's life */
-	uint32_t n_rev;       /* reverse jobs running */
+	uint32_t n_rev;	      /* reverse jobs running */
 	/* The addresses the peer's HELLO announced as its own (owned, NULL when it
 	 * announced none): the only ones its REVERSE_REQs may have probed, so a
 	 * peer cannot point this daemon at third parties (issue 12). */
@@ -74,28 +75,29 @@ struct revjob {
 	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
 	const char *skip[NPF_WIRE_MAX_TARGETS]; /* static reason a target is not probed, or NULL */
 	uint64_t expect, deadline;
+	uint64_t not_before; /* the requester's HELLO: its check had begun */
 	uint32_t bytes;
 	size_t n, started, pending; /* targets, started so far, still running */
 	struct revjob *prev, *next;
 };
 
-#define LIST_ADD(head, e)               \
-	do {                            \
-		(e)->prev = NULL;       \
-		(e)->next = (head);     \
-		if (head)               \
-			(head)->prev = (e); \
-		(head) = (e);           \
+#define LIST_ADD(head, e)                                                                          \
+	do {                                                                                       \
+		(e)->prev = NULL;                                                                  \
+		(e)->next = (head);                                                                \
+		if (head)                                                                          \
+			(head)->prev = (e);                                                        \
+		(head) = (e);                                                                      \
 	} while (0)
-#define LIST_DEL(head, e)                          \
-	do {                                       \
-		if ((e)->prev)                     \
-			(e)->prev->next = (e)->next; \
-		else                               \
-			(head) = (e)->next;        \
-		if ((e)->next)                     \
-			(e)->next->prev = (e)->prev; \
-		(e)->prev = (e)->next = NULL;      \
+#define LIST_DEL(head, e)                                                                          \
+	do {                                                                                       \
+		if ((e)->prev)                                                                     \
+			(e)->prev->next = (e)->next;                                               \
+		else                                                                               \
+			(head) = (e)->next;                                                        \
+		if ((e)->next)                                                                     \
+			(e)->next->prev = (e)->prev;                                               \
+		(e)->prev = (e)->next = NULL;                                                      \
 	} while (0)
 
 static void throttle(struct npf_probe_ctx *ctx);
@@ -235,16 +237,18 @@ static void rev_kick(struct npf_probe_ctx *ctx)
 			/* Only other daemons' control ports (tprobe uses ctx->port), and the
 			 * data port only after that daemon proved to be the requester. */
 			if (now < rj->deadline &&
-			    tprobe_start(ctx, &rj->targets[i], rj->expect, rj->bytes, rj->deadline,
-					 revjob_probe_done, rj, &rj->tp[i]) == 0) {
+			    tprobe_start_shared(ctx, TPROBE_FOR_PEER, &rj->targets[i], rj->expect,
+						rj->bytes, rj->not_before, rj->deadline,
+						revjob_probe_done, rj, &rj->tp[i]) == 0) {
 				rj->pending++;
 				ctx->n_rev_active++;
 				continue;
 			}
 			o->outcome = NPF_OUT_NOT_PROBED;
 			snprintf(o->detail, sizeof(o->detail), "%s",
-				 now < rj->deadline ? "could not start the probe"
-						    : "reverse probe slots busy until the deadline");
+				 now < rj->deadline
+				     ? "could not start the probe"
+				     : "reverse probe slots busy until the deadline");
 		}
 		if (rj->started == rj->n && !rj->pending)
 			revjob_complete(rj);
@@ -316,7 +320,7 @@ static int on_hello(struct sconn *sc, json_t *j)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
 	struct npf_msg_hello h;
-	struct npf_msg_hello_reply rep = { .instance = ctx->instance, .proto = NPF_WIRE_VERSION };
+	struct npf_msg_hello_reply rep = {.instance = ctx->instance, .proto = NPF_WIRE_VERSION};
 
 	if (sc->hello)
 		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "HELLO already received");
@@ -341,6 +345,7 @@ static int on_hello(struct sconn *sc, json_t *j)
 		throttle(ctx);
 	}
 	sc->peer_instance = h.instance;
+	sc->t_hello = fconn_now_usec();
 	snprintf(sc->peer_node, sizeof(sc->peer_node), "%s", h.node);
 	snprintf(rep.node, sizeof(rep.node), "%s", ctx->node);
 	if (h.want_candidates) {
@@ -401,7 +406,8 @@ static int echo_raw(struct fconn *c, uint32_t revents)
 		if (want > dl->bulk - dl->rcvd)
 			want = dl->bulk - dl->rcvd;
 		n = recv(c->fd, dl->buf + dl->buf_len, want, MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+		if (n == 0 ||
+		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			dlisten_free(dl);
 			return 1;
 		}
@@ -440,7 +446,7 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	struct dlisten *dl = c->owner;
 	struct npf_probe_ctx *ctx = dl->ctx;
 	struct npf_msg_data_auth da;
-	struct npf_msg_data_auth_reply rep = { .instance = ctx->instance };
+	struct npf_msg_data_auth_reply rep = {.instance = ctx->instance};
 	json_t *o;
 	int r;
 
@@ -490,10 +496,10 @@ static int data_connected(struct fconn *c, int err)
 }
 
 static const struct fconn_ops data_srv_ops = {
-	.connected = data_connected,
-	.frame = data_frame,
-	.error = data_error,
-	.raw = echo_raw,
+    .connected = data_connected,
+    .frame = data_frame,
+    .error = data_error,
+    .raw = echo_raw,
 };
 
 static int dlisten_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
@@ -553,7 +559,7 @@ static int on_open_data(struct sconn *sc, json_t *j)
 		goto fail;
 	sl = sizeof(ss);
 	if (getsockname(dl->lfd, (struct sockaddr *)&ss, &sl) < 0 ||
-	    fconn_from_sockaddr(&ss, &(struct npf_addr){ 0 }, &rep.port) < 0)
+	    fconn_from_sockaddr(&ss, &(struct npf_addr){0}, &rep.port) < 0)
 		goto fail;
 	r = sd_event_add_io(ctx->event, &dl->lsrc, dl->lfd, EPOLLIN, dlisten_accept, dl);
 	if (r < 0)
@@ -601,7 +607,7 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	}
 	if (sc->n_rev >= PROBE_MAX_REVJOBS_PER_CONN || ctx->n_revjobs >= PROBE_MAX_REVJOBS ||
 	    count_revjobs(ctx, &sc->remote) >= PROBE_MAX_REVJOBS_PER_PEER) {
-		struct npf_msg_error e = { .code = NPF_WERR_BUSY };
+		struct npf_msg_error e = {.code = NPF_WERR_BUSY};
 
 		/* Not fatal for the connection: the requester records "busy". */
 		snprintf(e.message, sizeof(e.message), "reverse request %u: too many running",
@@ -619,6 +625,9 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	rj->remote = sc->remote;
 	rj->res.id = rq->id;
 	rj->expect = sc->peer_instance;
+	/* Our own check's "ok" of the same path, proven since the requester's check began,
+	 * answers this request without a second probe (tprobe_start_shared). */
+	rj->not_before = sc->t_hello;
 	/* We send what we would send for our own probes, never more: a small
 	 * request must not move a peer-chosen amount of data. */
 	rj->bytes = rq->bytes < ctx->bulk_bytes ? rq->bytes : ctx->bulk_bytes;
@@ -677,10 +686,10 @@ static int sconn_error(struct fconn *c, int err)
 }
 
 static const struct fconn_ops sconn_ops = {
-	.connected = data_connected,
-	.frame = sconn_frame,
-	.error = sconn_error,
-	.raw = echo_raw, /* never entered: control connections stay framed */
+    .connected = data_connected,
+    .frame = sconn_frame,
+    .error = sconn_error,
+    .raw = echo_raw, /* never entered: control connections stay framed */
 };
 
 /* ---- listeners ---- */
@@ -699,7 +708,8 @@ static void throttle(struct npf_probe_ctx *ctx)
 	ctx->accept_paused = pause;
 	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
 		if (!pl->pause)
-			(void)sd_event_source_set_enabled(pl->src, pause ? SD_EVENT_OFF : SD_EVENT_ON);
+			(void)sd_event_source_set_enabled(pl->src,
+							  pause ? SD_EVENT_OFF : SD_EVENT_ON);
 }
 
 static int listen_pause_end(sd_event_source *s, uint64_t usec, void *ud)
@@ -718,7 +728,7 @@ static int listen_pause_end(sd_event_source *s, uint64_t usec, void *ud)
  * prober then records not-probed, not a refused path. */
 static void refuse_busy(int fd, const char *msg)
 {
-	struct npf_msg_error e = { .code = NPF_WERR_BUSY };
+	struct npf_msg_error e = {.code = NPF_WERR_BUSY};
 	json_t *j;
 	uint8_t *f;
 	size_t len;
@@ -820,8 +830,8 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		free(sc);
 		return 0;
 	}
-	if (sd_event_add_time_relative(ctx->event, &sc->timer, CLOCK_MONOTONIC,
-				       PROBE_PREAUTH_USEC, 1000, sconn_timer, sc) < 0) {
+	if (sd_event_add_time_relative(ctx->event, &sc->timer, CLOCK_MONOTONIC, PROBE_PREAUTH_USEC,
+				       1000, sconn_timer, sc) < 0) {
 		fconn_close(&sc->c);
 		free(sc);
 		return 0;

@@ -37,6 +37,7 @@ struct tprobe {
 	struct npf_addr target;
 	uint64_t expect;
 	uint32_t bulk;
+	uint32_t asked_bulk; /* the consumer's ceiling (bulk becomes the MTU-sized amount) */
 	uint64_t deadline;
 	enum tphase phase;
 	struct fconn ctl, data;
@@ -44,6 +45,7 @@ struct tprobe {
 	uint8_t token[NPF_WIRE_TOKEN_LEN];
 	uint16_t data_port;
 	uint64_t t0;
+	uint64_t t_ctl, t_bulk; /* control connect began / bulk phase began (0: not yet) */
 	size_t sent, rcvd;
 	uint8_t *rxbuf;
 	struct tprobe_result res;
@@ -56,6 +58,14 @@ struct tprobe {
 	struct tprobe *leader;		  /* TP_JOINED: the probe we wait for */
 	struct tprobe *followers, *fnext; /* probes waiting for us / sibling link */
 	struct tprobe *lprev, *lnext;	  /* ctx->tprobes */
+};
+
+/* A finished probe's "ok", for consumers whose check began before it did. */
+struct tprobe_recent {
+	struct npf_addr target;
+	uint64_t expect;
+	uint32_t bulk; /* the ceiling it was asked with */
+	struct tprobe_result res;
 };
 
 static void begin(struct tprobe *tp);
@@ -166,9 +176,8 @@ static void release_followers(struct tprobe *tp)
 
 /* Records the outcome, closes sockets and has done() run from the loop (never
  * from inside an I/O callback of this probe, so done may free it). */
-__attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp,
-							   enum npf_outcome o, const char *fmt,
-							   ...)
+__attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp, enum npf_outcome o,
+							 const char *fmt, ...)
 {
 	va_list ap;
 
@@ -211,6 +220,8 @@ static void finish_by_phase(struct tprobe *tp)
 		tp->rcvd = l->rcvd;
 		tp->bulk = l->bulk;
 		tp->data_port = l->data_port;
+		tp->t_ctl = l->t_ctl;
+		tp->t_bulk = l->t_bulk;
 		tp->res.ctl_answered = l->res.ctl_answered;
 		tp->res.echoed = l->res.echoed;
 		tp->res.bulk = l->res.bulk;
@@ -218,28 +229,38 @@ static void finish_by_phase(struct tprobe *tp)
 	}
 	switch (ph) {
 	case TP_QUEUED:
-		finish(tp, NPF_OUT_NOT_PROBED, "not started before the deadline (%u probes running)",
+		finish(tp, NPF_OUT_NOT_PROBED,
+		       "not started before the deadline (%u probes running)",
 		       tp->ctx->n_active_tprobes);
 		break;
 	case TP_CTL_CONNECT:
 		finish(tp, NPF_OUT_TIMEOUT, "connect to %s port %u timed out", a, tp->ctx->port);
 		break;
 	case TP_HELLO:
-		finish(tp, NPF_OUT_TIMEOUT, "no HELLO reply from %s", a);
+		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
 		break;
 	case TP_OPEN_DATA:
-		finish(tp, NPF_OUT_TIMEOUT, "no OPEN_DATA reply from %s", a);
+		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
 		break;
 	case TP_DATA_CONNECT:
 		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_DATA_SYN, a, tp->data_port);
 		break;
 	case TP_AUTH:
-		finish(tp, NPF_OUT_TIMEOUT, "no reply on data port %s:%u", a, tp->data_port);
+		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a, tp->data_port);
 		break;
-	case TP_BULK:
-		finish(tp, NPF_OUT_BULK_STALL, NPF_DETAIL_BULK_STALL, tp->sent, tp->bulk, tp->rcvd,
-		       tp->bulk);
-		break;
+	case TP_BULK: {
+		/* With the phase's times: the requester of a reverse probe judges them too. */
+		uint64_t now = fconn_now_usec();
+		uint64_t b =
+		    tp->t_bulk && now > tp->t_bulk ? (now - tp->t_bulk) / USEC_PER_MSEC : 0;
+		uint64_t h = tp->t_ctl && tp->t_bulk > tp->t_ctl
+				 ? (tp->t_bulk - tp->t_ctl) / USEC_PER_MSEC
+				 : 0;
+
+		finish(tp, NPF_OUT_BULK_STALL, NPF_DETAIL_BULK_STALL_T, tp->sent, tp->bulk,
+		       tp->rcvd, tp->bulk, (unsigned int)(b > 600000 ? 600000 : b),
+		       (unsigned int)(h > 600000 ? 600000 : h));
+	} break;
 	case TP_DONE:
 		break;
 	case TP_JOINED:
@@ -302,6 +323,7 @@ static void begin(struct tprobe *tp)
 	ctx->n_active_tprobes++;
 	ctx->n_tprobes_started++;
 	tp->phase = TP_CTL_CONNECT;
+	tp->t_ctl = fconn_now_usec();
 	addr_txt(&tp->target, a, sizeof(a));
 	if (ctx_local_iface(ctx, &tp->target, lif)) {
 		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", lif);
@@ -342,7 +364,8 @@ void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 	if (ctx->kicking)
 		return;
 	ctx->kicking = true;
-	while (!ctx->shutting_down && ctx->queue_head && ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
+	while (!ctx->shutting_down && ctx->queue_head &&
+	       ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
 		struct tprobe *tp = ctx->queue_head;
 
 		unqueue(tp);
@@ -360,7 +383,7 @@ void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 static int ctl_connected(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
-	struct npf_msg_hello h = { .instance = tp->ctx->instance, .want_candidates = false };
+	struct npf_msg_hello h = {.instance = tp->ctx->instance, .want_candidates = false};
 	char a[INET6_ADDRSTRLEN];
 	json_t *j;
 	int r;
@@ -396,7 +419,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 	}
 	if (tp->phase == TP_HELLO && type == NPF_MSG_HELLO_REPLY) {
 		struct npf_msg_hello_reply hr;
-		struct npf_msg_open_data od = { .bytes = tp->bulk };
+		struct npf_msg_open_data od = {.bytes = tp->bulk};
 		json_t *o;
 
 		if (npf_wire_hello_reply_from_json(j, &hr) < 0) {
@@ -431,8 +454,8 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		 * keep it until the data port has answered. */
 		tp->phase = TP_DATA_CONNECT;
 		tp->t0 = fconn_now_usec();
-		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024,
-				  &data_ops, tp);
+		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024, &data_ops,
+				  tp);
 		if (r < 0)
 			finish(tp, fconn_errno_outcome(-r), "connect to data port %s:%u: %s", a,
 			       odr.port, strerror(-r));
@@ -466,10 +489,10 @@ static int no_raw(struct fconn *c, uint32_t revents)
 }
 
 static const struct fconn_ops ctl_ops = {
-	.connected = ctl_connected,
-	.frame = ctl_frame,
-	.error = ctl_error,
-	.raw = no_raw,
+    .connected = ctl_connected,
+    .frame = ctl_frame,
+    .error = ctl_error,
+    .raw = no_raw,
 };
 
 /* ---- data connection ---- */
@@ -527,6 +550,7 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	}
 	fconn_close(&tp->ctl);
 	tp->phase = TP_BULK;
+	tp->t_bulk = fconn_now_usec();
 	(void)fconn_set_raw(c, EPOLLIN | EPOLLOUT);
 	return 0;
 }
@@ -584,8 +608,8 @@ static void bulk_recv(struct tprobe *tp)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
-			finish(tp, NPF_OUT_BULK_STALL, "bulk receive after %zu bytes: %s",
-			       tp->rcvd, strerror(errno));
+			finish(tp, NPF_OUT_BULK_STALL, "bulk receive after %zu bytes: %s", tp->rcvd,
+			       strerror(errno));
 			return;
 		}
 		if (n == 0) {
@@ -605,6 +629,53 @@ static void bulk_recv(struct tprobe *tp)
 	}
 }
 
+/* Keeps this probe's "ok" for consumers that ask for the same path a moment later
+ * (tprobe_start_shared). The ring overwrites the oldest entry: memory stays bounded
+ * whatever peers do, and a lost entry only costs a probe. */
+static void remember_ok(struct tprobe *tp)
+{
+	struct npf_probe_ctx *ctx = tp->ctx;
+	struct tprobe_recent *e;
+
+	if (!ctx->recent) {
+		ctx->recent = calloc(PROBE_RECENT, sizeof(*ctx->recent));
+		if (!ctx->recent)
+			return;
+	}
+	/* One entry per path: replace the older result of it if there is one. */
+	e = NULL;
+	for (uint32_t i = 0; i < PROBE_RECENT && !e; i++)
+		if (ctx->recent[i].res.t_end && ctx->recent[i].expect == tp->expect &&
+		    npf_addr_equal(&ctx->recent[i].target, &tp->target))
+			e = &ctx->recent[i];
+	if (!e) {
+		e = &ctx->recent[ctx->recent_next];
+		ctx->recent_next = (ctx->recent_next + 1) % PROBE_RECENT;
+	}
+	e->target = tp->target;
+	e->expect = tp->expect;
+	e->bulk = tp->asked_bulk;
+	e->res = tp->res;
+	e->res.shared = false;
+}
+
+static const struct tprobe_recent *find_recent(const struct npf_probe_ctx *ctx,
+					       const struct npf_addr *target, uint64_t expect,
+					       uint32_t bulk, uint64_t not_before, uint64_t now)
+{
+	if (!ctx->recent || !not_before)
+		return NULL;
+	for (uint32_t i = 0; i < PROBE_RECENT; i++) {
+		const struct tprobe_recent *e = &ctx->recent[i];
+
+		if (e->res.t_end && e->res.outcome == NPF_OUT_OK && e->expect == expect &&
+		    e->res.t_begin >= not_before && e->res.t_end + PROBE_RECENT_USEC > now &&
+		    e->bulk >= bulk && npf_addr_equal(&e->target, target))
+			return e;
+	}
+	return NULL;
+}
+
 static int data_raw(struct fconn *c, uint32_t revents)
 {
 	struct tprobe *tp = c->owner;
@@ -617,6 +688,7 @@ static int data_raw(struct fconn *c, uint32_t revents)
 		return 0;
 	if (tp->rcvd >= tp->bulk) {
 		finish(tp, NPF_OUT_OK, "%s", "");
+		remember_ok(tp);
 		return 0;
 	}
 	(void)sd_event_source_set_io_events(c->io, EPOLLIN | (tp->sent < tp->bulk ? EPOLLOUT : 0));
@@ -624,10 +696,10 @@ static int data_raw(struct fconn *c, uint32_t revents)
 }
 
 static const struct fconn_ops data_ops = {
-	.connected = data_connected,
-	.frame = data_frame,
-	.error = data_error,
-	.raw = data_raw,
+    .connected = data_connected,
+    .frame = data_frame,
+    .error = data_error,
+    .raw = data_raw,
 };
 
 static void enqueue(struct tprobe *tp)
@@ -671,8 +743,18 @@ int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 		     const struct npf_addr *target, uint64_t expect, uint32_t bulk,
 		     uint64_t deadline_usec, tprobe_done_fn done, void *ud, struct tprobe **out)
 {
+	return tprobe_start_shared(ctx, origin, target, expect, bulk, 0, deadline_usec, done, ud,
+				   out);
+}
+
+int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
+			const struct npf_addr *target, uint64_t expect, uint32_t bulk,
+			uint64_t not_before_usec, uint64_t deadline_usec, tprobe_done_fn done,
+			void *ud, struct tprobe **out)
+{
 	struct tprobe *tp = calloc(1, sizeof(*tp));
 	struct tprobe *leader;
+	const struct tprobe_recent *rec;
 	uint64_t now = fconn_now_usec();
 	int r;
 
@@ -684,6 +766,7 @@ int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 	tp->target = *target;
 	tp->expect = expect;
 	tp->bulk = bulk;
+	tp->asked_bulk = bulk;
 	tp->deadline = deadline_usec;
 	tp->done = done;
 	tp->ud = ud;
@@ -699,11 +782,21 @@ int tprobe_start_for(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 	 * running now is shared, never a finished one: a result from before a change (a
 	 * firewall rule, a repair) must not answer a check that began after it. */
 	leader = find_leader(ctx, target, expect);
+	rec = leader ? NULL : find_recent(ctx, target, expect, bulk, not_before_usec, now);
 	tp->lnext = ctx->tprobes;
 	if (ctx->tprobes)
 		ctx->tprobes->lprev = tp;
 	ctx->tprobes = tp;
-	if (leader) {
+	if (rec) {
+		/* Already proven during the consumer's check: done runs from the loop with
+		 * that answer (its own times, so sibling comparisons stay honest). */
+		ctx->n_tprobes_joined++;
+		tp->res = rec->res;
+		tp->res.shared = true;
+		tp->phase = TP_DONE;
+		(void)sd_event_source_set_time(tp->timer, 1);
+		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
+	} else if (leader) {
 		ctx->n_tprobes_joined++;
 		tp->phase = TP_JOINED;
 		tp->leader = leader;
