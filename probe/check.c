@@ -622,6 +622,7 @@ static void try_next(struct ppeer *pp)
 			    npf_addr_str(a, txt, sizeof(txt)), strerror(-r));
 			continue;
 		}
+		(void)sd_event_source_set_priority(pp->c.io, PROBE_PRIO_CONTROL);
 		/* Share what is left of the discovery window among the addresses left; the
 		 * first round leaves 2/5 of it for a second one. */
 		slice = (pc->disc_deadline - now) / left;

@@ -43,6 +43,13 @@
 #define PROBE_MAX_OUTBUF (256u << 10)
 #define PROBE_MAX_RESOLVED 8 /* addresses kept per resolved name */
 #define USEC_PER_MSEC 1000ull
+/* Event priorities (sd-event dispatches one pending source per iteration, the most
+ * important first). When every node of a job checks at once the loop has more ready
+ * sources than it can serve in time: the control plane (accepting, HELLOs, reverse
+ * requests, discovery) goes before bulk data and echoes, so peers learn our candidates and
+ * get their answers while the bytes wait, instead of timing out waiting for a HELLO reply
+ * behind other peers' bulk transfers. */
+#define PROBE_PRIO_CONTROL (-10)
 /* Finished path probes whose "ok" another consumer may still take (see tprobe_start_for):
  * every node of a job checking at once asks each directed path twice (our check and the
  * peer's reverse request), usually not at the same moment. One entry per recent path. */

@@ -825,6 +825,7 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		free(sc);
 		return 0;
 	}
+	(void)sd_event_source_set_priority(sc->c.io, PROBE_PRIO_CONTROL);
 	if (ctx->keys.n && fconn_auth_server(&sc->c, &ctx->keys, ctx->node) < 0) {
 		fconn_close(&sc->c);
 		free(sc);
@@ -881,6 +882,7 @@ static int plisten_open(struct npf_probe_ctx *ctx, const struct npf_addr *a, str
 		errno = -r;
 		goto err;
 	}
+	(void)sd_event_source_set_priority(pl->src, PROBE_PRIO_CONTROL);
 	if (ctx->accept_paused)
 		(void)sd_event_source_set_enabled(pl->src, SD_EVENT_OFF);
 	*out = pl;

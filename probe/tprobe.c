@@ -384,8 +384,9 @@ static int ctl_connected(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
 	struct npf_msg_hello h = {.instance = tp->ctx->instance, .want_candidates = false};
+	struct npf_msg_open_data od = {.bytes = tp->bulk};
 	char a[INET6_ADDRSTRLEN];
-	json_t *j;
+	json_t *j, *o;
 	int r;
 
 	addr_txt(&tp->target, a, sizeof(a));
@@ -400,6 +401,17 @@ static int ctl_connected(struct fconn *c, int err)
 	json_decref(j);
 	if (r < 0) {
 		finish(tp, NPF_OUT_NOT_PROBED, "sending HELLO: %s", strerror(-r));
+		return 0;
+	}
+	/* OPEN_DATA goes right behind HELLO, in the same segment: the peer handles frames in
+	 * order (HELLO first, as it requires), so this saves a round trip and a wakeup on
+	 * both sides per path. Identity is still checked on the HELLO reply before the data
+	 * port is used, and again on the data port itself. */
+	o = npf_wire_open_data_to_json(&od);
+	r = fconn_send(c, NPF_MSG_OPEN_DATA, o);
+	json_decref(o);
+	if (r < 0) {
+		finish(tp, NPF_OUT_NOT_PROBED, "sending OPEN_DATA: %s", strerror(-r));
 		return 0;
 	}
 	tp->phase = TP_HELLO;
@@ -419,8 +431,6 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 	}
 	if (tp->phase == TP_HELLO && type == NPF_MSG_HELLO_REPLY) {
 		struct npf_msg_hello_reply hr;
-		struct npf_msg_open_data od = {.bytes = tp->bulk};
-		json_t *o;
 
 		if (npf_wire_hello_reply_from_json(j, &hr) < 0) {
 			finish(tp, NPF_OUT_WRONG_PEER, "malformed HELLO reply from %s", a);
@@ -430,13 +440,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		if (!identity_ok(tp, hr.node, hr.instance))
 			return 0;
 		tp->res.ctl_answered = true;
-		o = npf_wire_open_data_to_json(&od);
-		r = fconn_send(c, NPF_MSG_OPEN_DATA, o);
-		json_decref(o);
-		if (r < 0) {
-			finish(tp, NPF_OUT_NOT_PROBED, "sending OPEN_DATA: %s", strerror(-r));
-			return 0;
-		}
+		/* OPEN_DATA went out with HELLO (ctl_connected): its reply comes next. */
 		tp->phase = TP_OPEN_DATA;
 		return 0;
 	}
