@@ -188,8 +188,17 @@ void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *deta
 	p = strstr(NPF_DETAIL_DATA_SYN, "%s");
 	if (f->outcome == NPF_OUT_TIMEOUT && p &&
 	    strncmp(detail, NPF_DETAIL_DATA_SYN, (size_t)(p - NPF_DETAIL_DATA_SYN)) == 0 &&
-	    strstr(detail, " timed out"))
-		f->data_syn_lost = true;
+	    (p = strstr(detail, " timed out")) != NULL) {
+		/* This version says how long the connect phase ran (an older peer does not:
+		 * then the text alone counts, as before). */
+		p += strlen(" timed out");
+		if (*p == '\0')
+			f->data_syn_lost = true;
+		else if (take_lit(&p, " after ") && take_num(&p, &ms) &&
+			 take_lit(&p, " ms (handshakes ") && take_num(&p, &ctl_ms) &&
+			 take_lit(&p, " ms)") && *p == '\0')
+			f->data_syn_lost = ms * 1000 >= NPF_STALL_MIN_US && ms >= 4 * ctl_ms;
+	}
 }
 
 enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const char **why)

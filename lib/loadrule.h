@@ -70,12 +70,14 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
 /* The same with the phase's times (sent by this version; the old text still parses). */
 #define NPF_DETAIL_BULK_STALL_T NPF_DETAIL_BULK_STALL " in %u ms (handshakes %u ms)"
 #define NPF_DETAIL_DATA_SYN "connect to data port %s:%u timed out"
+#define NPF_DETAIL_DATA_SYN_T NPF_DETAIL_DATA_SYN " after %u ms (handshakes %u ms)"
 /* Timeouts on a connection that was made: the daemon did not answer in time. */
 #define NPF_DETAIL_NO_HELLO "no HELLO reply from %s"
 #define NPF_DETAIL_NO_OPEN_DATA "no OPEN_DATA reply from %s"
 #define NPF_DETAIL_NO_DATA_AUTH "no reply on data port %s:%u"
-/* A stall is proven only when the bulk phase had this long and four times what the
- * handshakes before it took: a phase cut short by the deadline says nothing. */
+/* A stall (or a lost data-port SYN) is proven only when its phase had this long and four
+ * times what the handshakes before it took: a phase cut short by the deadline says
+ * nothing, whatever a starved prober's timers make of it. */
 #define NPF_STALL_MIN_US 100000u
 
 /* Fills what a prober's detail text says about its attempt (reverse results carry no

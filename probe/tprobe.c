@@ -222,6 +222,7 @@ static void finish_by_phase(struct tprobe *tp)
 		tp->data_port = l->data_port;
 		tp->t_ctl = l->t_ctl;
 		tp->t_bulk = l->t_bulk;
+		tp->t0 = l->t0;
 		tp->res.ctl_answered = l->res.ctl_answered;
 		tp->res.echoed = l->res.echoed;
 		tp->res.bulk = l->res.bulk;
@@ -242,9 +243,17 @@ static void finish_by_phase(struct tprobe *tp)
 	case TP_OPEN_DATA:
 		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
 		break;
-	case TP_DATA_CONNECT:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_DATA_SYN, a, tp->data_port);
-		break;
+	case TP_DATA_CONNECT: {
+		/* With the phase's times, as for a stall (lib/loadrule.h). */
+		uint64_t now = fconn_now_usec();
+		uint64_t c = tp->t0 && now > tp->t0 ? (now - tp->t0) / USEC_PER_MSEC : 0;
+		uint64_t h =
+		    tp->t_ctl && tp->t0 > tp->t_ctl ? (tp->t0 - tp->t_ctl) / USEC_PER_MSEC : 0;
+
+		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_DATA_SYN_T, a, tp->data_port,
+		       (unsigned int)(c > 600000 ? 600000 : c),
+		       (unsigned int)(h > 600000 ? 600000 : h));
+	} break;
 	case TP_AUTH:
 		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a, tp->data_port);
 		break;

@@ -89,9 +89,8 @@ static void test_timeout(void **state)
 	{
 		/* Silent again on its retry while the peer's daemon answered on another
 		 * path: a fault (isolated port, SYNs dropped); not on the first try. */
-		struct npf_attempt_facts f = { .outcome = NPF_OUT_TIMEOUT,
-					       .peer_answered = true,
-					       .window_us = 1000000 };
+		struct npf_attempt_facts f = {
+		    .outcome = NPF_OUT_TIMEOUT, .peer_answered = true, .window_us = 1000000};
 
 		assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 		f.final_attempt = true;
@@ -109,7 +108,7 @@ static void test_timeout(void **state)
 
 static void test_bulk_stall(void **state)
 {
-	struct npf_attempt_facts f = { .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE };
+	struct npf_attempt_facts f = {.outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE};
 
 	(void)state;
 	/* Nothing echoed past the first full-size frame, control answered: a black hole. */
@@ -125,13 +124,13 @@ static void test_bulk_stall(void **state)
 	f.sibling_ok = true;
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	/* A control exchange that never answered proves nothing about frame sizes. */
-	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL, .echo_known = true };
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .echo_known = true};
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 }
 
 static void test_unknown_stays_unknown(void **state)
 {
-	struct npf_attempt_facts f = { .outcome = NPF_OUT__COUNT };
+	struct npf_attempt_facts f = {.outcome = NPF_OUT__COUNT};
 	const char *why = NULL;
 
 	(void)state;
@@ -147,7 +146,7 @@ static void test_unknown_stays_unknown(void **state)
 
 static void test_from_detail(void **state)
 {
-	struct npf_attempt_facts f = { .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE };
+	struct npf_attempt_facts f = {.outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE};
 	char d[128];
 
 	(void)state;
@@ -156,29 +155,101 @@ static void test_from_detail(void **state)
 	assert_true(f.echo_known && f.ctl_answered);
 	assert_int_equal(f.echoed, 0);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
-	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL };
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL};
 	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL, (size_t)72000, 72000u, (size_t)9000, 72000u);
 	npf_attempt_facts_from_detail(&f, d);
 	assert_int_equal(f.echoed, 9000);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* Text that does not match (or lies about sizes) proves nothing. */
-	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_BULK_STALL };
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL};
 	npf_attempt_facts_from_detail(&f, "bulk stalled: sent 1/2, received 0/3 bytes");
 	assert_false(f.echo_known);
 	npf_attempt_facts_from_detail(&f, "whatever");
 	npf_attempt_facts_from_detail(&f, NULL);
 	assert_false(f.echo_known);
 	/* A lost SYN to the data port the peer's daemon just opened: a firewall, not load. */
-	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_TIMEOUT, .window_us = 1000000 };
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
 	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN, "198.18.1.3", 41234u);
 	npf_attempt_facts_from_detail(&f, d);
 	assert_true(f.data_syn_lost);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	f.loop_late_us = 400000;
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
-	f = (struct npf_attempt_facts){ .outcome = NPF_OUT_TIMEOUT };
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT};
 	npf_attempt_facts_from_detail(&f, "connect to 198.18.1.3 port 7718 timed out");
 	assert_false(f.data_syn_lost);
+}
+
+/* Every node of a job checking at once on few cores: phases the deadline cut short and
+ * daemons that answered late are load, whatever the raw outcome (issue 11). */
+static void test_cut_short(void **state)
+{
+	struct npf_attempt_facts f;
+	char d[128];
+
+	(void)state;
+	/* A stall after a full second of bulk, handshakes 5 ms: a black hole. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .window_us = 2000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
+		 1000u, 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.bulk_timed);
+	assert_int_equal(f.sent, 72000);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	/* The same numbers after 20 ms of bulk: cut short by the deadline. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .window_us = 2000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
+		 20u, 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Long enough, but the handshakes before it took longer than a quarter of it. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .window_us = 2000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
+		 300u, 200u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Nothing was even sent: the prober never got to run. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .window_us = 2000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)0, 72000u, (size_t)0, 72000u, 1000u,
+		 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Trailing garbage after the times: the text is not ours, nothing is proven. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL};
+	npf_attempt_facts_from_detail(
+	    &f, "bulk stalled: sent 9000/9000, received 0/9000 bytes in 900 ms (handshakes 1 ms)x");
+	assert_false(f.echo_known);
+
+	/* A timeout on a connection the path carried: the daemon was late, never a failure,
+	 * even with a sibling that worked. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_NO_HELLO, "198.18.1.3");
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.daemon_silent);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .sibling_ok = true};
+	snprintf(d, sizeof(d), NPF_DETAIL_NO_DATA_AUTH, "198.18.1.3", 40000u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* A SYN that was not even answered stays discriminating with a sibling. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	npf_attempt_facts_from_detail(&f, "connect to 198.18.1.3 port 7718 timed out");
+	assert_false(f.daemon_silent);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+
+	/* A lost data-port SYN: discriminating after a real wait, not after 10 ms. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN_T, "198.18.1.3", 41234u, 800u, 4u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.data_syn_lost);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN_T, "198.18.1.3", 41234u, 10u, 4u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_false(f.data_syn_lost);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 }
 
 int main(void)
@@ -187,7 +258,7 @@ int main(void)
 	    cmocka_unit_test(test_bulk_bytes),	   cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_discriminating), cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_bulk_stall),	   cmocka_unit_test(test_unknown_stays_unknown),
-	    cmocka_unit_test(test_from_detail),
+	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
