@@ -16,14 +16,14 @@
 
 enum fa_state {
 	FA_CLI_CHALLENGE, /* client: AUTH_HELLO sent, waiting for AUTH_CHALLENGE */
-	FA_SRV_HELLO,     /* server: waiting for AUTH_HELLO */
-	FA_SRV_FINISH,    /* server: AUTH_CHALLENGE sent, waiting for AUTH_FINISH */
-	FA_DONE,          /* every frame is tagged both ways */
+	FA_SRV_HELLO,	  /* server: waiting for AUTH_HELLO */
+	FA_SRV_FINISH,	  /* server: AUTH_CHALLENGE sent, waiting for AUTH_FINISH */
+	FA_DONE,	  /* every frame is tagged both ways */
 };
 
 struct fconn_auth {
 	const struct npf_auth_keys *keys; /* borrowed from the context */
-	const char *node;                 /* ours, borrowed */
+	const char *node;		  /* ours, borrowed */
 	enum fa_state st;
 	bool server;
 	struct npf_auth_hello hello; /* the client's offer: half of the transcript */
@@ -158,6 +158,15 @@ void fconn_close(struct fconn *c)
 	c->out_len = c->out_off = 0;
 	c->in_len = c->hdr_len = 0;
 	auth_free(c);
+}
+
+void fconn_abort(struct fconn *c)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+	if (c->fd >= 0)
+		(void)setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	fconn_close(c);
 }
 
 static int set_events(struct fconn *c)
@@ -323,7 +332,7 @@ int fconn_send(struct fconn *c, uint16_t type, const json_t *payload)
 
 void fconn_send_error(struct fconn *c, enum npf_wire_err code, const char *msg)
 {
-	struct npf_msg_error m = { .code = code };
+	struct npf_msg_error m = {.code = code};
 	json_t *j;
 
 	if (c->fd < 0 || c->closing)
@@ -388,8 +397,8 @@ static int auth_frame(struct fconn *c, uint16_t type, json_t *j)
 		if (type != NPF_MSG_AUTH_CHALLENGE || npf_auth_challenge_from_json(j, &ch) < 0)
 			return auth_client_fail(c);
 		a->key = npf_auth_find(a->keys, ch.id);
-		if (!a->key || npf_auth_proof_check(a->key, &a->hello, ch.node, ch.nonce, true,
-						    ch.mac) < 0)
+		if (!a->key ||
+		    npf_auth_proof_check(a->key, &a->hello, ch.node, ch.nonce, true, ch.mac) < 0)
 			return auth_client_fail(c);
 		npf_auth_proof(a->key, &a->hello, ch.node, ch.nonce, false, fin.mac);
 		if (auth_send(c, NPF_MSG_AUTH_FINISH, npf_auth_finish_to_json(&fin)) < 0)
@@ -400,7 +409,7 @@ static int auth_frame(struct fconn *c, uint16_t type, json_t *j)
 		return c->ops->connected(c, 0);
 	}
 	case FA_SRV_HELLO: {
-		struct npf_auth_challenge ch = { 0 };
+		struct npf_auth_challenge ch = {0};
 
 		if (type != NPF_MSG_AUTH_HELLO)
 			return auth_refuse(c, "authentication required");
@@ -427,7 +436,8 @@ static int auth_frame(struct fconn *c, uint16_t type, json_t *j)
 		    npf_auth_proof_check(a->key, &a->hello, a->srv_node, a->srv_nonce, false,
 					 fin.mac) < 0)
 			return auth_refuse(c, "authentication failed");
-		npf_auth_session_init(&a->sess, a->key, &a->hello, a->srv_node, a->srv_nonce, false);
+		npf_auth_session_init(&a->sess, a->key, &a->hello, a->srv_node, a->srv_nonce,
+				      false);
 		a->st = FA_DONE;
 		return 0;
 	}

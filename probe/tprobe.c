@@ -85,9 +85,9 @@ const struct npf_addr *tprobe_target(const struct tprobe *tp)
 }
 
 /* Bulk bytes are a function of the offset and the token so that a stale or
- * crossed stream cannot pass for the echo of ours. Byte at offset o: ((o * 2654435761) mod 2^32 >> 24) ^ token[o % 16], filled for
- * buf[0..n) at offsets off.. incrementally (no multiply and modulo per byte: every node
- * of a job checking at once moves a few MB through here). */
+ * crossed stream cannot pass for the echo of ours. Byte at offset o: ((o * 2654435761) mod 2^32 >>
+ * 24) ^ token[o % 16], filled for buf[0..n) at offsets off.. incrementally (no multiply and modulo
+ * per byte: every node of a job checking at once moves a few MB through here). */
 static void pattern_fill(const struct tprobe *tp, size_t off, uint8_t *buf, size_t n)
 {
 	uint32_t x = (uint32_t)off * 2654435761u;
@@ -585,7 +585,8 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 		finish(tp, NPF_OUT_NOT_PROBED, "out of memory");
 		return 0;
 	}
-	fconn_close(&tp->ctl);
+	/* Both replies on it were read; the peer only waits for our close. */
+	fconn_abort(&tp->ctl);
 	tp->phase = TP_BULK;
 	tp->t_bulk = fconn_now_usec();
 	(void)fconn_set_raw(c, EPOLLIN | EPOLLOUT);
@@ -725,6 +726,8 @@ static int data_raw(struct fconn *c, uint32_t revents)
 	if (tp->phase != TP_BULK)
 		return 0;
 	if (tp->rcvd >= tp->bulk) {
+		/* The whole echo was read and the peer sends nothing more. */
+		fconn_abort(&tp->data);
 		finish(tp, NPF_OUT_OK, "%s", "");
 		remember_ok(tp);
 		return 0;
