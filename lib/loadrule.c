@@ -146,9 +146,8 @@ static bool parse_stall(const char *d, uint64_t *sent, uint64_t *b1, uint64_t *r
 
 /* Timeouts whose detail says the connection was made (the text up to its first %). */
 static const char *const silent_details[] = {
-    NPF_DETAIL_NO_HELLO,
-    NPF_DETAIL_NO_OPEN_DATA,
-    NPF_DETAIL_NO_DATA_AUTH,
+    NPF_DETAIL_NO_HELLO,     NPF_DETAIL_NO_OPEN_DATA, NPF_DETAIL_NO_DATA_AUTH,
+    NPF_DETAIL_LATE_CONNECT, NPF_DETAIL_LATE_DATA,
 };
 
 static bool prefix_of_format(const char *detail, const char *format)

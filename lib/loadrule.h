@@ -75,6 +75,10 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
 #define NPF_DETAIL_NO_HELLO "no HELLO reply from %s"
 #define NPF_DETAIL_NO_OPEN_DATA "no OPEN_DATA reply from %s"
 #define NPF_DETAIL_NO_DATA_AUTH "no reply on data port %s:%u"
+/* The connection was made, but our loop saw it only at the deadline (probe/tprobe.c asks
+ * the socket before calling a connect timed out). */
+#define NPF_DETAIL_LATE_CONNECT "connected to %s port %u only at the deadline"
+#define NPF_DETAIL_LATE_DATA "connected to data port %s:%u only at the deadline"
 /* A stall (or a lost data-port SYN) is proven only when its phase had this long and four
  * times what the handshakes before it took: a phase cut short by the deadline says
  * nothing, whatever a starved prober's timers make of it. */

@@ -232,6 +232,16 @@ static void test_cut_short(void **state)
 	snprintf(d, sizeof(d), NPF_DETAIL_NO_DATA_AUTH, "198.18.1.3", 40000u);
 	npf_attempt_facts_from_detail(&f, d);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Connected, but seen only at the deadline: our own loop was late. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .sibling_ok = true};
+	snprintf(d, sizeof(d), NPF_DETAIL_LATE_CONNECT, "198.18.1.3", 7718u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .data_syn_lost = false};
+	snprintf(d, sizeof(d), NPF_DETAIL_LATE_DATA, "198.18.1.3", 40000u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_false(f.data_syn_lost);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* A SYN that was not even answered stays discriminating with a sibling. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
