@@ -92,7 +92,7 @@ static bool holds(enum cond c, const struct npf_attempt_facts *f)
 	case C_SIBLING_OK:
 		/* The TCP handshake went through the path and only the daemon's answer was
 		 * missing: that is the daemon's load, whatever the siblings did. */
-		if (f->daemon_silent)
+		if (f->daemon_silent || f->cut_short)
 			return false;
 		return (f->sibling_ok || f->data_syn_lost ||
 			(f->final_attempt && f->peer_answered)) &&
@@ -195,8 +195,17 @@ void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *deta
 			f->data_syn_lost = true;
 		else if (take_lit(&p, " after ") && take_num(&p, &ms) &&
 			 take_lit(&p, " ms (handshakes ") && take_num(&p, &ctl_ms) &&
-			 take_lit(&p, " ms)") && *p == '\0')
+			 take_lit(&p, " ms)") && *p == '\0') {
 			f->data_syn_lost = ms * 1000 >= NPF_STALL_MIN_US && ms >= 4 * ctl_ms;
+			f->cut_short = !f->data_syn_lost;
+		}
+	} else if (f->outcome == NPF_OUT_TIMEOUT && take_lit(&detail, "connect to ") &&
+		   (p = strstr(detail, " timed out after ")) != NULL) {
+		/* A control connect's wait (NPF_DETAIL_CONNECT_T): a probe that began just
+		 * before its deadline, after waiting in the queue, did not wait for a SYN. */
+		p += strlen(" timed out after ");
+		if (take_num(&p, &ms) && take_lit(&p, " ms") && *p == '\0')
+			f->cut_short = ms * 1000 < NPF_STALL_MIN_US;
 	}
 }
 

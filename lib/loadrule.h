@@ -45,6 +45,8 @@ struct npf_attempt_facts {
 	bool final_attempt;    /* the path was already tried again within the budget */
 	bool daemon_silent;    /* timed out on a connection the path had carried (TCP
 				* handshake done): the peer's daemon, not the path, was late */
+	bool cut_short;	       /* a timeout whose phase the deadline cut short (its detail
+				* says how long it ran): no evidence, siblings or not */
 	bool bulk_timed;       /* sent, bulk_us, ctl_us are known (a stall's detail) */
 	uint32_t sent;	       /* bulk bytes we managed to send */
 	uint32_t bulk_us;      /* how long the bulk phase ran before it was given up */
@@ -71,6 +73,8 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
 #define NPF_DETAIL_BULK_STALL_T NPF_DETAIL_BULK_STALL " in %u ms (handshakes %u ms)"
 #define NPF_DETAIL_DATA_SYN "connect to data port %s:%u timed out"
 #define NPF_DETAIL_DATA_SYN_T NPF_DETAIL_DATA_SYN " after %u ms (handshakes %u ms)"
+/* A control connect that got no answer, with how long it waited. */
+#define NPF_DETAIL_CONNECT_T "connect to %s port %u timed out after %u ms"
 /* Timeouts on a connection that was made: the daemon did not answer in time. */
 #define NPF_DETAIL_NO_HELLO "no HELLO reply from %s"
 #define NPF_DETAIL_NO_OPEN_DATA "no OPEN_DATA reply from %s"

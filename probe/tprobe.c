@@ -295,9 +295,13 @@ static void finish_by_phase(struct tprobe *tp)
 		       "not started before the deadline (%u probes running)",
 		       tp->ctx->n_active_tprobes);
 		break;
-	case TP_CTL_CONNECT:
-		finish(tp, NPF_OUT_TIMEOUT, "connect to %s port %u timed out", a, tp->ctx->port);
-		break;
+	case TP_CTL_CONNECT: {
+		uint64_t now = fconn_now_usec();
+		uint64_t w = tp->t_ctl && now > tp->t_ctl ? (now - tp->t_ctl) / USEC_PER_MSEC : 0;
+
+		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_CONNECT_T, a, tp->ctx->port,
+		       (unsigned int)(w > 600000 ? 600000 : w));
+	} break;
 	case TP_HELLO:
 		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
 		break;
@@ -548,7 +552,10 @@ static int ctl_error(struct fconn *c, int err)
 	if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
 	else if (err == 0)
-		finish(tp, NPF_OUT_REFUSED, "%s closed the control connection", a);
+		/* A refusal of the path is a reset to our SYN (connect fails). A daemon that
+		 * accepted and then hung up without a word (its pre-auth timer or caps under the
+		 * load of a whole job) says nothing about the path. */
+		finish(tp, NPF_OUT_NOT_PROBED, "%s closed the control connection", a);
 	else
 		finish(tp, fconn_errno_outcome(-err), "control connection to %s: %s", a,
 		       strerror(-err));

@@ -249,6 +249,25 @@ static void test_cut_short(void **state)
 	assert_false(f.daemon_silent);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 
+	/* Cut short by the deadline: no evidence even with a sibling that worked. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 20u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.cut_short);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 900u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_false(f.cut_short);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN_T, "198.18.1.3", 41234u, 110u, 916u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.cut_short);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* A lost data-port SYN: discriminating after a real wait, not after 10 ms. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
 	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN_T, "198.18.1.3", 41234u, 800u, 4u);
