@@ -29,7 +29,13 @@ enum npf_verdict {
 	NPF_VERDICT_UNKNOWN = 0, /* evidence incomplete (peers not answering); never "ok" */
 	NPF_VERDICT_OK,
 	NPF_VERDICT_FAIL,
+	NPF_VERDICT_DEGRADED, /* ok, but the job moved to a strictly worse network than its
+			       * best (docs/decision.md §10): the env is published as for ok */
+	NPF_VERDICT__COUNT
 };
+
+/* ok and degraded publish an environment; fail and unknown do not. */
+bool npf_verdict_publishes(enum npf_verdict v);
 
 /* A candidate interface of a node as announced in HELLO (one entry per address). */
 struct npf_candidate {

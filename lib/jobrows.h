@@ -45,7 +45,6 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,
 
 void npf_job_matrix_clear(struct npf_job_matrix *m);
 
-#endif
 
 /* One node's answer from the job's rows: what the daemon of node self says once the
  * exchange is over (docs/decision.md §10). */
@@ -71,5 +70,17 @@ struct npf_job_answer {
 int npf_job_answer(const struct npf_msg_row *const *rows, const char *const *hostlist, size_t n,
 		   size_t self, bool degrade, struct npf_job_answer *out);
 
+/* The coordinator's decision from the rows it holds, rows[i] NULL = missing (then the
+ * verdict is unknown, node i marked 'm'): one message for every node of the job. Names in
+ * the reason come from the rows. On success out owns its nodes string
+ * (npf_wire_job_decision_clear). Returns 0, -EINVAL or -ENOMEM. */
+int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool degrade,
+			 struct npf_msg_job_decision *out);
+
+/* Node self's role in d (a suspect fails, the others follow d's verdict). */
+enum npf_job_role npf_job_role_of(const struct npf_msg_job_decision *d, size_t self);
+
 /* "ok" | "degraded" | "suspect" | "fail" | "unknown" */
 const char *npf_job_role_name(enum npf_job_role r);
+
+#endif

@@ -210,9 +210,16 @@ const char *npf_verdict_name(enum npf_verdict v)
 	switch (v) {
 	case NPF_VERDICT_OK: return "ok";
 	case NPF_VERDICT_FAIL: return "fail";
-	case NPF_VERDICT_UNKNOWN: break;
+	case NPF_VERDICT_DEGRADED: return "degraded";
+	case NPF_VERDICT_UNKNOWN:
+	case NPF_VERDICT__COUNT: break;
 	}
 	return "unknown";
+}
+
+bool npf_verdict_publishes(enum npf_verdict v)
+{
+	return v == NPF_VERDICT_OK || v == NPF_VERDICT_DEGRADED;
 }
 
 const char *npf_direction_name(enum npf_direction d)
