@@ -53,6 +53,7 @@ struct npf_api_error {
 };
 
 #define NPF_API_FORMAT_MAX 16
+#define NPF_API_JOB_MAX 65
 
 struct npf_api_request {
 	enum npf_api_req type;
@@ -63,6 +64,10 @@ struct npf_api_request {
 			      * env: the same, but only when max_age_set (else: cache_ttl) */
 	bool max_age_set;    /* "max_age_ms" was given */
 	char (*peers)[NPF_NAME_MAX]; /* check/verdict/env: owned, unique, in request order */
+	/* check/env: the job tag ("" none): every node of one job start checks with the same
+	 * tag (the Prolog passes SLURM_JOB_ID), and the nodes decide once for the job
+	 * (docs/decision.md §10). 1..NPF_API_JOB_MAX-1 bytes of [A-Za-z0-9._-]. */
+	char job[NPF_API_JOB_MAX];
 	size_t n_peers;
 	/* env only */
 	char format[NPF_API_FORMAT_MAX]; /* "" (= json), "json", "shell", "taskprolog",

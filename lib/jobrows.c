@@ -10,9 +10,16 @@
 
 int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN + 1])
 {
+	return npf_job_id_tag(names, n, NULL, out);
+}
+
+int npf_job_id_tag(const char *const *names, size_t n, const char *job_tag,
+		   char out[NPF_WIRE_JOB_ID_LEN + 1])
+{
 	crypto_generichash_state st;
 	uint8_t h[NPF_WIRE_JOB_ID_LEN / 2];
 	static const char tag[] = "npf-job-v1";
+	static const uint8_t sep = 1; /* never in a node name: names and tag cannot collide */
 
 	if (!names || n == 0)
 		return -EINVAL;
@@ -23,6 +30,10 @@ int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN 
 		if (!names[i])
 			return -EINVAL;
 		crypto_generichash_update(&st, (const uint8_t *)names[i], strlen(names[i]) + 1);
+	}
+	if (job_tag && job_tag[0]) {
+		crypto_generichash_update(&st, &sep, 1);
+		crypto_generichash_update(&st, (const uint8_t *)job_tag, strlen(job_tag) + 1);
 	}
 	crypto_generichash_final(&st, h, sizeof(h));
 	sodium_bin2hex(out, NPF_WIRE_JOB_ID_LEN + 1, h, sizeof(h));
@@ -171,6 +182,7 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 	struct npf_job_matrix m;
 	struct npf_job_decision d;
 	struct npf_job_input in;
+	const char **names;
 	size_t off, missing = 0;
 	int r;
 
@@ -210,9 +222,21 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 			 strerror(-r));
 		return 0;
 	}
-	in = (struct npf_job_input){
-	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs, .degrade = degrade};
+	names = malloc(n * sizeof(*names));
+	if (!names) {
+		npf_job_matrix_clear(&m);
+		goto nomem;
+	}
+	for (size_t i = 0; i < n; i++)
+		names[i] = rows[i]->node;
+	in = (struct npf_job_input){.n_nodes = n,
+				    .n_nets = m.n_nets,
+				    .nets = m.nets,
+				    .pairs = m.pairs,
+				    .degrade = degrade,
+				    .names = names};
 	r = npf_job_decide(&in, &d);
+	free(names);
 	if (r < 0) {
 		npf_job_matrix_clear(&m);
 		goto nomem;
