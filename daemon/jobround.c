@@ -231,6 +231,17 @@ void jround_add_row(struct npf_daemon *d, struct npf_msg_row *row, uint64_t remo
 		answer_alone(d, row, &w, "too many rows held");
 		goto out;
 	}
+	/* One node, one index: a row under another node's position (a confused or hostile
+	 * peer) would make the matrix say what that node never saw. */
+	for (size_t i = 0; jr && i < jr->n; i++)
+		if (jr->rows[i] && i != row->index && strcmp(jr->rows[i]->node, row->node) == 0) {
+			answer_alone(d, row, &w, "this node already sent a row under another index");
+			goto out;
+		}
+	if (jr && jr->rows[row->index] && strcmp(jr->rows[row->index]->node, row->node) != 0) {
+		answer_alone(d, row, &w, "another node already sent the row of this index");
+		goto out;
+	}
 	if (!jr)
 		jr = round_new(d, row);
 	if (!jr || (jr->n_w >= 2 * (size_t)jr->n + 8)) {
