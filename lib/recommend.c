@@ -476,33 +476,33 @@ static bool any_local_fail(const struct ctx *c)
 	return false;
 }
 
-/* The failure fields for a node outside the job's choice: a suspect names its
- * interface on the network it breaks (job->best) and its first failing peer there; with
- * no failure in its own evidence (the failing pairs were seen by the others), itself
- * and not-probed: the evidence is the job's, in the summary. A node the job fails or
- * leaves unknown names its own evidence on the job's network when it has some. */
+/* The failure fields for a node outside the job's choice. A suspect names its interface
+ * on the network it breaks (job->best) and its first failing peer there; with no failure
+ * in its own evidence (the failing pairs were seen by the others), itself and not-probed:
+ * the evidence is the job's, in the summary. A node whose job network does not work here
+ * names its first failing, else missing, peer there. A job that fails names this node's
+ * own culprit if it has one; an unknown job names nobody. */
 static void job_failure(struct ctx *c)
 {
 	struct npf_recommendation *out = c->out;
 	enum npf_job_role role = job_role(c);
-	int n = job_net(c, role == NPF_JOB_ROLE_SUSPECT ? c->pol->job->best : c->pol->job->net);
-	const struct eval *e = NULL;
+	bool suspect = role == NPF_JOB_ROLE_SUSPECT;
+	int n = job_net(c, suspect ? c->pol->job->best : c->pol->job->net);
+	const struct eval *e;
 
 	out->fail_outcome = NPF_OUT_NOT_PROBED;
 	out->fail_dir = NPF_DIR_FORWARD;
-	if (role == NPF_JOB_ROLE_FAIL) {
-		if (any_local_fail(c))
-			blame(c);
+	if (role == NPF_JOB_ROLE_FAIL && any_local_fail(c))
+		blame(c);
+	if (role == NPF_JOB_ROLE_FAIL || role == NPF_JOB_ROLE_UNKNOWN)
 		return;
-	}
-	if (n >= 0 && c->nets[n].ifc >= 0)
-		e = ev_at(c, (size_t)c->nets[n].ifc, (size_t)n);
-	if (role == NPF_JOB_ROLE_SUSPECT)
+	if (suspect)
 		copy_str(out->fail_node, sizeof(out->fail_node), node_name(c, 0));
-	if (!e)
+	if (n < 0 || c->nets[n].ifc < 0)
 		return;
+	e = ev_at(c, (size_t)c->nets[n].ifc, (size_t)n);
 	copy_str(out->fail_ifname, sizeof(out->fail_ifname), c->inv->ifaces[c->nets[n].ifc].name);
-	if (e->peer >= 0 && e->state != EST_WORKS) {
+	if (e->peer >= 0 && (e->state == EST_FAIL || (!suspect && e->state == EST_UNKNOWN))) {
 		copy_str(out->fail_node, sizeof(out->fail_node), node_name(c, e->peer));
 		out->fail_outcome = e->outcome;
 		out->fail_dir = e->dir;
@@ -574,7 +574,7 @@ static void job_summarise(struct ctx *c)
 	if (n >= 0 && c->nets[n].ifc >= 0) {
 		const struct eval *e = ev_at(c, (size_t)c->nets[n].ifc, (size_t)n);
 
-		if (e->state == EST_FAIL || e->state == EST_UNKNOWN)
+		if (e->state == EST_FAIL)
 			dec_eval_text(c, e, ev, sizeof(ev));
 		else
 			snprintf(ev, sizeof(ev), "shows no failure from here");

@@ -826,6 +826,18 @@ static void job_view_suspect(void **state)
 				   ": ens1f0np0 shows no failure from here; drain it (job check: "
 				   "node3: " FABRIC " fails with node1)");
 	fx_free(f);
+
+	/* Missing evidence is no failure of ours either: a peer that did not answer is not
+	 * named as the broken end. */
+	f = cluster_view(dead_fabric4, 4, 2, NULL);
+	f->chk.nodes[1].available = false;
+	f->pol.job = &v3;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_node, "node3");
+	assert_int_equal(f->rec.fail_outcome, NPF_OUT_NOT_PROBED);
+	assert_has(f->rec.summary, "ens1f0np0 shows no failure from here");
+	fx_free(f);
 }
 
 /* fail and unknown for the whole job: the coordinator's reason, nothing published. */
@@ -860,6 +872,9 @@ static void job_view_fail_and_unknown(void **state)
 	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
 	assert_int_equal(f->rec.n_vars, 0);
 	assert_string_equal(f->rec.summary, "unknown: job check: no row from node3");
+	/* Nobody to blame for a row that did not come. */
+	assert_int_equal(f->rec.fail_node[0], '\0');
+	assert_int_equal(f->rec.fail_ifname[0], '\0');
 	fx_free(f);
 
 	/* A role this code does not know (a newer coordinator): unknown, never ok. */
