@@ -207,6 +207,11 @@ static int build_rejections(struct ctx *c)
 			bfmt(text, sizeof(text),
 				 "works on %s, but %s holds the same network and ranks first here",
 				 cidr, inv->ifaces[ch->ifc].name);
+		else if (e->state == EST_WORKS && ch && bn < c->chosen)
+			/* Only a job decision puts the choice below a network that works
+			 * here: the others' evidence moved the job (docs/decision.md §10). */
+			bfmt(text, sizeof(text), "works on %s, but the job check chose %s (%s)", cidr,
+			     c->out->cidr, inv->ifaces[ch->ifc].name);
 		else if (e->state == EST_WORKS && ch)
 			bfmt(text, sizeof(text), "works on %s, but %s ranks higher (%s)", cidr,
 				 inv->ifaces[ch->ifc].name,

@@ -655,6 +655,18 @@ static enum npf_outcome node4_fabric_dead(const struct cl_node *a, const struct 
 	return NPF_OUT_OK;
 }
 
+/* Only the fabric pair node3-node4 is dead. */
+static enum npf_outcome node34_fabric_dead(const struct cl_node *a, const struct cl_if *ia,
+					   const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)ib;
+	if (strcmp(ia->name, "ens1f0np0") == 0 &&
+	    ((strcmp(a->name, "node3") == 0 && strcmp(b->name, "node4") == 0) ||
+	     (strcmp(a->name, "node4") == 0 && strcmp(b->name, "node3") == 0)))
+		return NPF_OUT_TIMEOUT;
+	return NPF_OUT_OK;
+}
+
 static const char *const node4_only[] = {"node4"};
 
 /* node `self` of dead_fabric4 decided under job view v. */
@@ -736,6 +748,17 @@ static void job_view_degraded(void **state)
 		assert_has(f->rec.summary, "; the job moved from " FABRIC ": fallback = degrade");
 		fx_free(f);
 	}
+
+	/* node1's fabric works from here (only node3-node4 fails): its rejection line says
+	 * the job chose eno1, not that eno1 ranks higher. */
+	f = cluster_view(dead_fabric4, 4, 0, node34_fabric_dead);
+	f->pol.job = &v;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+	assert_string_equal(rejection(f, "ens1f0np0")->reason,
+			    "works on " FABRIC ", but the job check chose " MGMT " (eno1)");
+	assert_int_equal(rejection(f, "ens1f0np0")->outcome, NPF_OUT_OK);
+	fx_free(f);
 }
 
 /* The job's network must work from here: the coordinator's answer does not replace this
