@@ -220,17 +220,31 @@ int cli_hostlist_peers(const char *nodes, struct npf_api_request *req)
 	return 0;
 }
 
+/* What the CLI makes of each verdict: one row each. degraded is ok on a worse network
+ * than the job's best, chosen by the whole job alike (docs/decision.md §10): its
+ * environment is as good as ok's, so it exits 0, and the human line says it. */
+static const struct {
+	int exit;
+	const char *line; /* the prefix of the human verdict line on stderr (env) */
+} verdicts[NPF_VERDICT__COUNT] = {
+	[NPF_VERDICT_OK] = { CLI_EXIT_OK, "netpreflight: " },
+	[NPF_VERDICT_DEGRADED] = { CLI_EXIT_OK, "netpreflight: DEGRADED: " },
+	[NPF_VERDICT_FAIL] = { CLI_EXIT_FAIL, "netpreflight: NOT OK: " },
+	[NPF_VERDICT_UNKNOWN] = { CLI_EXIT_UNKNOWN, "netpreflight: NOT OK: " },
+};
+
 int cli_verdict_exit(const char *verdict)
 {
-	if (!verdict)
-		return CLI_EXIT_ERROR;
-	if (strcmp(verdict, "ok") == 0)
-		return CLI_EXIT_OK;
-	if (strcmp(verdict, "fail") == 0)
-		return CLI_EXIT_FAIL;
-	if (strcmp(verdict, "unknown") == 0)
-		return CLI_EXIT_UNKNOWN;
-	return CLI_EXIT_ERROR;
+	int v = npf_verdict_parse(verdict);
+
+	return v < 0 ? CLI_EXIT_ERROR : verdicts[v].exit;
+}
+
+const char *cli_verdict_line(const char *verdict)
+{
+	int v = npf_verdict_parse(verdict);
+
+	return v < 0 ? verdicts[NPF_VERDICT_UNKNOWN].line : verdicts[v].line;
 }
 
 static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,

@@ -1237,7 +1237,7 @@ static json_t *vars_json(const struct npf_recommendation *rec)
 {
 	json_t *o = json_object();
 
-	for (size_t i = 0; o && rec->verdict == NPF_VERDICT_OK && i < rec->n_vars; i++) {
+	for (size_t i = 0; o && npf_verdict_publishes(rec->verdict) && i < rec->n_vars; i++) {
 		json_t *v;
 
 		if (!rec->vars[i].value)

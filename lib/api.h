@@ -150,7 +150,7 @@ json_t *npf_check_to_json(const struct npf_check *c, const struct npf_recommenda
 int npf_check_from_json(const json_t *j, struct npf_check *c);
 
 /* The reply to an "env" request (docs/protocol.md): {"version":1,"ok":true,
- * "verdict","summary","variables":{NAME:value} (only for ok),"cached","age_ms",
+ * "verdict","summary","variables":{NAME:value} (only for ok and degraded),"cached","age_ms",
  * "recommendation":{...}} plus "format","text","omitted" when format is a text
  * format (shell, taskprolog, nccl-conf; "" or "json" adds none). New reference
  * (caller json_decref), or NULL on ENOMEM or an unknown format. */
