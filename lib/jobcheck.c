@@ -181,9 +181,8 @@ int npf_job_decide(const struct npf_job_input *in, struct npf_job_decision *out)
 			out->verdict = NPF_JOB_OK;
 			name_suspects(in, out, n, who, sizeof(who));
 			snprintf(out->reason, sizeof(out->reason),
-				 "%s works for every pair without node%s %s",
-				 in->nets[k].name ? in->nets[k].name : "?",
-				 v.n_cover > 1 ? "s" : "", who);
+				 "%s works for every pair without %s", in->nets[k].name ? in->nets[k].name : "?",
+				 who);
 			goto done;
 		}
 		if (v.any_ok && in->nets[k].quality > skipped_q)
