@@ -900,6 +900,16 @@ static void job_view_fail_and_unknown(void **state)
 	assert_int_equal(f->rec.fail_ifname[0], '\0');
 	fx_free(f);
 
+	/* A job of one node: the summary still says what the job decided. */
+	v.role = NPF_JOB_ROLE_FAIL;
+	v.reason = "no network works for every pair";
+	f = cluster_view(dead_fabric4, 1, 0, NULL);
+	f->pol.job = &v;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.summary, "fail: job check: no network works for every pair");
+	fx_free(f);
+
 	/* A role this code does not know (a newer coordinator): unknown, never ok. */
 	v.role = (enum npf_job_role)42;
 	v.net = MGMT;
