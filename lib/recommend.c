@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The decision: rank networks by node-independent facts, take the first one this node
- * proved in both directions with every peer, and derive the environment from it. This file
- * runs the stages (evidence.c, rank.c, publish.c, jobwide.c) and explains the outcome:
- * rejections, NCCL's default, whom to blame, the summary. */
+ * proved in both directions with every peer (or, under a job check, the job's network if
+ * this node proved it), and derive the environment from it. This file runs the stages
+ * (evidence.c, rank.c, publish.c, jobwide.c) and explains the outcome: rejections, NCCL's
+ * default, whom to blame, the summary. */
 #include "decide.h"
 #include "jobrows.h"
 #include "gid.h"
@@ -707,7 +708,7 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 		goto out;
 	predict_nccl_default(&c);
 	summarise(&c);
-	if (c.pol->job && chk->n_nodes >= 2)
+	if (c.pol->job)
 		job_summarise(&c);
 	r = c.err;
 out:

@@ -900,6 +900,16 @@ static void job_view_fail_and_unknown(void **state)
 	assert_int_equal(f->rec.fail_ifname[0], '\0');
 	fx_free(f);
 
+	/* A job of one node: the summary still says what the job decided. */
+	v.role = NPF_JOB_ROLE_FAIL;
+	v.reason = "no network works for every pair";
+	f = cluster_view(dead_fabric4, 1, 0, NULL);
+	f->pol.job = &v;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.summary, "fail: job check: no network works for every pair");
+	fx_free(f);
+
 	/* A role this code does not know (a newer coordinator): unknown, never ok. */
 	v.role = (enum npf_job_role)42;
 	v.net = MGMT;
@@ -2725,53 +2735,53 @@ static void var_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(all_ok_picks_fastest),
-	    cmocka_unit_test(container_bridges_rejected),
-	    cmocka_unit_test(bridge_roles),
-	    cmocka_unit_test(policy_prefer_avoid),
-	    cmocka_unit_test(rdma_ranks_before_speed),
-	    cmocka_unit_test(one_network_for_all),
-	    cmocka_unit_test(job_rows_blame_node3),
-	    cmocka_unit_test(job_view_blames_dead_node),
-	    cmocka_unit_test(job_view_degraded),
-	    cmocka_unit_test(job_view_net_fails_here),
-	    cmocka_unit_test(job_view_suspect),
-	    cmocka_unit_test(job_view_fail_and_unknown),
-	    cmocka_unit_test(deterministic_order),
-	    cmocka_unit_test(job_wide_names),
-	    cmocka_unit_test(prefix_clashes),
-	    cmocka_unit_test(fail_names_node_and_interfaces),
-	    cmocka_unit_test(every_outcome_mix),
-	    cmocka_unit_test(unknown_when_peer_unavailable),
-	    cmocka_unit_test(sparse_mode),
-	    cmocka_unit_test(sparse_plan_peers_not_contacted),
-	    cmocka_unit_test(down_and_unannounced),
-	    cmocka_unit_test(no_peers_no_candidates),
-	    cmocka_unit_test(wrong_egress),
-	    cmocka_unit_test(dual_stack_split_by_paths),
-	    cmocka_unit_test(ompi_ipv6_by_name),
-	    cmocka_unit_test(comma_in_name),
-	    cmocka_unit_test(master_addr_and_mask),
-	    cmocka_unit_test(roce_standard_layout),
-	    cmocka_unit_test(roce_container_gaps_and_two_hcas),
-	    cmocka_unit_test(roce_ipv6_only),
-	    cmocka_unit_test(roce_range_steers),
-	    cmocka_unit_test(hca_selection),
-	    cmocka_unit_test(ib_over_ipoib),
-	    cmocka_unit_test(job_wide_hca),
-	    cmocka_unit_test(secondary_address_interface),
-	    cmocka_unit_test(dual_stack_v6_only_works),
-	    cmocka_unit_test(roce_behind_failing_fabric),
-	    cmocka_unit_test(storage_roce_on_mgmt),
-	    cmocka_unit_test(rails_differ_between_nodes),
-	    cmocka_unit_test(ib_child_and_no_ipoib),
-	    cmocka_unit_test(gid_indices_differ),
-	    cmocka_unit_test(gid_indices_differ_ucx),
-	    cmocka_unit_test(job_wide_gid),
-	    cmocka_unit_test(routed_host_links),
-	    cmocka_unit_test(sysfs_fixture_decisions),
-	    cmocka_unit_test(hostile_check),
-	    cmocka_unit_test(var_names),
+		cmocka_unit_test(all_ok_picks_fastest),
+		cmocka_unit_test(container_bridges_rejected),
+		cmocka_unit_test(bridge_roles),
+		cmocka_unit_test(policy_prefer_avoid),
+		cmocka_unit_test(rdma_ranks_before_speed),
+		cmocka_unit_test(one_network_for_all),
+		cmocka_unit_test(job_rows_blame_node3),
+		cmocka_unit_test(job_view_blames_dead_node),
+		cmocka_unit_test(job_view_degraded),
+		cmocka_unit_test(job_view_net_fails_here),
+		cmocka_unit_test(job_view_suspect),
+		cmocka_unit_test(job_view_fail_and_unknown),
+		cmocka_unit_test(deterministic_order),
+		cmocka_unit_test(job_wide_names),
+		cmocka_unit_test(prefix_clashes),
+		cmocka_unit_test(fail_names_node_and_interfaces),
+		cmocka_unit_test(every_outcome_mix),
+		cmocka_unit_test(unknown_when_peer_unavailable),
+		cmocka_unit_test(sparse_mode),
+		cmocka_unit_test(sparse_plan_peers_not_contacted),
+		cmocka_unit_test(down_and_unannounced),
+		cmocka_unit_test(no_peers_no_candidates),
+		cmocka_unit_test(wrong_egress),
+		cmocka_unit_test(dual_stack_split_by_paths),
+		cmocka_unit_test(ompi_ipv6_by_name),
+		cmocka_unit_test(comma_in_name),
+		cmocka_unit_test(master_addr_and_mask),
+		cmocka_unit_test(roce_standard_layout),
+		cmocka_unit_test(roce_container_gaps_and_two_hcas),
+		cmocka_unit_test(roce_ipv6_only),
+		cmocka_unit_test(roce_range_steers),
+		cmocka_unit_test(hca_selection),
+		cmocka_unit_test(ib_over_ipoib),
+		cmocka_unit_test(job_wide_hca),
+		cmocka_unit_test(secondary_address_interface),
+		cmocka_unit_test(dual_stack_v6_only_works),
+		cmocka_unit_test(roce_behind_failing_fabric),
+		cmocka_unit_test(storage_roce_on_mgmt),
+		cmocka_unit_test(rails_differ_between_nodes),
+		cmocka_unit_test(ib_child_and_no_ipoib),
+		cmocka_unit_test(gid_indices_differ),
+		cmocka_unit_test(gid_indices_differ_ucx),
+		cmocka_unit_test(job_wide_gid),
+		cmocka_unit_test(routed_host_links),
+		cmocka_unit_test(sysfs_fixture_decisions),
+		cmocka_unit_test(hostile_check),
+		cmocka_unit_test(var_names),
 	};
 
 	return npf_run_tests(tests, NULL, NULL);
