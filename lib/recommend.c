@@ -515,6 +515,39 @@ static void job_failure(struct ctx *c)
 	}
 }
 
+/* Our interface holding an address on network n although it is not a candidate there (down,
+ * no carrier: a pulled cable), with why, so a suspect's reason names it ("ens1f0np0 (no
+ * carrier)"); false when no interface of ours has an address there. */
+static bool offline_iface_on(const struct ctx *c, int n, char *ifname, size_t ilen, char *why,
+			     size_t wlen)
+{
+	const struct npf_addr *pfx;
+
+	if (n < 0)
+		return false;
+	pfx = &c->nets[n].prefix;
+	for (size_t i = 0; i < c->inv->n_ifaces; i++) {
+		const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+		for (size_t a = 0; a < ifc->n_addrs; a++) {
+			struct npf_addr m;
+
+			if (ifc->addrs[a].family != pfx->family)
+				continue;
+			addr_mask(&ifc->addrs[a], pfx->prefixlen, &m);
+			if (memcmp(m.addr, pfx->addr, sizeof(m.addr)) != 0)
+				continue;
+			copy_str(ifname, ilen, ifc->name);
+			snprintf(why, wlen, "%s",
+				 !(ifc->flags & IFF_UP)		 ? "(down)" :
+				 ifc->carrier == 0 || !(ifc->flags & IFF_RUNNING) ? "(no carrier)" :
+										    "(not a candidate)");
+			return true;
+		}
+	}
+	return false;
+}
+
 /* "node4 fails and is drained", "node3, node4 fail and are drained"; "" with none. */
 static void suspects_text(const struct npf_job_view *job, char *buf, size_t len)
 {
@@ -584,6 +617,11 @@ static void job_summarise(struct ctx *c)
 			dec_eval_text(c, e, ev, sizeof(ev));
 		else
 			snprintf(ev, sizeof(ev), "shows no failure from here");
+	} else if (!out->fail_ifname[0]) {
+		/* No candidate of ours there: the interface that holds the address, and why
+		 * it is not in use (a pulled cable is the common case). */
+		(void)offline_iface_on(c, n, out->fail_ifname, sizeof(out->fail_ifname), ev,
+				       sizeof(ev));
 	}
 	bfmt(out->summary, sizeof(out->summary),
 	     "fail: this node breaks the job's network %s: %s%s%s; drain it (job check: %s)",

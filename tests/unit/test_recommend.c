@@ -850,6 +850,22 @@ static void job_view_suspect(void **state)
 				   "node3: " FABRIC " fails with node1)");
 	fx_free(f);
 
+	/* A pulled cable: the suspect's fabric interface keeps its address but has no carrier
+	 * (so it is no candidate here): the reason still names it, and why. */
+	f = cluster_view(dead_fabric4, 4, 3, node4_fabric_dead);
+	for (size_t i = 0; i < f->inv.n_ifaces; i++)
+		if (strcmp(f->inv.ifaces[i].name, "ens1f0np0") == 0) {
+			f->inv.ifaces[i].flags &= ~(unsigned int)IFF_RUNNING;
+			f->inv.ifaces[i].carrier = 0;
+		}
+	f->pol.job = &v;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_ifname, "ens1f0np0");
+	assert_has(f->rec.summary, "fail: this node breaks the job's network " FABRIC
+				   ": ens1f0np0 (no carrier); drain it");
+	fx_free(f);
+
 	/* Missing evidence is no failure of ours either: a peer that did not answer is not
 	 * named as the broken end. */
 	f = cluster_view(dead_fabric4, 4, 2, NULL);
