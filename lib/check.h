@@ -130,6 +130,12 @@ void npf_node_clear(struct npf_node *n);
 const char *npf_outcome_name(enum npf_outcome o);
 int npf_outcome_parse(const char *s);
 const char *npf_verdict_name(enum npf_verdict v);
+/* The inverse of npf_verdict_name ("ok", "degraded", "fail", "unknown"): the enum, or
+ * -EINVAL for anything else (NULL included). The one parser of verdict names that the
+ * CLI, the Slurm plugin and explain share, so a new verdict reaches them all. */
+int npf_verdict_parse(const char *s);
+/* npf_verdict_publishes() of a verdict name; false for a name npf_verdict_parse refuses. */
+bool npf_verdict_name_publishes(const char *s);
 const char *npf_direction_name(enum npf_direction d);
 
 #endif

@@ -16,6 +16,10 @@
  * names (each NUL-terminated), so rows of two jobs, or of one job with its nodes in
  * another order, never mix. names[0..n) must be non-NULL. Returns 0 or -EINVAL. */
 int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN + 1]);
+/* The same with the job's tag (a Slurm job id; NULL or "" = none, then npf_job_id()): two
+ * starts of one hostlist under different tags are two jobs. */
+int npf_job_id_tag(const char *const *names, size_t n, const char *job_tag,
+		   char out[NPF_WIRE_JOB_ID_LEN + 1]);
 
 /* The merged matrix: networks in rank order (rank descending, key ascending), pairs as
  * struct npf_job_input wants them. Owned by the caller (npf_job_matrix_clear). */

@@ -963,6 +963,21 @@ static void test_env_reply(void **state)
 	json_decref(r);
 	assert_null(npf_api_env_reply(&rec, "yaml", false, 0));
 	assert_null(npf_api_env_reply(NULL, "", false, 0));
+	/* degraded (the job check moved the job to a worse network) publishes like ok, and
+	 * the SPANK plugin's parser takes it. */
+	rec.verdict = NPF_VERDICT_DEGRADED;
+	r = npf_api_env_reply(&rec, "shell", false, 0);
+	assert_string_equal(json_string_value(json_object_get(r, "verdict")), "degraded");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "variables"),
+							      "NCCL_SOCKET_IFNAME")),
+			    "=fab0");
+	assert_non_null(strstr(json_string_value(json_object_get(r, "text")),
+			       "export NCCL_SOCKET_IFNAME='=fab0'\n"));
+	assert_int_equal(npf_envreply_parse(r, &er, err, sizeof(err)), 0);
+	assert_string_equal(er.verdict, "degraded");
+	assert_int_equal(er.n_vars, rec.n_vars);
+	npf_envreply_clear(&er);
+	json_decref(r);
 	npf_recommendation_clear(&rec);
 
 	/* A failure publishes nothing: no variables, no export line. */
