@@ -14,6 +14,8 @@ job_check() {
 	local c=$1 hl=$2 t0 n
 	shift 2
 	JOB_TAG=$c-$$
+	local f0
+	f0=$(arp_fulls)
 	t0=$(date +%s%3N)
 	for n in "$@"; do
 		{
@@ -25,9 +27,25 @@ job_check() {
 	wait
 	JOB_WALL_MS=$(($(date +%s%3N) - t0))
 	echo "  $c: $# nodes checked job '$JOB_TAG' at once, wall $JOB_WALL_MS ms"
+	f0=$(($(arp_fulls) - f0))
+	[ "$f0" -eq 0 ] ||
+		echo "  NOTE $c: the kernel's neighbour table was full $f0 times during the check (other labs up on this host?): pairs may have failed for want of ARP entries"
 }
 
 jf() { jq -r "$2" "$T/$1.json" 2>/dev/null; } # CASE-NODE FILTER
+
+# arp_fulls: how often the kernel's IPv4 neighbour table refused an entry (all namespaces
+# share it: /proc/net/stat/arp_cache, column table_fulls, per CPU, summed). When it grows
+# during a case, ARP failed between some lab nodes (several big labs up at once): the host
+# dropped those pairs, not the product; job_check says so next to its wall time.
+arp_fulls() {
+	local l n=0 f
+	while read -r l; do
+		f=($l)
+		[[ ${f[12]:-} =~ ^[0-9a-f]+$ ]] && n=$((n + 16#${f[12]}))
+	done < <(tail -n +2 /proc/net/stat/arp_cache 2>/dev/null)
+	echo "$n"
+}
 # jtrue FILE FILTER [jq args...]: FILTER prints true on FILE. Not `jq -e`: jq 1.6 exits 0 on
 # an empty file (a check that printed nothing would pass).
 jtrue() {
