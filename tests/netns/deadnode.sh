@@ -20,7 +20,8 @@
 # same job decision; then an Open MPI allreduce (tests/lab/mpi-allreduce) on the remaining
 # nodes, launched from the first of them with its published environment (every healthy node
 # publishes the same OMPI_MCA_btl_tcp_if_include), finishes. Wall per case is printed, not
-# asserted. DEADNODE_CASES (space separated) runs a subset.
+# asserted. DEADNODE_CASES (space separated) runs a subset. The kernel's neighbour table
+# thresholds are raised for the run (one table for all namespaces; restored on exit).
 #
 # Needs root, network namespaces, nft, jq, mpirun/mpicc (exit 77 otherwise). Lab id dn<pid>,
 # removed by `lab run` on any exit, also on failure.
@@ -131,6 +132,27 @@ need_root
 need_cmds ip nft jq mpirun mpicc timeout
 need_netns
 [ -x "$CLI" ] && [ -x "$NPF_BUILD_DIR/daemon/netpreflightd" ] || skip "not built ($NPF_BUILD_DIR)"
+# The kernel's neighbour tables are one per kernel, not per namespace: 24 nodes on two
+# networks resolve 24·23·2 ≈ 1100 IPv4 neighbours at once, over the default gc_thresh3 of
+# 1024; the kernel then refuses entries ("neighbor table overflow"), ARP fails between some
+# healthy pairs, their probes time out and the job ends unknown. Raised for the run and
+# restored on exit, as bench/run does.
+declare -A SAVED_SYSCTL=()
+restore_sysctl() {
+	local k
+	for k in "${!SAVED_SYSCTL[@]}"; do sysctl -q -w "$k=${SAVED_SYSCTL[$k]}" >/dev/null; done
+}
+on_exit restore_sysctl
+for k in net.ipv4.neigh.default.gc_thresh2 net.ipv4.neigh.default.gc_thresh3 \
+	net.ipv6.neigh.default.gc_thresh2 net.ipv6.neigh.default.gc_thresh3; do
+	v=$(sysctl -n "$k" 2>/dev/null) || continue
+	want=8192
+	[[ $k == *thresh2 ]] && want=4096
+	if ((v < want)); then
+		SAVED_SYSCTL[$k]=$v
+		sysctl -q -w "$k=$want" >/dev/null || skip "cannot raise $k for a $N-node lab"
+	fi
+done
 T=$(mktemp -d /tmp/npf-deadnode.XXXXXX) || exit 1
 chmod 0755 "$T"
 on_exit rm -rf "$T"
