@@ -488,6 +488,9 @@ static void env_reply(struct npf_daemon *d, struct ctl_client *c, struct dchk *e
 {
 	struct npf_recommendation rec = { 0 };
 	struct npf_policy pol;
+	struct npf_job_view view;
+	const char **names = NULL;
+	char reason[sizeof(e->job_dec.reason) + 96];
 	int r = -EINVAL;
 
 	if (e->have_rec && !job_wide &&
@@ -498,8 +501,19 @@ static void env_reply(struct npf_daemon *d, struct ctl_client *c, struct dchk *e
 		return;
 	}
 	policy_for(d, first_node, job_wide, &pol);
-	if (d->inv)
+	/* The job's decision holds for every form of its env (job-wide values too). */
+	if (e->have_job) {
+		names = calloc(e->n_peers, sizeof(*names));
+		if (names) {
+			job_view(d, e, &view, names, reason, sizeof(reason));
+			pol.job = &view;
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	if (d->inv && (!e->have_job || names))
 		r = npf_recommend(d->inv, e->result, &pol, &rec);
+	free(names);
 	if (r < 0) {
 		npf_recommendation_clear(&rec);
 		ctl_reply(c, npf_api_reply_error(NPF_API_E_INTERNAL, "cannot decide: %s",
