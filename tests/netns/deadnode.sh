@@ -138,6 +138,7 @@ need_netns
 # healthy pairs, their probes time out and the job ends unknown. Raised for the run and
 # restored on exit, as bench/run does.
 declare -A SAVED_SYSCTL=()
+# shellcheck disable=SC2317 # run by on_exit
 restore_sysctl() {
 	local k
 	for k in "${!SAVED_SYSCTL[@]}"; do sysctl -q -w "$k=${SAVED_SYSCTL[$k]}" >/dev/null; done

@@ -4,6 +4,8 @@
 # Prolog does (`netpreflight check --nodes HOSTLIST --job TAG --json`, docs/decision.md §10),
 # then assert what EACH daemon answered. Not a test itself (no .sh: the CTest glob skips it).
 # shellcheck shell=bash
+# shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
+# shellcheck disable=SC2016 # jq programs in single quotes
 
 JOB_RC_OK=0 JOB_RC_FAIL=1
 
@@ -39,19 +41,18 @@ jf() { jq -r "$2" "$T/$1.json" 2>/dev/null; } # CASE-NODE FILTER
 # during a case, ARP failed between some lab nodes (several big labs up at once): the host
 # dropped those pairs, not the product; job_check says so next to its wall time.
 arp_fulls() {
-	local l n=0 f
-	while read -r l; do
-		f=($l)
-		[[ ${f[12]:-} =~ ^[0-9a-f]+$ ]] && n=$((n + 16#${f[12]}))
+	local n=0 col
+	while read -r -a col; do
+		[[ ${col[12]:-} =~ ^[0-9a-f]+$ ]] && n=$((n + 16#${col[12]}))
 	done < <(tail -n +2 /proc/net/stat/arp_cache 2>/dev/null)
 	echo "$n"
 }
 # jtrue FILE FILTER [jq args...]: FILTER prints true on FILE. Not `jq -e`: jq 1.6 exits 0 on
 # an empty file (a check that printed nothing would pass).
 jtrue() {
-	local f=$1 q=$2
+	local file=$1 q=$2
 	shift 2
-	[ "$(jq -r "$@" "$q" "$f" 2>/dev/null)" = true ]
+	[ "$(jq -r "$@" "$q" "$file" 2>/dev/null)" = true ]
 }
 
 # job_expect CASE VERDICT IFNAME NET SUSPECTS NODE...: every NODE of the job answered:
