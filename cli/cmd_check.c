@@ -274,6 +274,35 @@ static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_ti
 	return *out ? 0 : -ENOMEM;
 }
 
+/* One line for a job check (docs/json.md "job"): who decided, from how many rows, and what,
+ * e.g. "job 1234 (node1, 4/4 rows): ok on 198.18.1.0/24, suspects node4; this node: ok". */
+static void print_job(const json_t *job)
+{
+	const json_t *sus = json_object_get(job, "suspects"), *v;
+	size_t i;
+
+	if (!json_is_object(job))
+		return;
+	fputs("job ", stdout);
+	cli_put_clean(stdout, json_string_value(json_object_get(job, "tag")));
+	fputs(" (", stdout);
+	cli_put_clean(stdout, json_string_value(json_object_get(job, "coordinator")));
+	printf(", %lld/%lld rows): ", (long long)json_integer_value(json_object_get(job, "rows")),
+	       (long long)json_integer_value(json_object_get(job, "nodes")));
+	cli_put_clean(stdout, json_string_value(json_object_get(job, "verdict")));
+	if (json_string_length(json_object_get(job, "net"))) {
+		fputs(" on ", stdout);
+		cli_put_clean(stdout, json_string_value(json_object_get(job, "net")));
+	}
+	json_array_foreach (sus, i, v) {
+		fputs(i ? ", " : ", suspects ", stdout);
+		cli_put_clean(stdout, json_string_value(v));
+	}
+	fputs("; this node: ", stdout);
+	cli_put_clean(stdout, json_string_value(json_object_get(job, "role")));
+	fputc('\n', stdout);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: netpreflight [--socket PATH] check --nodes HOSTLIST [--timeout S] "
@@ -392,6 +421,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		print_details(&chk);
 		cli_print_recommendation(stdout, json_object_get(cj, "recommendation"),
 					 (long long)chk.n_nodes - 1, chk.duration_ms);
+		print_job(json_object_get(cj, "job"));
 		fputs("verdict: ", stdout);
 		cli_put_clean(stdout, summary ? summary : verdict);
 		fputc('\n', stdout);

@@ -219,5 +219,8 @@ void jround_forget_local(struct npf_daemon *d, void *ud);
 /* npf_probe_job_row_fn for the probe engine (userdata is the daemon). */
 void jround_on_remote_row(void *userdata, struct npf_msg_row *row, uint64_t waiter);
 void jround_free_all(struct npf_daemon *d);
+/* The "jobs" array of status replies: the job checks this node coordinates. New reference
+ * or NULL. */
+json_t *jround_status_json(struct npf_daemon *d);
 
 #endif

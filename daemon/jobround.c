@@ -298,6 +298,30 @@ void jround_on_remote_row(void *userdata, struct npf_msg_row *row, uint64_t wait
 	jround_add_row(userdata, row, waiter, NULL, NULL);
 }
 
+json_t *jround_status_json(struct npf_daemon *d)
+{
+	json_t *arr = json_array();
+	uint64_t now = dmn_now_mono_us();
+
+	for (struct jround *jr = d->jrounds; arr && jr; jr = jr->next) {
+		json_t *o = json_pack(
+		    "{s:s, s:I, s:I, s:I, s:s, s:s, s:I}", "id", jr->job, "nodes", (json_int_t)jr->n,
+		    "rows", (json_int_t)(jr->decided ? jr->dec.n_rows : jr->n_rows), "waiting",
+		    (json_int_t)jr->n_w, "state", jr->decided ? "decided" : "collecting", "verdict",
+		    jr->decided ? npf_job_verdict_name((enum npf_job_verdict)jr->dec.verdict) : "",
+		    "deadline_in_ms",
+		    (json_int_t)(!jr->decided && jr->deadline_us != UINT64_MAX && jr->deadline_us > now
+					 ? (jr->deadline_us - now) / 1000
+					 : 0));
+
+		if (!o || json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
 void jround_free_all(struct npf_daemon *d)
 {
 	while (d->jrounds)
