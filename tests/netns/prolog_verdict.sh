@@ -18,6 +18,7 @@ T=$(mktemp -d /tmp/npf-prolog-verdict.XXXXXX) || exit 1
 on_exit 'rm -rf -- "$T"'
 cat >"$T/cli" <<'CLI'
 #!/bin/bash
+printf '%s\n' "$*" >"$ARGS"
 printf '{"verdict":{"verdict":"%s","summary":"%s: stand-in"}}\n' "$VERDICT" "$VERDICT"
 exit "$CLI_RC"
 CLI
@@ -26,7 +27,7 @@ chmod +x "$T/cli"
 # drain is off: scontrol would ask a slurmctld that is not there.
 run() {
 	env -i PATH=/usr/bin:/bin VERDICT="$1" CLI_RC="$2" NPF_CLI="$T/cli" NPF_CONF=/dev/null \
-		NPF_DRAIN=false NPF_PROLOG_LOG_DIR="$T/log" NPF_SOCKET="$T/none.sock" \
+		NPF_DRAIN=false NPF_PROLOG_LOG_DIR="$T/log" NPF_SOCKET="$T/none.sock" ARGS="$T/args" \
 		SLURM_JOB_ID=7 SLURM_JOB_NODELIST='node[1-4]' SLURMD_NODENAME=node1 \
 		bash "$PROLOG" >/dev/null 2>"$T/err"
 }
@@ -49,5 +50,10 @@ degraded  3 0 job_7_on_node1:_degraded_in
 fail      1 1 job_7_on_node1:_FAIL_in
 unknown   3 0 verdict_unknown_(exit_3)
 CASES
+
+# The job id is the tag of the job check every node's Prolog takes part in.
+run ok 0
+[[ " $(cat "$T/args") " == *" --job 7 "* ]] && pass "the check is a job check: --job 7" ||
+	fail "no --job 7 in the CLI's arguments: $(cat "$T/args")"
 
 finish
