@@ -12,7 +12,8 @@
 
 /* Exit codes shared by every command (documented in docs/json.md). */
 enum {
-	CLI_EXIT_OK = 0,     /* success; for check/env: a verified answer (verdict ok) */
+	CLI_EXIT_OK = 0,     /* success; for check/env: a verified answer (verdict ok or
+			      * degraded) */
 	CLI_EXIT_FAIL = 1,   /* check/env: verdict fail, no network works for this node */
 	CLI_EXIT_ERROR = 2,  /* usage, daemon not running, bad input */
 	CLI_EXIT_UNKNOWN = 3 /* check/env: verdict unknown (peers not answering): not ok,
@@ -47,8 +48,12 @@ int cli_parse_seconds(const char *s, uint32_t *ms);
 int cli_hostlist_peers(const char *nodes, struct npf_api_request *req);
 /* Prints a daemon's error reply; a foreign-netns refusal gets what to do about it. */
 void cli_daemon_err(const struct npf_api_error *aerr);
-/* The exit code for a verdict name ("ok", "fail", "unknown"; anything else: error). */
+/* The exit code for a verdict name ("ok" and "degraded" 0, "fail", "unknown"; anything
+ * else: error). */
 int cli_verdict_exit(const char *verdict);
+/* The prefix of the human verdict line: "netpreflight: ", "netpreflight: DEGRADED: ",
+ * "netpreflight: NOT OK: ". */
+const char *cli_verdict_line(const char *verdict);
 
 /* cmd_env.c: the human report of a recommendation object (docs/decision.md): NCCL's
  * default pick, the choice and how far it was verified, one line per rejected

@@ -220,27 +220,51 @@ int cli_hostlist_peers(const char *nodes, struct npf_api_request *req)
 	return 0;
 }
 
+/* What the CLI makes of each verdict: one row each. degraded is ok on a worse network
+ * than the job's best, chosen by the whole job alike (docs/decision.md §10): its
+ * environment is as good as ok's, so it exits 0, and the human line says it. */
+static const struct {
+	int exit;
+	const char *line; /* the prefix of the human verdict line on stderr (env) */
+} verdicts[NPF_VERDICT__COUNT] = {
+	[NPF_VERDICT_OK] = { CLI_EXIT_OK, "netpreflight: " },
+	[NPF_VERDICT_DEGRADED] = { CLI_EXIT_OK, "netpreflight: DEGRADED: " },
+	[NPF_VERDICT_FAIL] = { CLI_EXIT_FAIL, "netpreflight: NOT OK: " },
+	[NPF_VERDICT_UNKNOWN] = { CLI_EXIT_UNKNOWN, "netpreflight: NOT OK: " },
+};
+
 int cli_verdict_exit(const char *verdict)
 {
-	if (!verdict)
-		return CLI_EXIT_ERROR;
-	if (strcmp(verdict, "ok") == 0)
-		return CLI_EXIT_OK;
-	if (strcmp(verdict, "fail") == 0)
-		return CLI_EXIT_FAIL;
-	if (strcmp(verdict, "unknown") == 0)
-		return CLI_EXIT_UNKNOWN;
-	return CLI_EXIT_ERROR;
+	int v = npf_verdict_parse(verdict);
+
+	return v < 0 ? CLI_EXIT_ERROR : verdicts[v].exit;
+}
+
+const char *cli_verdict_line(const char *verdict)
+{
+	int v = npf_verdict_parse(verdict);
+
+	return v < 0 ? verdicts[NPF_VERDICT_UNKNOWN].line : verdicts[v].line;
 }
 
 static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,
-			 json_t **out, size_t *n_nodes)
+			 const char *job, json_t **out, size_t *n_nodes)
 {
 	struct npf_api_request req = { .type = NPF_API_REQ_CHECK,
 				       .timeout_ms = timeout_ms,
 				       .max_timeout_ms = max_timeout_ms };
 	int r;
 
+	if (job) {
+		if (!job[0] || strlen(job) >= sizeof(req.job) ||
+		    strspn(job, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+			    strlen(job)) {
+			cli_err("--job '%s': 1..%d characters of [A-Za-z0-9._-]", job,
+				NPF_API_JOB_MAX - 1);
+			return -EINVAL;
+		}
+		memcpy(req.job, job, strlen(job) + 1);
+	}
 	r = cli_hostlist_peers(nodes, &req);
 	if (r < 0)
 		return r;
@@ -250,10 +274,39 @@ static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_ti
 	return *out ? 0 : -ENOMEM;
 }
 
+/* One line for a job check (docs/json.md "job"): who decided, from how many rows, and what,
+ * e.g. "job 1234 (node1, 4/4 rows): ok on 198.18.1.0/24, suspects node4; this node: ok". */
+static void print_job(const json_t *job)
+{
+	const json_t *sus = json_object_get(job, "suspects"), *v;
+	size_t i;
+
+	if (!json_is_object(job))
+		return;
+	fputs("job ", stdout);
+	cli_put_clean(stdout, json_string_value(json_object_get(job, "tag")));
+	fputs(" (", stdout);
+	cli_put_clean(stdout, json_string_value(json_object_get(job, "coordinator")));
+	printf(", %lld/%lld rows): ", (long long)json_integer_value(json_object_get(job, "rows")),
+	       (long long)json_integer_value(json_object_get(job, "nodes")));
+	cli_put_clean(stdout, json_string_value(json_object_get(job, "verdict")));
+	if (json_string_length(json_object_get(job, "net"))) {
+		fputs(" on ", stdout);
+		cli_put_clean(stdout, json_string_value(json_object_get(job, "net")));
+	}
+	json_array_foreach (sus, i, v) {
+		fputs(i ? ", " : ", suspects ", stdout);
+		cli_put_clean(stdout, json_string_value(v));
+	}
+	fputs("; this node: ", stdout);
+	cli_put_clean(stdout, json_string_value(json_object_get(job, "role")));
+	fputc('\n', stdout);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: netpreflight [--socket PATH] check --nodes HOSTLIST [--timeout S] "
-			"[--max-timeout S] [--json]\n");
+			"[--max-timeout S] [--job TAG] [--json]\n");
 }
 
 int cmd_check(int argc, char **argv, const struct cli_global *g)
@@ -262,6 +315,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		{ "nodes", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "max-timeout", required_argument, NULL, 'T' },
+		{ "job", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -270,7 +324,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	struct npf_verdict_report rep = { 0 };
 	struct npf_check chk = { 0 };
 	struct npf_api_error aerr;
-	const char *nodes = NULL, *verdict, *summary;
+	const char *nodes = NULL, *job = NULL, *verdict, *summary;
 	bool json = g->json;
 	json_t *req = NULL, *reply = NULL, *cj, *vj;
 	uint32_t timeout_ms = 0, max_timeout_ms = 0;
@@ -278,7 +332,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	int c, r, rc = CLI_EXIT_ERROR;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:t:T:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:t:T:J:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			nodes = optarg;
@@ -298,6 +352,11 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 				return CLI_EXIT_ERROR;
 			}
 			break;
+		case 'J':
+			/* Every node of one job start checks with the same tag and the nodes
+			 * decide once, together (docs/decision.md §10). */
+			job = optarg;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -313,14 +372,16 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		usage();
 		return CLI_EXIT_ERROR;
 	}
-	if (build_request(nodes, timeout_ms, max_timeout_ms, &req, &prog.n_nodes) < 0)
+	if (build_request(nodes, timeout_ms, max_timeout_ms, job, &req, &prog.n_nodes) < 0)
 		return CLI_EXIT_ERROR;
 	prog.timeout_ms = timeout_ms;
+	/* A job check waits for the others' rows after its own probes: up to its budget
+	 * again (docs/decision.md §10). */
 	r = npf_client_request_progress(g->socket_path, req, &reply,
 					(int)(timeout_ms       ? timeout_ms :
 					      max_timeout_ms ? max_timeout_ms :
-							       DEFAULT_WAIT_MS) +
-						WAIT_SLACK_MS,
+							       DEFAULT_WAIT_MS) * (job ? 2 : 1) +
+						WAIT_SLACK_MS * (job ? 2 : 1),
 					isatty(STDERR_FILENO) ? cli_show_progress : NULL, &prog);
 	if (prog.shown)
 		fprintf(stderr, "\r\033[K");
@@ -360,6 +421,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		print_details(&chk);
 		cli_print_recommendation(stdout, json_object_get(cj, "recommendation"),
 					 (long long)chk.n_nodes - 1, chk.duration_ms);
+		print_job(json_object_get(cj, "job"));
 		fputs("verdict: ", stdout);
 		cli_put_clean(stdout, summary ? summary : verdict);
 		fputc('\n', stdout);

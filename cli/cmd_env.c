@@ -42,8 +42,8 @@ void cli_print_recommendation(FILE *f, const json_t *rec, long long n_peers,
 	}
 	choice = json_object_get(rec, "choice");
 	if (json_is_object(choice)) {
-		bool verified = json_is_true(json_object_get(choice, "verified")) && verdict &&
-				strcmp(verdict, "ok") == 0;
+		bool verified = json_is_true(json_object_get(choice, "verified")) &&
+				npf_verdict_name_publishes(verdict);
 
 		fputs(verified ? "using " : "provisional choice (not verified): ", f);
 		cli_put_clean(f, jstr(choice, "ifname"));
@@ -242,11 +242,10 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 		if (json_integer_value(omitted) > 0)
 			fprintf(stderr, "note: %lld variable(s) left out: not expressible in %s\n",
 				(long long)json_integer_value(omitted), format);
-		fputs(strcmp(verdict, "ok") == 0 ? "netpreflight: " : "netpreflight: NOT OK: ",
-		      stderr);
+		fputs(cli_verdict_line(verdict), stderr);
 		cli_put_clean(stderr, summary ? summary : verdict);
 		fputc('\n', stderr);
-		if (strcmp(verdict, "ok") == 0)
+		if (npf_verdict_name_publishes(verdict))
 			print_assignments(json_string_value(json_object_get(reply, "text")));
 	}
 	if (fflush(stdout) != 0) {

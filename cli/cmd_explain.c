@@ -276,7 +276,7 @@ static void crosscheck(struct xcheck *x, const char *sock, const char *nodes, bo
 	req.max_age_ms = max_age_ms;
 	req.max_age_set = true;
 	if (ask(sock, &req, &x->env_reply, x->error, sizeof(x->error)) == 0) {
-		if (js(x->env_reply, "verdict") && strcmp(js(x->env_reply, "verdict"), "ok") == 0) {
+		if (npf_verdict_name_publishes(js(x->env_reply, "verdict"))) {
 			x->env_text = js(x->env_reply, "text");
 			x->c.variables = json_object_get(x->env_reply, "variables");
 		}

@@ -35,6 +35,21 @@ static void fmt_age(char *buf, size_t len, long long s)
 		snprintf(buf, len, "%lldd%02lldh", s / 86400, s / 3600 % 24);
 }
 
+/* The job checks this node coordinates, one line each. */
+static void print_jobs(const json_t *jobs)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach (jobs, i, v) {
+		if (i == 0)
+			printf("jobs coordinated:\n");
+		printf("  %.8s: %lld/%lld rows, %s%s%s\n", str(v, "id"), num(v, "rows"),
+		       num(v, "nodes"), str(v, "state"), str(v, "verdict")[0] ? ", " : "",
+		       str(v, "verdict"));
+	}
+}
+
 static void print_human(const json_t *reply)
 {
 	const json_t *d = json_object_get(reply, "daemon"), *inv = json_object_get(reply, "inventory");
@@ -64,6 +79,7 @@ static void print_human(const json_t *reply)
 	} else {
 		printf("inventory: not built yet\n");
 	}
+	print_jobs(json_object_get(reply, "jobs"));
 	if (json_array_size(checks) == 0) {
 		printf("checks: none cached\n");
 		return;
@@ -126,11 +142,12 @@ int cmd_status(int argc, char **argv, const struct cli_global *g)
 		goto out;
 	}
 	if (json) {
-		json_t *doc = json_pack("{s:s, s:i, s:O, s:O, s:O}", "schema", "netpreflight.status",
-					"version", NPF_API_VERSION, "daemon",
+		json_t *doc = json_pack("{s:s, s:i, s:O, s:O, s:O, s:O*}", "schema",
+					"netpreflight.status", "version", NPF_API_VERSION, "daemon",
 					json_object_get(reply, "daemon"), "inventory",
 					json_object_get(reply, "inventory"), "checks",
-					json_object_get(reply, "checks"));
+					json_object_get(reply, "checks"), "jobs",
+					json_object_get(reply, "jobs"));
 
 		if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) < 0) {
 			json_decref(doc);

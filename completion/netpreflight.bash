@@ -13,7 +13,7 @@ _netpreflight()
 	local -A cmd_opts=(
 		[interfaces]="--json --capture --help"
 		[rdma]="--json --sysfs-root --help"
-		[check]="--nodes --timeout --max-timeout --json --help"
+		[check]="--nodes --timeout --max-timeout --job --json --help"
 		[key]="generate --json --help"
 		[explain]="--nodes --no-daemon --max-age --timeout --node-env --verbose --json --help"
 		[status]="--json --help"
@@ -46,13 +46,18 @@ _netpreflight()
 	--timeout | --max-timeout | --max-age | -t | -a)
 		return
 		;;
+	--job)
+		# Inside an allocation the job's own id is the usual tag.
+		[[ -n ${SLURM_JOB_ID-} ]] && COMPREPLY=($(compgen -W "$SLURM_JOB_ID" -- "$cur"))
+		return
+		;;
 	esac
 
 	# The command is the first word that is neither an option nor an option's value.
 	local i cmd=
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--socket | --sysfs-root | --capture | --format | --nodes | --timeout | --max-timeout | --max-age | -f | -n | -t | -a)
+		--socket | --sysfs-root | --capture | --format | --nodes | --timeout | --max-timeout | --max-age | --job | -f | -n | -t | -a)
 			((i++))
 			;;
 		-*) ;;

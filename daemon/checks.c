@@ -10,9 +10,15 @@
 
 #include "daemon.h"
 #include "envfmt.h"
+#include "jobrows.h"
 #include "log.h"
 #include "probe.h"
 #include "recommend.h"
+
+/* A participant waits for the job's decision up to its budget again plus this: nodes of
+ * one job start within about a second of each other, and the slowest one's row comes at
+ * the end of its own budget (docs/decision.md §10). */
+#define DCHK_JOB_SLACK_MS 2000
 
 /* Cached env replies per format: "" and "json" (the same reply), then enum npf_envfmt + 1. */
 #define DCHK_ENV_SLOTS (NPF_ENVFMT_NCCL_CONF + 2)
@@ -43,6 +49,16 @@ struct dchk {
 	uint64_t done_mono_us, done_unix_ms;
 	char summary[sizeof(((struct npf_recommendation *)0)->summary)];
 	enum npf_verdict verdict;
+
+	/* The job check (docs/decision.md §10): the run's tag ("" = this node decides
+	 * alone), the job id its row carries, and what the coordinator answered. */
+	char job_tag[NPF_API_JOB_MAX];
+	char job_id[NPF_WIRE_JOB_ID_LEN + 1];
+	bool job_pending;	       /* the row is out, the decision not yet in */
+	struct npf_job_submit *job_sub; /* to a remote coordinator, while pending */
+	bool have_job;		       /* job_dec or job_err holds the exchange's end */
+	struct npf_msg_job_decision job_dec; /* owned; nodes NULL when job_err */
+	int job_err;		       /* 0, or why no decision came (-ETIMEDOUT ...) */
 };
 
 static void drop_env(struct dchk *e)
@@ -64,6 +80,9 @@ static void drop_result(struct dchk *e)
 	free(e->text);
 	e->text = NULL;
 	e->text_len = 0;
+	npf_wire_job_decision_clear(&e->job_dec);
+	e->have_job = false;
+	e->job_err = 0;
 }
 
 static void entry_free(struct npf_daemon *d, struct dchk *e)
@@ -74,6 +93,9 @@ static void entry_free(struct npf_daemon *d, struct dchk *e)
 			d->n_checks--;
 			break;
 		}
+	npf_probe_job_cancel(e->job_sub);
+	e->job_sub = NULL;
+	jround_forget_local(d, e);
 	drop_result(e);
 	for (size_t i = 0; i < e->n_peers; i++)
 		free(e->peers[i]);
@@ -276,12 +298,15 @@ static void policy_for(const struct npf_daemon *d, const char *first_node, bool 
 static void add_job_row(const struct npf_daemon *d, const struct dchk *e,
 			const struct npf_policy *pol, json_t *json)
 {
+	struct npf_policy raw = *pol;
 	struct npf_msg_row row;
 	json_t *j;
 	int r = -EINVAL;
 
+	/* The row is the evidence itself, before any job decision is applied to it. */
+	raw.job = NULL;
 	if (d->inv)
-		r = npf_recommend_row(d->inv, e->result, pol, (const char *const *)e->peers,
+		r = npf_recommend_row(d->inv, e->result, &raw, (const char *const *)e->peers,
 				      e->n_peers, d->instance, &row);
 	if (r < 0) {
 		log_debug("no job row for %s: %s", e->key, strerror(-r));
@@ -297,9 +322,80 @@ static void add_job_row(const struct npf_daemon *d, const struct dchk *e,
  * cached text is made, so a re-decision replaces it). The verdict of a check is the
  * recommendation's; without one (out of memory) it is unknown. Returns 0, or -ENOMEM or
  * -EMSGSIZE (e keeps its previous text then). */
+/* This node's index in e's hostlist, or n_peers. */
+static size_t self_index(const struct npf_daemon *d, const struct dchk *e)
+{
+	for (size_t i = 0; i < e->n_peers; i++)
+		if (strcmp(e->peers[i], d->node_name) == 0)
+			return i;
+	return e->n_peers;
+}
+
+/* The job's decision as this node applies it (npf_policy.job). names (n_peers slots) and
+ * reason are the caller's buffers the view borrows. An exchange that ended without a
+ * decision, or one that does not fit our hostlist, is unknown: never a network. */
+static void job_view(const struct npf_daemon *d, const struct dchk *e, struct npf_job_view *v,
+		     const char **names, char *reason, size_t rlen)
+{
+	const struct npf_msg_job_decision *jd = &e->job_dec;
+	size_t self = self_index(d, e);
+
+	memset(v, 0, sizeof(*v));
+	v->role = NPF_JOB_ROLE_UNKNOWN;
+	v->net = v->best = "";
+	v->suspects = names;
+	v->reason = reason;
+	if (e->job_err || !jd->nodes) {
+		snprintf(reason, rlen, "no decision from the job's coordinator %s: %s",
+			 e->peers[0], e->job_err ? strerror(-e->job_err) : "none");
+		return;
+	}
+	if (jd->n_nodes != e->n_peers || self >= e->n_peers) {
+		snprintf(reason, rlen, "the coordinator %s answered for %u nodes, the job has %zu",
+			 e->peers[0], jd->n_nodes, e->n_peers);
+		return;
+	}
+	v->role = npf_job_role_of(jd, self);
+	v->net = jd->net;
+	v->best = jd->best;
+	for (size_t i = 0; i < e->n_peers; i++)
+		if (jd->nodes[i] == 's')
+			names[v->n_suspects++] = e->peers[i];
+	snprintf(reason, rlen, "%s", jd->reason);
+}
+
+/* The "job" object of the check JSON (docs/json.md): what the exchange decided. */
+static void add_job(const struct npf_daemon *d, const struct dchk *e,
+		    const struct npf_job_view *v, json_t *json)
+{
+	const struct npf_msg_job_decision *jd = &e->job_dec;
+	json_t *o, *sus = json_array(), *miss = json_array();
+
+	for (size_t i = 0; sus && miss && jd->nodes && i < e->n_peers && i < jd->n_nodes; i++) {
+		if (jd->nodes[i] == 's')
+			json_array_append_new(sus, json_string(e->peers[i]));
+		else if (jd->nodes[i] == 'm')
+			json_array_append_new(miss, json_string(e->peers[i]));
+	}
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o*, s:o*, s:I, s:I, s:s}", "tag",
+		      e->job_tag, "id", e->job_id, "coordinator", e->peers[0], "role",
+		      npf_job_role_name(v->role), "verdict",
+		      jd->nodes ? npf_job_verdict_name((enum npf_job_verdict)jd->verdict) :
+				  "unknown",
+		      "net", v->net, "best", v->best, "suspects", sus, "missing", miss, "rows",
+		      (json_int_t)(jd->nodes ? jd->n_rows : 0), "nodes", (json_int_t)e->n_peers,
+		      "reason", v->reason);
+	if (!o || json_object_set_new(json, "job", o) < 0)
+		log_debug("no job object for %s: out of memory", e->key);
+	(void)d;
+}
+
 static int decide(struct npf_daemon *d, struct dchk *e)
 {
 	struct npf_policy pol;
+	struct npf_job_view view;
+	const char **names = NULL;
+	char reason[sizeof(e->job_dec.reason) + 96];
 	json_t *json;
 	char *text = NULL;
 	size_t len = 0;
@@ -309,6 +405,13 @@ static int decide(struct npf_daemon *d, struct dchk *e)
 	npf_recommendation_clear(&e->rec);
 	e->have_rec = false;
 	policy_for(d, e->peers[0], false, &pol);
+	if (e->have_job) {
+		names = calloc(e->n_peers, sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		job_view(d, e, &view, names, reason, sizeof(reason));
+		pol.job = &view;
+	}
 	if (d->inv)
 		r = npf_recommend(d->inv, e->result, &pol, &e->rec);
 	if (r < 0) {
@@ -318,9 +421,14 @@ static int decide(struct npf_daemon *d, struct dchk *e)
 		e->have_rec = true;
 	}
 	json = npf_check_to_json(e->result, e->have_rec ? &e->rec : NULL);
-	if (!json)
+	if (!json) {
+		free(names);
 		return -ENOMEM;
+	}
 	add_job_row(d, e, &pol, json);
+	if (e->have_job)
+		add_job(d, e, &view, json);
+	free(names);
 	/* The reply carries the check inside an envelope, within the same cap. */
 	er = npf_api_json_text(json, NPF_API_MAX_REPLY - 128, &text, &len);
 	json_decref(json);
@@ -380,6 +488,9 @@ static void env_reply(struct npf_daemon *d, struct ctl_client *c, struct dchk *e
 {
 	struct npf_recommendation rec = { 0 };
 	struct npf_policy pol;
+	struct npf_job_view view;
+	const char **names = NULL;
+	char reason[sizeof(e->job_dec.reason) + 96];
 	int r = -EINVAL;
 
 	if (e->have_rec && !job_wide &&
@@ -390,8 +501,19 @@ static void env_reply(struct npf_daemon *d, struct ctl_client *c, struct dchk *e
 		return;
 	}
 	policy_for(d, first_node, job_wide, &pol);
-	if (d->inv)
+	/* The job's decision holds for every form of its env (job-wide values too). */
+	if (e->have_job) {
+		names = calloc(e->n_peers, sizeof(*names));
+		if (names) {
+			job_view(d, e, &view, names, reason, sizeof(reason));
+			pol.job = &view;
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	if (d->inv && (!e->have_job || names))
 		r = npf_recommend(d->inv, e->result, &pol, &rec);
+	free(names);
 	if (r < 0) {
 		npf_recommendation_clear(&rec);
 		ctl_reply(c, npf_api_reply_error(NPF_API_E_INTERNAL, "cannot decide: %s",
@@ -426,37 +548,13 @@ static void fail_waiters(struct ctl_client *w, int err)
 	}
 }
 
-static void on_check_done(struct npf_check *result, int err, void *userdata)
+/* After the run (and the job's exchange): decide, answer every waiter, record. w is the
+ * waiters' list, taken from e. */
+static void complete(struct npf_daemon *d, struct dchk *e, struct ctl_client *w)
 {
-	struct dchk *e = userdata;
-	struct npf_daemon *d = e->d;
-	struct ctl_client *w = e->waiters, *next;
+	struct ctl_client *next;
 	int r;
 
-	e->running = false;
-	d->n_running--;
-	e->waiters = NULL;
-	if (err >= 0 && (!result || result->n_nodes == 0))
-		err = -EIO;
-	if (err < 0) {
-		if (err != -ECANCELED) {
-			log_errc(err, "check of %s failed", e->key);
-			d->metrics.check_errors++;
-		}
-		fail_waiters(w, err);
-		if (result) {
-			npf_check_clear(result);
-			free(result);
-		}
-		if (!e->result)
-			entry_free(d, e);
-		dchk_publish_metrics(d);
-		return;
-	}
-	drop_result(e);
-	e->result = result;
-	e->done_mono_us = dmn_now_mono_us();
-	e->done_unix_ms = dmn_now_unix_ms();
 	r = decide(d, e);
 	if (r < 0) {
 		log_errc(r, "check of %s: cannot encode the result", e->key);
@@ -464,7 +562,7 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 		entry_free(d, e);
 		return;
 	}
-	log_info("check %s: %s (%u ms)", e->key, e->summary, result->duration_ms);
+	log_info("check %s: %s (%u ms)", e->key, e->summary, e->result->duration_ms);
 	if ((unsigned)e->verdict < sizeof(d->metrics.checks) / sizeof(d->metrics.checks[0]))
 		d->metrics.checks[e->verdict]++;
 	metrics_publish(d->cfg.metrics.textfile_dir, e->result, e->have_rec ? &e->rec : NULL,
@@ -485,12 +583,135 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 	dmn_notify_status(d);
 }
 
+/* The exchange ended (dec borrowed, NULL with err): the run is over now. */
+static void job_done(struct dchk *e, const struct npf_msg_job_decision *dec, int err)
+{
+	struct npf_daemon *d = e->d;
+	struct ctl_client *w = e->waiters;
+
+	e->job_sub = NULL;
+	if (!e->job_pending)
+		return;
+	e->job_pending = false;
+	e->have_job = true;
+	e->job_err = err;
+	if (dec) {
+		e->job_dec = *dec;
+		e->job_dec.nodes = strdup(dec->nodes);
+		if (!e->job_dec.nodes)
+			e->job_err = -ENOMEM;
+	}
+	e->running = false;
+	d->n_running--;
+	e->waiters = NULL;
+	complete(d, e, w);
+}
+
+static void job_local_done(void *ud, const struct npf_msg_job_decision *dec)
+{
+	job_done(ud, dec, 0);
+}
+
+static void job_remote_done(void *ud, const struct npf_msg_job_decision *dec, int err)
+{
+	job_done(ud, dec, err);
+}
+
+/* Sends this node's row to the job's coordinator (ourselves when we are the hostlist's
+ * first node). Returns 0 when the run now waits for the decision, or -errno (the
+ * caller decides without one: unknown). */
+static int job_submit(struct npf_daemon *d, struct dchk *e)
+{
+	struct npf_policy pol;
+	struct npf_msg_row *row;
+	uint32_t wait;
+	int r = -EINVAL;
+
+	row = calloc(1, sizeof(*row));
+	if (!row)
+		return -ENOMEM;
+	policy_for(d, e->peers[0], false, &pol);
+	if (d->inv)
+		r = npf_recommend_row(d->inv, e->result, &pol, (const char *const *)e->peers,
+				      e->n_peers, d->instance, row);
+	if (r == 0)
+		r = npf_job_id_tag((const char *const *)e->peers, e->n_peers, e->job_tag, row->job);
+	if (r < 0) {
+		free(row);
+		return r;
+	}
+	memcpy(e->job_id, row->job, sizeof(e->job_id));
+	wait = e->timeout_ms + DCHK_JOB_SLACK_MS;
+	row->wait_ms = wait < NPF_WIRE_MAX_TIMEOUT_MS ? wait : NPF_WIRE_MAX_TIMEOUT_MS;
+	e->job_pending = true;
+	if (strcmp(e->peers[0], d->node_name) == 0) {
+		/* May answer at once (a decided round, or the last row): job_done then runs
+		 * inside, and the run is complete when this returns. */
+		jround_add_row(d, row, 0, job_local_done, e);
+		return 0;
+	}
+	r = npf_probe_job_submit(d->probe, e->peers[0], row, row->wait_ms, job_remote_done, e,
+				 &e->job_sub);
+	npf_wire_row_clear(row);
+	free(row);
+	if (r < 0)
+		e->job_pending = false;
+	return r;
+}
+
+static void on_check_done(struct npf_check *result, int err, void *userdata)
+{
+	struct dchk *e = userdata;
+	struct npf_daemon *d = e->d;
+	struct ctl_client *w = e->waiters;
+	int r;
+
+	if (err >= 0 && (!result || result->n_nodes == 0))
+		err = -EIO;
+	if (err < 0) {
+		e->running = false;
+		d->n_running--;
+		e->waiters = NULL;
+		if (err != -ECANCELED) {
+			log_errc(err, "check of %s failed", e->key);
+			d->metrics.check_errors++;
+		}
+		fail_waiters(w, err);
+		if (result) {
+			npf_check_clear(result);
+			free(result);
+		}
+		if (!e->result)
+			entry_free(d, e);
+		dchk_publish_metrics(d);
+		return;
+	}
+	drop_result(e);
+	e->result = result;
+	e->done_mono_us = dmn_now_mono_us();
+	e->done_unix_ms = dmn_now_unix_ms();
+	if (e->job_tag[0]) {
+		/* A job check: the run ends when the coordinator has answered. */
+		r = job_submit(d, e);
+		if (r == 0)
+			return;
+		log_errc(r, "check of %s: job %s: no row sent", e->key, e->job_tag);
+		e->have_job = true;
+		e->job_err = r;
+	}
+	e->running = false;
+	d->n_running--;
+	e->waiters = NULL;
+	complete(d, e, w);
+}
+
 static void add_waiter(struct dchk *e, struct ctl_client *c)
 {
 	c->waiting = e;
 	c->wait_next = e->waiters;
 	e->waiters = c;
-	ctl_wait(c, e->timeout_ms);
+	/* A job check waits for the others' rows too (job_submit's wait). */
+	ctl_wait(c, e->job_tag[0] ? 2 * e->timeout_ms + DCHK_JOB_SLACK_MS : e->timeout_ms);
 }
 
 /* Starts a run for req's peer set, or joins the one in flight, and parks c on it.
@@ -501,8 +722,11 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 	int r;
 
 	if (e && e->running) {
-		/* Same peer set already in flight: share its result. */
+		/* Same peer set already in flight: share its result (a tagged request makes
+		 * a run that has not ended a job check: its row goes out at the end). */
 		free(key);
+		if (req->job[0] && !e->job_tag[0] && !e->job_pending)
+			snprintf(e->job_tag, sizeof(e->job_tag), "%s", req->job);
 		add_waiter(e, c);
 		return;
 	}
@@ -527,6 +751,8 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 			return;
 		}
 	}
+	snprintf(e->job_tag, sizeof(e->job_tag), "%s", req->job);
+	e->job_id[0] = '\0';
 	/* No budget asked for: the configured one, grown with the job (docs/config.md). */
 	e->timeout_ms = req->timeout_ms ? req->timeout_ms :
 					  npf_probe_check_budget(d->probe,

@@ -267,7 +267,8 @@ static json_t *status_reply(struct npf_daemon *d)
 	}
 	if (json_object_set_new(r, "daemon", daemon) < 0 ||
 	    json_object_set_new(r, "inventory", d->inv ? snap_status_json(d) : json_null()) < 0 ||
-	    json_object_set_new(r, "checks", dchk_status_json(d)) < 0) {
+	    json_object_set_new(r, "checks", dchk_status_json(d)) < 0 ||
+	    json_object_set_new(r, "jobs", jround_status_json(d)) < 0) {
 		json_decref(r);
 		return NULL;
 	}

@@ -31,6 +31,9 @@
 struct npf_probe_ctx;
 struct mnl_socket;
 struct dchk;
+struct jround;
+struct npf_msg_row;
+struct npf_msg_job_decision;
 
 /* A network namespace's identity: its cookie and/or its nsfs inode (netns.c). */
 struct dmn_netns_id {
@@ -123,6 +126,11 @@ struct npf_daemon {
 	unsigned int n_checks, n_running;
 	char last_summary[256];
 	struct npf_metrics_counters metrics; /* for [metrics] textfile_dir */
+
+	/* Job checks this node coordinates (jobround.c). */
+	struct jround *jrounds;
+	unsigned int n_jrounds;
+	size_t jround_bytes;
 };
 
 /* main.c */
@@ -196,5 +204,23 @@ void dchk_free_all(struct npf_daemon *d);
 /* Rewrites the metrics textfile ([metrics] textfile_dir; no-op when empty) from the most
  * recently completed check still cached, or without a check when there is none. */
 void dchk_publish_metrics(struct npf_daemon *d);
+
+/* jobround.c: the coordinator of job checks (docs/decision.md §10) */
+/* A local participant's answer: d is borrowed for the call. */
+typedef void (*jround_local_fn)(void *ud, const struct npf_msg_job_decision *d);
+/* Adds row (ownership taken) to its job's round; the participant waits as remote (an
+ * npf_probe_job_answer() id) or, remote == 0, through fn(ud). Every waiter of a round gets
+ * the same decision, once all rows are in or before the first waiter's wait runs out;
+ * a decided round answers late rows at once (fn may run inside this call). */
+void jround_add_row(struct npf_daemon *d, struct npf_msg_row *row, uint64_t remote,
+		    jround_local_fn fn, void *ud);
+/* A local participant that goes away before its answer. */
+void jround_forget_local(struct npf_daemon *d, void *ud);
+/* npf_probe_job_row_fn for the probe engine (userdata is the daemon). */
+void jround_on_remote_row(void *userdata, struct npf_msg_row *row, uint64_t waiter);
+void jround_free_all(struct npf_daemon *d);
+/* The "jobs" array of status replies: the job checks this node coordinates. New reference
+ * or NULL. */
+json_t *jround_status_json(struct npf_daemon *d);
 
 #endif

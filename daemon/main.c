@@ -281,6 +281,8 @@ static int start_probe(struct npf_daemon *d)
 	}
 	r = npf_probe_ctx_new(&d->probe, &p);
 	sodium_memzero(&d->keys.k, sizeof(d->keys.k)); /* the context holds its copy */
+	if (r == 0)
+		npf_probe_set_job_handler(d->probe, jround_on_remote_row);
 	return r;
 }
 
@@ -502,6 +504,7 @@ int main(int argc, char **argv)
 out:
 	/* Clients first, so the probe context's cancel callbacks find no waiters. */
 	ctl_close(&d);
+	jround_free_all(&d);
 	npf_probe_ctx_free(d.probe);
 	dchk_free_all(&d);
 	snap_stop(&d);

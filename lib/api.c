@@ -412,7 +412,26 @@ static int get_format(const json_t *obj, struct npf_api_request *req, struct npf
 	return 0;
 }
 
-#define MAX_FIELDS 10
+/* The job tag: a Slurm job id, or any short name a launcher gives one job start. */
+static int get_job(const json_t *obj, struct npf_api_request *req, struct npf_api_error *err)
+{
+	const json_t *v = json_object_get(obj, "job");
+	const char *s = json_string_value(v);
+
+	if (!v)
+		return 0;
+	if (!s || !s[0] || json_string_length(v) >= sizeof(req->job) ||
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+		json_string_length(v)) {
+		seterr(err, NPF_API_E_BAD_REQUEST,
+		       "\"job\" must be 1..%d characters of [A-Za-z0-9._-]", NPF_API_JOB_MAX - 1);
+		return -EBADMSG;
+	}
+	memcpy(req->job, s, strlen(s) + 1);
+	return 0;
+}
+
+#define MAX_FIELDS 11
 
 static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api_error *err)
 {
@@ -420,10 +439,10 @@ static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api
 		[NPF_API_REQ_STATUS] = { "version", "request" },
 		[NPF_API_REQ_INVENTORY] = { "version", "request" },
 		[NPF_API_REQ_CHECK] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
-					"max_timeout_ms" },
+					"max_timeout_ms", "job" },
 		[NPF_API_REQ_VERDICT] = { "version", "request", "peers" },
 		[NPF_API_REQ_ENV] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
-				      "format", "job_wide", "cached", "max_timeout_ms" },
+				      "format", "job_wide", "cached", "max_timeout_ms", "job" },
 	};
 	bool timed = req->type == NPF_API_REQ_CHECK || req->type == NPF_API_REQ_ENV;
 	const char *key;
@@ -459,6 +478,9 @@ static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api
 		if (r < 0)
 			return r;
 		req->max_age_set = json_object_get(j, "max_age_ms") != NULL;
+		r = get_job(j, req, err);
+		if (r < 0)
+			return r;
 	}
 	if (req->type == NPF_API_REQ_ENV) {
 		r = get_format(j, req, err);
@@ -543,6 +565,8 @@ json_t *npf_api_request_to_json(const struct npf_api_request *req)
 		goto err;
 	if (timed && req->max_timeout_ms &&
 	    json_object_set_new(j, "max_timeout_ms", json_integer(req->max_timeout_ms)) < 0)
+		goto err;
+	if (timed && req->job[0] && json_object_set_new(j, "job", json_string(req->job)) < 0)
 		goto err;
 	/* For env an explicit 0 means "always probe", so it is sent when set. */
 	if (timed && (req->max_age_ms || (req->type == NPF_API_REQ_ENV && req->max_age_set)) &&
@@ -1213,7 +1237,7 @@ static json_t *vars_json(const struct npf_recommendation *rec)
 {
 	json_t *o = json_object();
 
-	for (size_t i = 0; o && rec->verdict == NPF_VERDICT_OK && i < rec->n_vars; i++) {
+	for (size_t i = 0; o && npf_verdict_publishes(rec->verdict) && i < rec->n_vars; i++) {
 		json_t *v;
 
 		if (!rec->vars[i].value)

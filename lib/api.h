@@ -53,6 +53,7 @@ struct npf_api_error {
 };
 
 #define NPF_API_FORMAT_MAX 16
+#define NPF_API_JOB_MAX 65
 
 struct npf_api_request {
 	enum npf_api_req type;
@@ -63,6 +64,10 @@ struct npf_api_request {
 			      * env: the same, but only when max_age_set (else: cache_ttl) */
 	bool max_age_set;    /* "max_age_ms" was given */
 	char (*peers)[NPF_NAME_MAX]; /* check/verdict/env: owned, unique, in request order */
+	/* check/env: the job tag ("" none): every node of one job start checks with the same
+	 * tag (the Prolog passes SLURM_JOB_ID), and the nodes decide once for the job
+	 * (docs/decision.md §10). 1..NPF_API_JOB_MAX-1 bytes of [A-Za-z0-9._-]. */
+	char job[NPF_API_JOB_MAX];
 	size_t n_peers;
 	/* env only */
 	char format[NPF_API_FORMAT_MAX]; /* "" (= json), "json", "shell", "taskprolog",
@@ -145,7 +150,7 @@ json_t *npf_check_to_json(const struct npf_check *c, const struct npf_recommenda
 int npf_check_from_json(const json_t *j, struct npf_check *c);
 
 /* The reply to an "env" request (docs/protocol.md): {"version":1,"ok":true,
- * "verdict","summary","variables":{NAME:value} (only for ok),"cached","age_ms",
+ * "verdict","summary","variables":{NAME:value} (only for ok and degraded),"cached","age_ms",
  * "recommendation":{...}} plus "format","text","omitted" when format is a text
  * format (shell, taskprolog, nccl-conf; "" or "json" adds none). New reference
  * (caller json_decref), or NULL on ENOMEM or an unknown format. */

@@ -29,7 +29,13 @@ enum npf_verdict {
 	NPF_VERDICT_UNKNOWN = 0, /* evidence incomplete (peers not answering); never "ok" */
 	NPF_VERDICT_OK,
 	NPF_VERDICT_FAIL,
+	NPF_VERDICT_DEGRADED, /* ok, but the job moved to a strictly worse network than its
+			       * best (docs/decision.md §10): the env is published as for ok */
+	NPF_VERDICT__COUNT
 };
+
+/* ok and degraded publish an environment; fail and unknown do not. */
+bool npf_verdict_publishes(enum npf_verdict v);
 
 /* A candidate interface of a node as announced in HELLO (one entry per address). */
 struct npf_candidate {
@@ -124,6 +130,12 @@ void npf_node_clear(struct npf_node *n);
 const char *npf_outcome_name(enum npf_outcome o);
 int npf_outcome_parse(const char *s);
 const char *npf_verdict_name(enum npf_verdict v);
+/* The inverse of npf_verdict_name ("ok", "degraded", "fail", "unknown"): the enum, or
+ * -EINVAL for anything else (NULL included). The one parser of verdict names that the
+ * CLI, the Slurm plugin and explain share, so a new verdict reaches them all. */
+int npf_verdict_parse(const char *s);
+/* npf_verdict_publishes() of a verdict name; false for a name npf_verdict_parse refuses. */
+bool npf_verdict_name_publishes(const char *s);
 const char *npf_direction_name(enum npf_direction d);
 
 #endif

@@ -69,6 +69,9 @@ struct ctx {
 	size_t *path_off; /* n_nodes + 1: CSR of chk->paths by peer */
 	size_t *path_idx;
 	size_t *peer_fail; /* n_nodes: how many (interface, network) evaluations each peer broke */
+	bool *suspect;	   /* n_nodes: the job check's suspects (pol->job), outside the evidence:
+			    * they are drained by their own fail, so their pairs decide nothing
+			    * for the others; NULL without a job view */
 	int chosen;	   /* index into nets, -1 */
 	int ompi_net;	   /* the network Open MPI's values name when it cannot use the chosen
 			    * one (a secondary subnet, publish.c ompi_decide), -1: the chosen */
@@ -209,7 +212,8 @@ int dec_iface_best_net(const struct ctx *c, size_t i);
 bool dec_iface_multi(const struct ctx *c, size_t i);
 /* The pair (our interface i on network n, peer k >= 1) through lib/pairstate, with the
  * deciding detail in detail[dlen]: the one evaluation the local decision and the job row
- * (npf_recommend_row) share. multi = dec_iface_multi(c, i). */
+ * (npf_recommend_row) share. A suspect of the job check is outside. multi =
+ * dec_iface_multi(c, i). */
 struct npf_pair dec_pair(const struct ctx *c, size_t i, const struct net *n, bool multi, size_t k,
 			 char *detail, size_t dlen);
 /* Whether our address a on ifc was announced (and so probed). */

@@ -101,7 +101,7 @@ int npf_env_format(const struct npf_recommendation *rec, enum npf_envfmt fmt, ch
 		put_comments(f, rec);
 	/* Only a verified answer carries variables; this check keeps it so even for a
 	 * hand-built struct. */
-	for (size_t i = 0; rec->verdict == NPF_VERDICT_OK && i < rec->n_vars; i++) {
+	for (size_t i = 0; npf_verdict_publishes(rec->verdict) && i < rec->n_vars; i++) {
 		const struct npf_envvar *v = &rec->vars[i];
 
 		if (!valid_name(v->name) || !v->value) {
@@ -297,7 +297,8 @@ json_t *npf_recommendation_to_json(const struct npf_recommendation *rec)
 			jset(choice, "ifname", jstr(rec->ifname, IFNAMSIZ - 1), &ok);
 			jset(choice, "address", jaddr(&rec->addr), &ok);
 			jset(choice, "network", json_string(rec->cidr), &ok);
-			jset(choice, "verified", json_boolean(rec->verdict == NPF_VERDICT_OK), &ok);
+			jset(choice, "verified", json_boolean(npf_verdict_publishes(rec->verdict)),
+			     &ok);
 		}
 	}
 	jset(o, "choice", rec->have_choice ? choice : json_null(), &ok);
@@ -318,7 +319,7 @@ json_t *npf_recommendation_to_json(const struct npf_recommendation *rec)
 	}
 	jset(o, "nodes", nodes, &ok);
 	env = json_object();
-	for (size_t i = 0; env && rec->verdict == NPF_VERDICT_OK && i < rec->n_vars; i++)
+	for (size_t i = 0; env && npf_verdict_publishes(rec->verdict) && i < rec->n_vars; i++)
 		jset(env, rec->vars[i].name, jstr(rec->vars[i].value, SIZE_MAX), &ok);
 	jset(o, "env", env, &ok);
 	jset(o, "hcas", hcas_json(rec, &ok), &ok);
@@ -347,7 +348,7 @@ json_t *npf_recommendation_to_json(const struct npf_recommendation *rec)
 		jpush(notes, jstr(rec->notes[i].text, SIZE_MAX), &ok);
 	jset(o, "notes", notes, &ok);
 	jset(o, "note_details", notes_json(rec, &ok), &ok);
-	if (rec->verdict != NPF_VERDICT_OK && rec->fail_node[0]) {
+	if (!npf_verdict_publishes(rec->verdict) && rec->fail_node[0]) {
 		const char *o_name = npf_outcome_name(rec->fail_outcome);
 		const char *d_name = npf_direction_name(rec->fail_dir);
 

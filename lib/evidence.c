@@ -132,6 +132,13 @@ struct npf_pair dec_pair(const struct ctx *c, size_t i, const struct net *n, boo
 	int li = c->link_idx[i * chk->n_nodes + k];
 	bool have = false;
 
+	/* The job check drains a suspect by its own fail: the pair is no evidence about the
+	 * networks the rest of the job will use (docs/decision.md §10). */
+	if (c->suspect && c->suspect[k]) {
+		copy_str(detail, dlen, "a suspect of the job check");
+		return (struct npf_pair){
+		    .state = NPF_PAIR_OUTSIDE, .dir = NPF_DIR_FORWARD, .outcome = NPF_OUT_OK};
+	}
 	if (!nd->available) {
 		copy_str(detail, dlen, nd->error);
 	} else if (multi && split_from_paths(c, ifc, n, (int)k, &fwd, &rev, detail, dlen)) {

@@ -92,7 +92,9 @@ static int64_t quality_of(const struct npf_job_input *in, int k)
 	return k < 0 ? INT64_MIN : in->nets[k].quality;
 }
 
-static void name_suspects(const struct npf_job_decision *d, size_t n, char *buf, size_t len)
+/* The suspects by name when the input has names, else by hostlist position ("#3", 0-based). */
+static void name_suspects(const struct npf_job_input *in, const struct npf_job_decision *d,
+			  size_t n, char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -102,7 +104,10 @@ static void name_suspects(const struct npf_job_decision *d, size_t n, char *buf,
 
 		if (!d->suspect[i])
 			continue;
-		w = snprintf(buf + off, len - off, "%s#%zu", off ? "," : "", i);
+		if (in->names && in->names[i])
+			w = snprintf(buf + off, len - off, "%s%s", off ? "," : "", in->names[i]);
+		else
+			w = snprintf(buf + off, len - off, "%s#%zu", off ? "," : "", i);
 		if (w < 0)
 			break;
 		off += (size_t)w;
@@ -174,11 +179,10 @@ int npf_job_decide(const struct npf_job_input *in, struct npf_job_decision *out)
 			out->n_suspects = v.n_cover;
 			out->net = (int)k;
 			out->verdict = NPF_JOB_OK;
-			name_suspects(out, n, who, sizeof(who));
+			name_suspects(in, out, n, who, sizeof(who));
 			snprintf(out->reason, sizeof(out->reason),
-				 "%s works for every pair without node%s %s",
-				 in->nets[k].name ? in->nets[k].name : "?",
-				 v.n_cover > 1 ? "s" : "", who);
+				 "%s works for every pair without %s", in->nets[k].name ? in->nets[k].name : "?",
+				 who);
 			goto done;
 		}
 		if (v.any_ok && in->nets[k].quality > skipped_q)

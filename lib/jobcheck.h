@@ -34,6 +34,7 @@ struct npf_job_input {
 	 * every pair there in NPF_PAIR_FAIL. */
 	const uint8_t *pairs;
 	bool degrade; /* [publish] fallback = degrade */
+	const char *const *names; /* [n_nodes] for reasons, borrowed; NULL: "#i" */
 };
 
 enum npf_job_verdict {

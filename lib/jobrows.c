@@ -10,9 +10,16 @@
 
 int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN + 1])
 {
+	return npf_job_id_tag(names, n, NULL, out);
+}
+
+int npf_job_id_tag(const char *const *names, size_t n, const char *job_tag,
+		   char out[NPF_WIRE_JOB_ID_LEN + 1])
+{
 	crypto_generichash_state st;
 	uint8_t h[NPF_WIRE_JOB_ID_LEN / 2];
 	static const char tag[] = "npf-job-v1";
+	static const uint8_t sep = 1; /* never in a node name: names and tag cannot collide */
 
 	if (!names || n == 0)
 		return -EINVAL;
@@ -23,6 +30,10 @@ int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN 
 		if (!names[i])
 			return -EINVAL;
 		crypto_generichash_update(&st, (const uint8_t *)names[i], strlen(names[i]) + 1);
+	}
+	if (job_tag && job_tag[0]) {
+		crypto_generichash_update(&st, &sep, 1);
+		crypto_generichash_update(&st, (const uint8_t *)job_tag, strlen(job_tag) + 1);
 	}
 	crypto_generichash_final(&st, h, sizeof(h));
 	sodium_bin2hex(out, NPF_WIRE_JOB_ID_LEN + 1, h, sizeof(h));
@@ -156,76 +167,148 @@ const char *npf_job_role_name(enum npf_job_role r)
 
 /* The evidence against suspect s on network k: its first failing pair, as "node1". */
 static const char *first_fail_peer(const struct npf_job_matrix *m, size_t k, size_t s,
-				   const char *const *hostlist)
+				   const struct npf_msg_row *const *rows)
 {
 	for (size_t j = 0; j < m->n_nodes; j++)
 		if (j != s &&
 		    m->pairs[k * m->n_nodes * m->n_nodes + s * m->n_nodes + j] == NPF_PAIR_FAIL)
-			return hostlist[j];
+			return rows[j]->node;
 	return "?";
+}
+
+int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool degrade,
+			 struct npf_msg_job_decision *out)
+{
+	struct npf_job_matrix m;
+	struct npf_job_decision d;
+	struct npf_job_input in;
+	const char **names;
+	size_t off, missing = 0;
+	int r;
+
+	if (!out || !rows || n < 1 || n > NPF_WIRE_MAX_ROW_NODES)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->verdict = NPF_JOB_UNKNOWN;
+	out->n_nodes = (uint32_t)n;
+	out->nodes = malloc(n + 1);
+	if (!out->nodes)
+		return -ENOMEM;
+	memset(out->nodes, '.', n);
+	out->nodes[n] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i]) {
+			out->n_rows++;
+			if (out->job[0] == '\0')
+				memcpy(out->job, rows[i]->job, sizeof(out->job));
+			continue;
+		}
+		out->nodes[i] = 'm';
+		missing++;
+	}
+	/* A partial matrix differs from node to node: no network from it, for anyone. */
+	if (missing) {
+		snprintf(out->reason, sizeof(out->reason),
+			 "no row from %zu of %zu nodes by the deadline: the job's evidence is "
+			 "incomplete",
+			 missing, n);
+		return 0;
+	}
+	r = npf_job_rows_merge(rows, n, &m);
+	if (r == -ENOMEM)
+		goto nomem;
+	if (r < 0) {
+		snprintf(out->reason, sizeof(out->reason), "the rows do not describe one job (%s)",
+			 strerror(-r));
+		return 0;
+	}
+	names = malloc(n * sizeof(*names));
+	if (!names) {
+		npf_job_matrix_clear(&m);
+		goto nomem;
+	}
+	for (size_t i = 0; i < n; i++)
+		names[i] = rows[i]->node;
+	in = (struct npf_job_input){.n_nodes = n,
+				    .n_nets = m.n_nets,
+				    .nets = m.nets,
+				    .pairs = m.pairs,
+				    .degrade = degrade,
+				    .names = names};
+	r = npf_job_decide(&in, &d);
+	free(names);
+	if (r < 0) {
+		npf_job_matrix_clear(&m);
+		goto nomem;
+	}
+	out->verdict = (uint8_t)d.verdict;
+	if (d.net >= 0)
+		snprintf(out->net, sizeof(out->net), "%s", m.keys[d.net]);
+	if (d.best >= 0)
+		snprintf(out->best, sizeof(out->best), "%s", m.keys[d.best]);
+	for (size_t i = 0; i < n; i++)
+		if (d.suspect[i])
+			out->nodes[i] = 's';
+	/* The reason: the decision's line, then each suspect with its evidence on the best
+	 * network (the one it breaks). Names are the rows' own (every row is here). */
+	off = (size_t)snprintf(out->reason, sizeof(out->reason), "%s", d.reason);
+	for (size_t i = 0; i < n && d.best >= 0 && off < sizeof(out->reason); i++)
+		if (d.suspect[i])
+			off += (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
+						"; %s fails %s with %s", rows[i]->node,
+						m.keys[d.best], first_fail_peer(&m, (size_t)d.best, i, rows));
+	npf_job_decision_clear(&d);
+	npf_job_matrix_clear(&m);
+	return 0;
+nomem:
+	npf_wire_job_decision_clear(out);
+	return -ENOMEM;
+}
+
+enum npf_job_role npf_job_role_of(const struct npf_msg_job_decision *d, size_t self)
+{
+	bool suspect = d && d->nodes && self < d->n_nodes && d->nodes[self] == 's';
+
+	if (!d || !d->nodes || self >= d->n_nodes)
+		return NPF_JOB_ROLE_UNKNOWN;
+	switch ((enum npf_job_verdict)d->verdict) {
+	case NPF_JOB_OK:
+		return suspect ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_OK;
+	case NPF_JOB_DEGRADED:
+		return NPF_JOB_ROLE_DEGRADED;
+	case NPF_JOB_FAIL:
+		return suspect ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_FAIL;
+	case NPF_JOB_UNKNOWN:
+		break;
+	}
+	return NPF_JOB_ROLE_UNKNOWN;
 }
 
 int npf_job_answer(const struct npf_msg_row *const *rows, const char *const *hostlist, size_t n,
 		   size_t self, bool degrade, struct npf_job_answer *out)
 {
-	struct npf_job_matrix m;
-	struct npf_job_decision d;
-	struct npf_job_input in;
-	size_t off = 0;
+	struct npf_msg_job_decision d;
 	int r;
 
 	if (!out || !rows || !hostlist || self >= n)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->role = NPF_JOB_ROLE_UNKNOWN;
-	for (size_t i = 0; i < n; i++)
-		if (!rows[i]) {
+	r = npf_job_round_decide(rows, n, degrade, &d);
+	if (r < 0)
+		return r;
+	out->role = npf_job_role_of(&d, self);
+	snprintf(out->net, sizeof(out->net), "%s", d.net);
+	for (size_t i = 0; i < n; i++) {
+		if (d.nodes[i] == 's')
+			out->n_suspects++;
+		/* The first missing row by name: the coordinator has no names for it. */
+		if (d.nodes[i] == 'm' && !out->reason[0])
 			snprintf(out->reason, sizeof(out->reason),
 				 "no row from %s: the job's evidence is incomplete", hostlist[i]);
-			return 0;
-		}
-	r = npf_job_rows_merge(rows, n, &m);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0) {
-		snprintf(out->reason, sizeof(out->reason), "the rows do not describe one job (%s)",
-			 strerror(-r));
-		return 0;
 	}
-	in = (struct npf_job_input){
-	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs, .degrade = degrade};
-	r = npf_job_decide(&in, &d);
-	if (r < 0) {
-		npf_job_matrix_clear(&m);
-		return r;
-	}
-	if (d.net >= 0)
-		snprintf(out->net, sizeof(out->net), "%s", m.keys[d.net]);
-	out->n_suspects = d.n_suspects;
-	switch (d.verdict) {
-	case NPF_JOB_OK:
-		out->role = d.suspect[self] ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_OK;
-		break;
-	case NPF_JOB_DEGRADED:
-		out->role = NPF_JOB_ROLE_DEGRADED;
-		break;
-	case NPF_JOB_FAIL:
-		out->role = d.suspect[self] ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_FAIL;
-		break;
-	case NPF_JOB_UNKNOWN:
-		out->role = NPF_JOB_ROLE_UNKNOWN;
-		break;
-	}
-	/* The reason: the decision's line, then each suspect with its evidence on the best
-	 * network (the one it breaks). */
-	off = (size_t)snprintf(out->reason, sizeof(out->reason), "%s", d.reason);
-	for (size_t i = 0; i < n && d.best >= 0 && off < sizeof(out->reason); i++)
-		if (d.suspect[i])
-			off +=
-			    (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
-					     "; %s fails %s with %s", hostlist[i], m.keys[d.best],
-					     first_fail_peer(&m, (size_t)d.best, i, hostlist));
-	npf_job_decision_clear(&d);
-	npf_job_matrix_clear(&m);
+	if (!out->reason[0])
+		snprintf(out->reason, sizeof(out->reason), "%s", d.reason);
+	npf_wire_job_decision_clear(&d);
 	return 0;
 }

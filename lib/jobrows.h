@@ -16,6 +16,10 @@
  * names (each NUL-terminated), so rows of two jobs, or of one job with its nodes in
  * another order, never mix. names[0..n) must be non-NULL. Returns 0 or -EINVAL. */
 int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN + 1]);
+/* The same with the job's tag (a Slurm job id; NULL or "" = none, then npf_job_id()): two
+ * starts of one hostlist under different tags are two jobs. */
+int npf_job_id_tag(const char *const *names, size_t n, const char *job_tag,
+		   char out[NPF_WIRE_JOB_ID_LEN + 1]);
 
 /* The merged matrix: networks in rank order (rank descending, key ascending), pairs as
  * struct npf_job_input wants them. Owned by the caller (npf_job_matrix_clear). */
@@ -45,7 +49,6 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,
 
 void npf_job_matrix_clear(struct npf_job_matrix *m);
 
-#endif
 
 /* One node's answer from the job's rows: what the daemon of node self says once the
  * exchange is over (docs/decision.md §10). */
@@ -71,5 +74,17 @@ struct npf_job_answer {
 int npf_job_answer(const struct npf_msg_row *const *rows, const char *const *hostlist, size_t n,
 		   size_t self, bool degrade, struct npf_job_answer *out);
 
+/* The coordinator's decision from the rows it holds, rows[i] NULL = missing (then the
+ * verdict is unknown, node i marked 'm'): one message for every node of the job. Names in
+ * the reason come from the rows. On success out owns its nodes string
+ * (npf_wire_job_decision_clear). Returns 0, -EINVAL or -ENOMEM. */
+int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool degrade,
+			 struct npf_msg_job_decision *out);
+
+/* Node self's role in d (a suspect fails, the others follow d's verdict). */
+enum npf_job_role npf_job_role_of(const struct npf_msg_job_decision *d, size_t self);
+
 /* "ok" | "degraded" | "suspect" | "fail" | "unknown" */
 const char *npf_job_role_name(enum npf_job_role r);
+
+#endif

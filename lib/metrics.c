@@ -122,10 +122,16 @@ static const char *var_value(const struct npf_recommendation *rec, const char *n
 	return NULL;
 }
 
+/* Every verdict, in the order its series are rendered (both families): each one always,
+ * zeros included, so a series never vanishes. degraded (ok, on a worse network than the
+ * job's best) is its own series: alerts want to see the job moved, not count it as ok. */
+static const enum npf_verdict verdict_order[] = { NPF_VERDICT_OK, NPF_VERDICT_DEGRADED,
+						  NPF_VERDICT_FAIL, NPF_VERDICT_UNKNOWN };
+_Static_assert(sizeof(verdict_order) / sizeof(verdict_order[0]) == NPF_VERDICT__COUNT,
+	       "every verdict has its series");
+
 static void render_counters(struct mbuf *b, const struct npf_metrics_counters *ctr)
 {
-	static const enum npf_verdict order[] = { NPF_VERDICT_OK, NPF_VERDICT_FAIL,
-						  NPF_VERDICT_UNKNOWN };
 
 	if (ctr->start_unix_ms) {
 		mfamily(b, "netpreflight_daemon_start_time_seconds", "gauge",
@@ -141,9 +147,9 @@ static void render_counters(struct mbuf *b, const struct npf_metrics_counters *c
 	}
 	mfamily(b, "netpreflight_checks_total", "counter",
 		"Preflight checks completed since the daemon started, by verdict.");
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+	for (size_t i = 0; i < NPF_VERDICT__COUNT; i++)
 		mprintf(b, "netpreflight_checks_total{verdict=\"%s\"} %" PRIu64 "\n",
-			npf_verdict_name(order[i]), ctr->checks[order[i]]);
+			npf_verdict_name(verdict_order[i]), ctr->checks[verdict_order[i]]);
 	mfamily(b, "netpreflight_check_errors_total", "counter",
 		"Preflight checks that could not be run at all.");
 	mprintf(b, "netpreflight_check_errors_total %" PRIu64 "\n", ctr->check_errors);
@@ -212,16 +218,14 @@ static void render_ifaces(struct mbuf *b, const struct npf_check *chk,
  * is a verdict of its own (evidence incomplete). */
 static void render_verdict(struct mbuf *b, const struct npf_recommendation *rec)
 {
-	static const enum npf_verdict order[] = { NPF_VERDICT_OK, NPF_VERDICT_FAIL,
-						  NPF_VERDICT_UNKNOWN };
-
 	if (!rec)
 		return;
 	mfamily(b, "netpreflight_last_check_verdict", "gauge",
 		"Verdict of the last check (1 on the current one).");
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+	for (size_t i = 0; i < NPF_VERDICT__COUNT; i++)
 		mprintf(b, "netpreflight_last_check_verdict{verdict=\"%s\"} %d\n",
-			npf_verdict_name(order[i]), order[i] == rec->verdict ? 1 : 0);
+			npf_verdict_name(verdict_order[i]),
+			verdict_order[i] == rec->verdict ? 1 : 0);
 }
 
 static void render_check(struct mbuf *b, const struct npf_check *chk,

@@ -16,7 +16,7 @@
 
 /* Daemon-lifetime counters; the daemon owns them, the renderer only prints. */
 struct npf_metrics_counters {
-	uint64_t checks[3];      /* completed checks by enum npf_verdict (index) */
+	uint64_t checks[NPF_VERDICT__COUNT]; /* completed checks by enum npf_verdict (index) */
 	uint64_t check_errors;   /* checks the probe engine could not run */
 	uint64_t start_unix_ms;  /* when the daemon started, 0 = unknown (not rendered) */
 	bool auth_reported;      /* render netpreflight_probe_authenticated */

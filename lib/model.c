@@ -210,9 +210,31 @@ const char *npf_verdict_name(enum npf_verdict v)
 	switch (v) {
 	case NPF_VERDICT_OK: return "ok";
 	case NPF_VERDICT_FAIL: return "fail";
-	case NPF_VERDICT_UNKNOWN: break;
+	case NPF_VERDICT_DEGRADED: return "degraded";
+	case NPF_VERDICT_UNKNOWN:
+	case NPF_VERDICT__COUNT: break;
 	}
 	return "unknown";
+}
+
+int npf_verdict_parse(const char *s)
+{
+	for (int v = 0; s && v < NPF_VERDICT__COUNT; v++)
+		if (strcmp(s, npf_verdict_name((enum npf_verdict)v)) == 0)
+			return v;
+	return -EINVAL;
+}
+
+bool npf_verdict_publishes(enum npf_verdict v)
+{
+	return v == NPF_VERDICT_OK || v == NPF_VERDICT_DEGRADED;
+}
+
+bool npf_verdict_name_publishes(const char *s)
+{
+	int v = npf_verdict_parse(s);
+
+	return v >= 0 && npf_verdict_publishes((enum npf_verdict)v);
 }
 
 const char *npf_direction_name(enum npf_direction d)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The decision: rank networks by node-independent facts, take the first one this node
- * proved in both directions with every peer, and derive the environment from it. This file
- * runs the stages (evidence.c, rank.c, publish.c, jobwide.c) and explains the outcome:
- * rejections, NCCL's default, whom to blame, the summary. */
+ * proved in both directions with every peer (or, under a job check, the job's network if
+ * this node proved it), and derive the environment from it. This file runs the stages
+ * (evidence.c, rank.c, publish.c, jobwide.c) and explains the outcome: rejections, NCCL's
+ * default, whom to blame, the summary. */
 #include "decide.h"
 #include "jobrows.h"
 #include "gid.h"
@@ -207,6 +208,11 @@ static int build_rejections(struct ctx *c)
 			bfmt(text, sizeof(text),
 				 "works on %s, but %s holds the same network and ranks first here",
 				 cidr, inv->ifaces[ch->ifc].name);
+		else if (e->state == EST_WORKS && ch && bn < c->chosen)
+			/* Only a job decision puts the choice below a network that works
+			 * here: the others' evidence moved the job (docs/decision.md §10). */
+			bfmt(text, sizeof(text), "works on %s, but the job check chose %s (%s)", cidr,
+			     c->out->cidr, inv->ifaces[ch->ifc].name);
 		else if (e->state == EST_WORKS && ch)
 			bfmt(text, sizeof(text), "works on %s, but %s ranks higher (%s)", cidr,
 				 inv->ifaces[ch->ifc].name,
@@ -336,12 +342,13 @@ static void summarise(struct ctx *c)
 			 "unknown: no peers in the check, nothing was verified");
 		return;
 	}
-	if (out->verdict == NPF_VERDICT_OK) {
+	if (npf_verdict_publishes(out->verdict)) {
 		const struct eval *e = ev_at(c, (size_t)c->nets[c->chosen].ifc, (size_t)c->chosen);
 
 		snprintf(out->summary, sizeof(out->summary),
-			 "ok: %s (%s) works to and from %zu peer%s%s", out->ifname, out->cidr,
-			 e->n_ok, e->n_ok == 1 ? "" : "s",
+			 "%s: %s (%s) works to and from %zu peer%s%s",
+			 npf_verdict_name(out->verdict), out->ifname, out->cidr, e->n_ok,
+			 e->n_ok == 1 ? "" : "s",
 			 c->sparse ? " (sparse plan: the probed ones)" : "");
 		return;
 	}
@@ -382,6 +389,245 @@ static void ctx_free(struct ctx *c)
 	free(c->path_off);
 	free(c->path_idx);
 	free(c->peer_fail);
+	free(c->suspect);
+}
+
+/* ---- the job check's decision, applied here (docs/decision.md §10) ------------------- */
+
+static bool job_names(const struct npf_job_view *job, const char *name)
+{
+	for (size_t s = 0; job->suspects && s < job->n_suspects; s++)
+		if (job->suspects[s] && strcmp(job->suspects[s], name) == 0)
+			return true;
+	return false;
+}
+
+/* c->suspect from pol->job: the suspects among our peers. When this node is a suspect
+ * itself, its whole evidence stands: it is what its own fail is made of. Returns 0 or
+ * -ENOMEM. */
+static int mark_suspects(struct ctx *c)
+{
+	const struct npf_job_view *job = c->pol->job;
+	const struct npf_check *chk = c->chk;
+
+	if (!job || job->n_suspects == 0 || job_names(job, chk->nodes[0].name))
+		return 0;
+	c->suspect = calloc(chk->n_nodes, sizeof(*c->suspect));
+	if (!c->suspect)
+		return -ENOMEM;
+	for (size_t k = 1; k < chk->n_nodes; k++)
+		c->suspect[k] = job_names(job, chk->nodes[k].name);
+	return 0;
+}
+
+/* The network of the job decision named key (cidr_str() text, as in the job row), -1. */
+static int job_net(const struct ctx *c, const char *key)
+{
+	char cidr[INET6_ADDRSTRLEN + 5];
+
+	for (size_t n = 0; key && key[0] && n < c->n_nets; n++) {
+		cidr_str(&c->nets[n].prefix, cidr, sizeof(cidr));
+		if (strcmp(cidr, key) == 0)
+			return (int)n;
+	}
+	return -1;
+}
+
+/* What each role of the job decision makes of this node's verdict. A role that chooses
+ * takes the job's network only where this node proved it: the coordinator decided from
+ * the rows, and a network that does not work from here (a change since, a row that lied)
+ * must not be published, nor may this node pick another one: unknown. */
+static const struct job_rule {
+	enum npf_verdict verdict;
+	bool chooses; /* the verdict holds only if job->net works here */
+} job_rules[] = {
+    [NPF_JOB_ROLE_OK] = {NPF_VERDICT_OK, true},
+    [NPF_JOB_ROLE_DEGRADED] = {NPF_VERDICT_DEGRADED, true},
+    [NPF_JOB_ROLE_SUSPECT] = {NPF_VERDICT_FAIL, false},
+    [NPF_JOB_ROLE_FAIL] = {NPF_VERDICT_FAIL, false},
+    [NPF_JOB_ROLE_UNKNOWN] = {NPF_VERDICT_UNKNOWN, false},
+};
+
+static enum npf_job_role job_role(const struct ctx *c)
+{
+	unsigned int r = (unsigned int)c->pol->job->role;
+
+	/* A role from a newer coordinator than this code: evidence we cannot read. */
+	return r < sizeof(job_rules) / sizeof(job_rules[0]) ? (enum npf_job_role)r
+							    : NPF_JOB_ROLE_UNKNOWN;
+}
+
+/* Sets out->verdict and c->chosen from the job decision. */
+static void job_choose(struct ctx *c)
+{
+	const struct job_rule *rule = &job_rules[job_role(c)];
+	int n = job_net(c, c->pol->job->net);
+
+	c->out->verdict = rule->verdict;
+	if (!rule->chooses)
+		return;
+	if (n >= 0 && c->nets[n].state == EST_WORKS && c->n_peers > 0)
+		c->chosen = n;
+	else
+		c->out->verdict = NPF_VERDICT_UNKNOWN;
+}
+
+/* Whether some (interface, network) of ours failed: only then does the local blame()
+ * have evidence to name; the job may fail on pairs this node is not part of. */
+static bool any_local_fail(const struct ctx *c)
+{
+	for (size_t i = 0; i < c->inv->n_ifaces * c->n_nets; i++)
+		if (c->ev[i].state == EST_FAIL)
+			return true;
+	return false;
+}
+
+/* The failure fields for a node outside the job's choice. A suspect names its interface
+ * on the network it breaks (job->best) and its first failing peer there; with no failure
+ * in its own evidence (the failing pairs were seen by the others), itself and not-probed:
+ * the evidence is the job's, in the summary. A node whose job network does not work here
+ * names its first failing, else missing, peer there. A job that fails names this node's
+ * own culprit if it has one; an unknown job names nobody. */
+static void job_failure(struct ctx *c)
+{
+	struct npf_recommendation *out = c->out;
+	enum npf_job_role role = job_role(c);
+	bool suspect = role == NPF_JOB_ROLE_SUSPECT;
+	int n = job_net(c, suspect ? c->pol->job->best : c->pol->job->net);
+	const struct eval *e;
+
+	out->fail_outcome = NPF_OUT_NOT_PROBED;
+	out->fail_dir = NPF_DIR_FORWARD;
+	if (role == NPF_JOB_ROLE_FAIL && any_local_fail(c))
+		blame(c);
+	if (role == NPF_JOB_ROLE_FAIL || role == NPF_JOB_ROLE_UNKNOWN)
+		return;
+	if (suspect)
+		copy_str(out->fail_node, sizeof(out->fail_node), node_name(c, 0));
+	if (n < 0 || c->nets[n].ifc < 0)
+		return;
+	e = ev_at(c, (size_t)c->nets[n].ifc, (size_t)n);
+	copy_str(out->fail_ifname, sizeof(out->fail_ifname), c->inv->ifaces[c->nets[n].ifc].name);
+	if (e->peer >= 0 && (e->state == EST_FAIL || (!suspect && e->state == EST_UNKNOWN))) {
+		copy_str(out->fail_node, sizeof(out->fail_node), node_name(c, e->peer));
+		out->fail_outcome = e->outcome;
+		out->fail_dir = e->dir;
+	}
+}
+
+/* Our interface holding an address on network n although it is not a candidate there (down,
+ * no carrier: a pulled cable), with why, so a suspect's reason names it ("ens1f0np0 (no
+ * carrier)"); false when no interface of ours has an address there. */
+static bool offline_iface_on(const struct ctx *c, int n, char *ifname, size_t ilen, char *why,
+			     size_t wlen)
+{
+	const struct npf_addr *pfx;
+
+	if (n < 0)
+		return false;
+	pfx = &c->nets[n].prefix;
+	for (size_t i = 0; i < c->inv->n_ifaces; i++) {
+		const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+		for (size_t a = 0; a < ifc->n_addrs; a++) {
+			struct npf_addr m;
+
+			if (ifc->addrs[a].family != pfx->family)
+				continue;
+			addr_mask(&ifc->addrs[a], pfx->prefixlen, &m);
+			if (memcmp(m.addr, pfx->addr, sizeof(m.addr)) != 0)
+				continue;
+			copy_str(ifname, ilen, ifc->name);
+			snprintf(why, wlen, "%s",
+				 !(ifc->flags & IFF_UP)		 ? "(down)" :
+				 ifc->carrier == 0 || !(ifc->flags & IFF_RUNNING) ? "(no carrier)" :
+										    "(not a candidate)");
+			return true;
+		}
+	}
+	return false;
+}
+
+/* "node4 fails and is drained", "node3, node4 fail and are drained"; "" with none. */
+static void suspects_text(const struct npf_job_view *job, char *buf, size_t len)
+{
+	size_t used = 0, named = 0;
+
+	buf[0] = '\0';
+	for (size_t s = 0; job->suspects && s < job->n_suspects && used < len; s++) {
+		int w;
+
+		if (!job->suspects[s])
+			continue;
+		w = snprintf(buf + used, len - used, "%s%s", named++ ? ", " : "", job->suspects[s]);
+		if (w < 0)
+			return;
+		used += (size_t)w;
+	}
+	if (named && used < len)
+		snprintf(buf + used, len - used,
+			 named == 1 ? " fails and is drained" : " fail and are drained");
+}
+
+/* The summary under a job decision; the ok part is the local one (summarise()). */
+static void job_summarise(struct ctx *c)
+{
+	const struct npf_job_view *job = c->pol->job;
+	struct npf_recommendation *out = c->out;
+	enum npf_job_role role = job_role(c);
+	const char *reason = job->reason && job->reason[0] ? job->reason : "no reason given";
+	char ev[160] = "", sus[160];
+	size_t used = strlen(out->summary);
+	int n;
+
+	if (npf_verdict_publishes(out->verdict)) {
+		suspects_text(job, sus, sizeof(sus));
+		if (out->verdict == NPF_VERDICT_DEGRADED)
+			bfmt(out->summary + used, sizeof(out->summary) - used,
+			     "; the job moved from %s: %s",
+			     job->best && job->best[0] ? job->best : "its best network", reason);
+		else if (sus[0])
+			bfmt(out->summary + used, sizeof(out->summary) - used, "; job check: %s",
+			     sus);
+		return;
+	}
+	if (role == NPF_JOB_ROLE_OK || role == NPF_JOB_ROLE_DEGRADED) {
+		n = job_net(c, job->net);
+		if (n < 0 || c->nets[n].ifc < 0)
+			snprintf(ev, sizeof(ev), "no address of this node is on it");
+		else
+			dec_eval_text(c, ev_at(c, (size_t)c->nets[n].ifc, (size_t)n), ev,
+				      sizeof(ev));
+		bfmt(out->summary, sizeof(out->summary),
+		     "unknown: the job's network %s does not work from here (%s%s%s)",
+		     job->net && job->net[0] ? job->net : "(none)", out->fail_ifname,
+		     out->fail_ifname[0] ? ": " : "", ev);
+		return;
+	}
+	if (role != NPF_JOB_ROLE_SUSPECT) {
+		bfmt(out->summary, sizeof(out->summary), "%s: job check: %s",
+		     npf_verdict_name(out->verdict), reason);
+		return;
+	}
+	n = job_net(c, job->best);
+	if (n >= 0 && c->nets[n].ifc >= 0) {
+		const struct eval *e = ev_at(c, (size_t)c->nets[n].ifc, (size_t)n);
+
+		if (e->state == EST_FAIL)
+			dec_eval_text(c, e, ev, sizeof(ev));
+		else
+			snprintf(ev, sizeof(ev), "shows no failure from here");
+	} else if (!out->fail_ifname[0]) {
+		/* No candidate of ours there: the interface that holds the address, and why
+		 * it is not in use (a pulled cable is the common case). */
+		(void)offline_iface_on(c, n, out->fail_ifname, sizeof(out->fail_ifname), ev,
+				       sizeof(ev));
+	}
+	bfmt(out->summary, sizeof(out->summary),
+	     "fail: this node breaks the job's network %s: %s%s%s; drain it (job check: %s)",
+	     job->best && job->best[0] ? job->best : "(none)",
+	     out->fail_ifname[0] ? out->fail_ifname : "no address of this node is on it",
+	     ev[0] ? " " : "", ev, reason);
 }
 
 /* The evidence and the network order of a decision, shared by npf_recommend() and
@@ -398,8 +644,11 @@ static int ctx_prepare(struct ctx *c, const struct npf_inventory *inv, const str
 	c->out = out;
 	c->sparse = chk->sparse || c->pol->sparse;
 	c->version = c->pol->nccl_version > 0 ? c->pol->nccl_version : NPF_NCCL_VERSION_CURRENT;
+	if ((r = mark_suspects(c)) < 0)
+		return r;
 	for (size_t k = 1; k < chk->n_nodes; k++)
-		if (chk->nodes[k].available || !dec_outside_plan(c, &chk->nodes[k]))
+		if ((chk->nodes[k].available || !dec_outside_plan(c, &chk->nodes[k])) &&
+		    !(c->suspect && c->suspect[k]))
 			c->n_peers++;
 	c->chosen = -1;
 	c->ompi_net = -1;
@@ -433,11 +682,14 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 	if (r < 0)
 		goto out;
 
-	/* The first network of the shared order that works here wins. */
-	for (size_t n = 0; n < c.n_nets && c.chosen < 0; n++)
+	/* The job check decided for every node: this one follows it (job_choose). Alone,
+	 * the first network of the shared order that works here wins. */
+	for (size_t n = 0; !c.pol->job && n < c.n_nets && c.chosen < 0; n++)
 		if (c.nets[n].state == EST_WORKS)
 			c.chosen = (int)n;
-	if (c.chosen >= 0 && c.n_peers > 0) {
+	if (c.pol->job) {
+		job_choose(&c);
+	} else if (c.chosen >= 0 && c.n_peers > 0) {
 		out->verdict = NPF_VERDICT_OK;
 	} else {
 		c.chosen = -1;
@@ -459,7 +711,7 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 		if ((r = dec_build_choices(&c)) < 0)
 			goto out;
 	}
-	if (out->verdict == NPF_VERDICT_OK) {
+	if (npf_verdict_publishes(out->verdict)) {
 		for (size_t n = 0; n < (size_t)c.chosen; n++)
 			if (c.nets[n].state == EST_UNKNOWN) {
 				char cidr[INET6_ADDRSTRLEN + 5];
@@ -470,6 +722,8 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 			}
 		if ((r = dec_build_env(&c)) < 0)
 			goto out;
+	} else if (c.pol->job) {
+		job_failure(&c);
 	} else if (out->verdict == NPF_VERDICT_FAIL) {
 		blame(&c);
 	} else if (c.chosen >= 0) {
@@ -492,6 +746,8 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 		goto out;
 	predict_nccl_default(&c);
 	summarise(&c);
+	if (c.pol->job)
+		job_summarise(&c);
 	r = c.err;
 out:
 	ctx_free(&c);

@@ -15,6 +15,20 @@
 #include "model.h"
 #include "nccl_default.h"
 #include "pubvar.h"
+#include "jobrows.h"
+
+/* The job decision this node applies (docs/decision.md §10): what the job check's
+ * coordinator answered (wire JOB_DECISION), seen from this node. Borrowed. */
+struct npf_job_view {
+	enum npf_job_role role;		/* this node's role (lib/jobrows.h) */
+	const char *net;		/* the job's network key ("198.18.1.0/24"), "" none */
+	const char *best;		/* the best network any pair reached, "" none: the one a
+					 * suspect breaks */
+	const char *const *suspects;	/* node names (hostlist order), drained by their own
+					 * fail: their pairs do not count for the others */
+	size_t n_suspects;
+	const char *reason;		/* one line from the coordinator */
+};
 
 /* Operator policy ([publish] in lib/config.h). Pointers are borrowed for the duration of
  * npf_recommend(); a zeroed struct means: no patterns, current NCCL, every variable. */
@@ -33,6 +47,11 @@ struct npf_policy {
 				 * NULL or "" = unknown: MASTER_ADDR is then left out */
 	bool job_wide;      /* publish only values that hold on every node of the job */
 	bool sparse;        /* sparse semantics even if chk->sparse is false */
+	/* The job check's decision, NULL: decide for this node alone. With it, the suspects'
+	 * pairs are outside the evidence, and the verdict follows job->role: ok/degraded
+	 * choose job->net (unknown when it does not work here), suspect and fail are
+	 * fail, unknown is unknown; the summary says so. */
+	const struct npf_job_view *job;
 };
 
 #define NPF_REC_NAME_MAX 40

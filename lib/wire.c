@@ -746,9 +746,9 @@ json_t *npf_wire_row_to_json(const struct npf_msg_row *m)
 		}
 	}
 	instance_hex(m->instance, inst);
-	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "job", m->job, "node", m->node,
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:I}", "job", m->job, "node", m->node,
 			 "instance", inst, "index", (json_int_t)m->index, "n_nodes",
-			 (json_int_t)m->n_nodes, "nets", arr);
+			 (json_int_t)m->n_nodes, "nets", arr, "wait_ms", (json_int_t)m->wait_ms);
 }
 
 /* One state string of a ROW: n characters of "ofu-", '.' exactly at self. */
@@ -768,15 +768,20 @@ static bool states_valid(const char *s, size_t n, size_t self)
 int npf_wire_row_from_json(json_t *j, struct npf_msg_row *m)
 {
 	const char *job, *node, *inst;
-	json_int_t index, n_nodes;
+	json_int_t index, n_nodes, wait_ms = 0;
 	uint8_t jb[NPF_WIRE_JOB_ID_LEN / 2];
 	json_t *arr, *v;
 	size_t i;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:s, s:s, s:s, s:I, s:I, s:o !}", "job", &job, "node", &node,
-			"instance", &inst, "index", &index, "n_nodes", &n_nodes, "nets", &arr) < 0)
+	/* wait_ms is optional: a row shown in a check JSON (job_row) is the same object. */
+	if (json_unpack(j, "{s:s, s:s, s:s, s:I, s:I, s:o, s?I !}", "job", &job, "node", &node,
+			"instance", &inst, "index", &index, "n_nodes", &n_nodes, "nets", &arr,
+			"wait_ms", &wait_ms) < 0)
 		return -EBADMSG;
+	if (wait_ms < 0 || wait_ms > NPF_WIRE_MAX_TIMEOUT_MS)
+		return -EBADMSG;
+	m->wait_ms = (uint32_t)wait_ms;
 	if (hex_exact(job, jb, sizeof(jb)) < 0 || !npf_wire_name_valid(node) ||
 	    instance_parse(inst, &m->instance) < 0 || n_nodes < 2 ||
 	    n_nodes > NPF_WIRE_MAX_ROW_NODES || index < 0 || index >= n_nodes ||
@@ -810,6 +815,58 @@ int npf_wire_row_from_json(json_t *j, struct npf_msg_row *m)
 bad:
 	npf_wire_row_clear(m);
 	return -EBADMSG;
+}
+
+/* ---- JOB_DECISION ---- */
+
+void npf_wire_job_decision_clear(struct npf_msg_job_decision *m)
+{
+	free(m->nodes);
+	m->nodes = NULL;
+}
+
+json_t *npf_wire_job_decision_to_json(const struct npf_msg_job_decision *m)
+{
+	if (!m->nodes)
+		return NULL;
+	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:s}", "job", m->job, "n_nodes",
+			 (json_int_t)m->n_nodes, "verdict", (json_int_t)m->verdict, "net", m->net,
+			 "best", m->best, "nodes", m->nodes, "rows", (json_int_t)m->n_rows,
+			 "reason", m->reason);
+}
+
+int npf_wire_job_decision_from_json(json_t *j, struct npf_msg_job_decision *m)
+{
+	const char *job, *net, *best, *nodes, *reason;
+	json_int_t n_nodes, verdict, rows;
+	uint8_t jb[NPF_WIRE_JOB_ID_LEN / 2];
+
+	memset(m, 0, sizeof(*m));
+	if (json_unpack(j, "{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:s !}", "job", &job, "n_nodes",
+			&n_nodes, "verdict", &verdict, "net", &net, "best", &best, "nodes", &nodes,
+			"rows", &rows, "reason", &reason) < 0)
+		return -EBADMSG;
+	/* verdict is enum npf_job_verdict: 0 ok .. 3 unknown (lib/jobcheck.h). */
+	if (hex_exact(job, jb, sizeof(jb)) < 0 || n_nodes < 1 ||
+	    n_nodes > NPF_WIRE_MAX_ROW_NODES || verdict < 0 || verdict > 3 || rows < 0 ||
+	    rows > n_nodes || (net[0] && !npf_wire_net_key_valid(net)) ||
+	    (best[0] && !npf_wire_net_key_valid(best)) || strlen(nodes) != (size_t)n_nodes ||
+	    strspn(nodes, ".sm") != (size_t)n_nodes || strlen(reason) >= sizeof(m->reason))
+		return -EBADMSG;
+	for (const char *p = reason; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return -EBADMSG;
+	m->nodes = strdup(nodes);
+	if (!m->nodes)
+		return -ENOMEM;
+	memcpy(m->job, job, NPF_WIRE_JOB_ID_LEN + 1);
+	m->n_nodes = (uint32_t)n_nodes;
+	m->verdict = (uint8_t)verdict;
+	snprintf(m->net, sizeof(m->net), "%s", net);
+	snprintf(m->best, sizeof(m->best), "%s", best);
+	m->n_rows = (uint32_t)rows;
+	snprintf(m->reason, sizeof(m->reason), "%s", reason);
+	return 0;
 }
 
 /* ---- ERROR ---- */
@@ -871,6 +928,7 @@ const char *npf_wire_type_name(uint16_t type)
 	case NPF_MSG_REVERSE_RESULT: return "REVERSE_RESULT";
 	case NPF_MSG_ERROR: return "ERROR";
 	case NPF_MSG_ROW: return "ROW";
+	case NPF_MSG_JOB_DECISION: return "JOB_DECISION";
 	case 48: return "AUTH_HELLO";
 	case 49: return "AUTH_CHALLENGE";
 	case 50: return "AUTH_FINISH";

@@ -40,6 +40,7 @@ enum npf_wire_type {
 	NPF_MSG__END,
 	/* 32..47: the job check exchange (docs/decision.md §10, docs/protocol.md). */
 	NPF_MSG_ROW = 32,
+	NPF_MSG_JOB_DECISION = 33,
 	NPF_MSG_JOB__END
 };
 
@@ -215,6 +216,10 @@ struct npf_msg_row {
 	uint32_t n_nodes;  /* 2..NPF_WIRE_MAX_ROW_NODES */
 	struct npf_row_net nets[NPF_WIRE_MAX_ROW_NETS];
 	size_t n_nets; /* 0..NPF_WIRE_MAX_ROW_NETS, keys distinct */
+	/* How long the sender waits for the JOB_DECISION after sending (the rest of its
+	 * budget plus the exchange's): the coordinator decides before the first waiter gives
+	 * up. 0 (absent) = the coordinator's own default. <= NPF_WIRE_MAX_TIMEOUT_MS. */
+	uint32_t wait_ms;
 };
 
 json_t *npf_wire_row_to_json(const struct npf_msg_row *m);
@@ -222,6 +227,26 @@ json_t *npf_wire_row_to_json(const struct npf_msg_row *m);
  * nothing is left allocated. */
 int npf_wire_row_from_json(json_t *j, struct npf_msg_row *m);
 void npf_wire_row_clear(struct npf_msg_row *m);
+
+/* JOB_DECISION: the coordinator's answer to the rows of one job check, the same bytes for
+ * every node of the job (docs/decision.md §10). nodes[i] says what node i is in the
+ * decision: 's' a suspect (fails, drained), 'm' no row from it (then the verdict is
+ * unknown), '.' otherwise. */
+struct npf_msg_job_decision {
+	char job[NPF_WIRE_JOB_ID_LEN + 1];
+	uint32_t n_nodes;		/* 1..NPF_WIRE_MAX_ROW_NODES */
+	uint8_t verdict;		/* enum npf_job_verdict (lib/jobcheck.h) */
+	char net[NPF_WIRE_NET_KEY_MAX];	/* the job's network, "" none */
+	char best[NPF_WIRE_NET_KEY_MAX]; /* the best network any pair reached, "" none */
+	char *nodes;			/* owned, n_nodes characters plus NUL */
+	uint32_t n_rows;		/* rows the coordinator held */
+	char reason[320];		/* one line */
+};
+
+json_t *npf_wire_job_decision_to_json(const struct npf_msg_job_decision *m);
+/* On success m owns nodes: release with npf_wire_job_decision_clear(). */
+int npf_wire_job_decision_from_json(json_t *j, struct npf_msg_job_decision *m);
+void npf_wire_job_decision_clear(struct npf_msg_job_decision *m);
 
 /* "198.18.1.0/24"-style network keys: a canonical address, '/', a prefix that fits the
  * family. */

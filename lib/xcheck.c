@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "explain.h"
 
 static const char *js(const json_t *o, const char *k)
@@ -238,8 +239,10 @@ static void crosscheck_findings(struct npf_xp_xcheck *x, const struct npf_xp_rep
 			x->confirmed = true;
 	}
 	/* A node to drain: nothing works for this node and every failure names one peer, or a
-	 * node-specific cause (a path that stalls/refuses) names that same peer. */
-	if (any_fail && one_peer && fail_peer && (x->verdict && strcmp(x->verdict, "ok") != 0))
+	 * node-specific cause (a path that stalls/refuses) names that same peer. A published
+	 * verdict (ok, degraded) drains nobody. */
+	if (any_fail && one_peer && fail_peer && x->verdict &&
+	    !npf_verdict_name_publishes(x->verdict))
 		snprintf(x->drain, sizeof(x->drain), "%s", fail_peer);
 	/* The environment the job ran with against the one published. */
 	if (json_is_object(x->variables))

@@ -165,6 +165,7 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
+	LIST_INIT(&ctx->submits);
 	ctx->event = p->event;
 	ctx->port = p->port;
 	snprintf(ctx->node, sizeof(ctx->node), "%s", p->node_name);
@@ -201,6 +202,7 @@ void npf_probe_ctx_free(struct npf_probe_ctx *ctx)
 	ctx->shutting_down = true;
 	while (ctx->checks)
 		check_cancel(ctx->checks);
+	jobx_cancel_all(ctx);
 	server_shutdown(ctx);
 	ctx->listen_retry = sd_event_source_disable_unref(ctx->listen_retry);
 	free(ctx->cands);

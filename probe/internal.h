@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
@@ -262,6 +263,11 @@ int server_sync_listeners(struct npf_probe_ctx *ctx);
 /* Closes every listener, connection, data listener and reverse job. */
 void server_shutdown(struct npf_probe_ctx *ctx);
 
+/* ---- jobx.c: the participant's side of the row exchange ---- */
+
+/* Ends every submission of ctx (their done runs with -ECANCELED). */
+void jobx_cancel_all(struct npf_probe_ctx *ctx);
+
 /* ---- check.c ---- */
 
 struct pcheck;
@@ -309,6 +315,10 @@ struct npf_probe_ctx {
 	uint64_t n_tprobes_started, n_tprobes_joined; /* for tests and bench */
 	uint32_t n_active_tprobes;
 	uint32_t next_rev_id;
+	/* Job checks (probe/jobx.c, server.c on_row): where ROWs go, and the waiter ids. */
+	npf_probe_job_row_fn job_row;
+	uint64_t next_job_wait;
+	LIST_HEAD(, npf_job_submit) submits; /* jobx.c's, in flight */
 	bool kicking;	    /* inside tprobe_kick_queue(): no nested runs */
 	bool shutting_down; /* no queued probe starts during teardown */
 };

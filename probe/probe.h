@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "check.h"
 #include "model.h"
+#include "wire.h"
 
 struct npf_probe_ctx;
 
@@ -83,5 +84,36 @@ typedef void (*npf_probe_check_cb)(struct npf_check *result, int err, void *user
  * synchronously from inside this call) or -errno (cb never runs). */
 int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, size_t n_peers,
 			  uint32_t timeout_ms, npf_probe_check_cb cb, void *userdata);
+
+/* ---- job checks: the row exchange (docs/decision.md §10) ---- */
+
+/* Coordinator side: a ROW arrived from a participant. row is owned by the callee
+ * (npf_wire_row_clear() + free()); the participant waits on its connection for
+ * npf_probe_job_answer(ctx, waiter, ...) until row->wait_ms. May answer from inside. The
+ * callback's userdata is the context's (npf_probe_params.userdata). */
+typedef void (*npf_probe_job_row_fn)(void *userdata, struct npf_msg_row *row, uint64_t waiter);
+
+/* Installs the handler (NULL: ROWs are refused as "unexpected"). */
+void npf_probe_set_job_handler(struct npf_probe_ctx *ctx, npf_probe_job_row_fn fn);
+
+/* Sends d to the participant waiting as `waiter`. Returns 0, -ENOENT (it went away: its
+ * connection closed or timed out), -EINVAL, or a send error. */
+int npf_probe_job_answer(struct npf_probe_ctx *ctx, uint64_t waiter,
+			 const struct npf_msg_job_decision *d);
+
+/* Participant side: sends row to the coordinator's daemon (node name, resolved as peers
+ * are) over an authenticated control connection and waits up to wait_ms for its
+ * JOB_DECISION. done runs exactly once from the loop (never inside this call) unless the
+ * submission is cancelled first: d (borrowed for the call) and err 0, or NULL and -errno
+ * (-ETIMEDOUT: no answer in time; -ECONNREFUSED, -EHOSTUNREACH...: no coordinator;
+ * -EPROTO: it refused the row or answered for another job). On success *out is owned by
+ * the caller until done runs (then freed by the engine) or npf_probe_job_cancel(). */
+struct npf_job_submit;
+typedef void (*npf_probe_job_done_fn)(void *ud, const struct npf_msg_job_decision *d, int err);
+int npf_probe_job_submit(struct npf_probe_ctx *ctx, const char *coordinator,
+			 const struct npf_msg_row *row, uint32_t wait_ms, npf_probe_job_done_fn done,
+			 void *ud, struct npf_job_submit **out);
+/* Stops a submission; done does not run. NULL-safe. */
+void npf_probe_job_cancel(struct npf_job_submit *s);
 
 #endif

@@ -47,6 +47,10 @@ struct sconn {
 	struct npf_addr *announced;
 	size_t n_announced;
 	bool announced_present; /* its HELLO carried the list (an old peer's does not) */
+	/* A job check participant waiting on this connection for the JOB_DECISION (its ROW
+	 * went to the daemon's job handler): npf_probe_job_answer() finds it by this id,
+	 * 0 = none. */
+	uint64_t job_wait;
 	struct sconn *prev, *next;
 };
 
@@ -653,6 +657,74 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	return 0;
 }
 
+/* A ROW of a job check for which this daemon is the coordinator (docs/decision.md §10).
+ * The row goes to the daemon's job handler; the connection is kept while the sender waits
+ * for the decision (its wait_ms), then answered with npf_probe_job_answer(). With a
+ * cluster key the row must come from the node that proved the key. */
+static int on_row(struct sconn *sc, json_t *j)
+{
+	struct npf_probe_ctx *ctx = sc->ctx;
+	struct npf_msg_row *row;
+	uint64_t wait;
+
+	if (!ctx->job_row)
+		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "no job checks here");
+	if (sc->job_wait)
+		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "one ROW per connection");
+	row = calloc(1, sizeof(*row));
+	if (!row)
+		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
+	if (npf_wire_row_from_json(j, row) < 0) {
+		free(row);
+		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed ROW");
+	}
+	if (fconn_auth_peer(&sc->c) && strcmp(fconn_auth_peer(&sc->c), row->node) != 0) {
+		npf_wire_row_clear(row);
+		free(row);
+		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "ROW for another node than the key's");
+	}
+	if (!sc->authed) {
+		sc->authed = true;
+		ctx->n_preauth--;
+		throttle(ctx);
+	}
+	wait = row->wait_ms ? row->wait_ms : NPF_WIRE_MAX_TIMEOUT_MS;
+	sc->job_wait = ++ctx->next_job_wait;
+	(void)sd_event_source_set_time_relative(sc->timer, (wait + 1000) * USEC_PER_MSEC);
+	/* The handler owns the row from here, and may answer at once. */
+	ctx->job_row(ctx->userdata, row, sc->job_wait);
+	return 0;
+}
+
+int npf_probe_job_answer(struct npf_probe_ctx *ctx, uint64_t waiter,
+			 const struct npf_msg_job_decision *d)
+{
+	json_t *j;
+	int r;
+
+	if (!ctx || !waiter || !d)
+		return -EINVAL;
+	for (struct sconn *sc = ctx->sconns; sc; sc = sc->next) {
+		if (sc->job_wait != waiter)
+			continue;
+		j = npf_wire_job_decision_to_json(d);
+		if (!j)
+			return -ENOMEM;
+		r = fconn_send(&sc->c, NPF_MSG_JOB_DECISION, j);
+		json_decref(j);
+		sc->job_wait = 0;
+		/* Never freed here: the handler may answer from inside on_row(). */
+		if (r < 0) {
+			(void)sd_event_source_set_time_relative(sc->timer, 1);
+			return r;
+		}
+		/* The participant closes once it has read the answer. */
+		(void)sd_event_source_set_time_relative(sc->timer, LINGER_USEC);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int sconn_frame(struct fconn *c, uint16_t type, json_t *j)
 {
 	struct sconn *sc = c->owner;
@@ -667,6 +739,8 @@ static int sconn_frame(struct fconn *c, uint16_t type, json_t *j)
 		return on_open_data(sc, j);
 	case NPF_MSG_REVERSE_REQ:
 		return on_reverse_req(sc, j);
+	case NPF_MSG_ROW:
+		return on_row(sc, j);
 	default:
 		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "unexpected message type");
 	}

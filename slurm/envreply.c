@@ -146,8 +146,7 @@ int npf_envreply_parse(const json_t *reply, struct npf_envreply *out, char *err,
 	} else {
 		summary = json_string_value(json_object_get(env, "summary"));
 	}
-	if (!verdict || (strcmp(verdict, "ok") && strcmp(verdict, "fail") &&
-			 strcmp(verdict, "unknown")))
+	if (npf_verdict_parse(verdict) < 0)
 		return bad(err, errlen, "reply has no verdict");
 	snprintf(out->verdict, sizeof(out->verdict), "%s", verdict);
 	snprintf(out->summary, sizeof(out->summary), "%s", summary ? summary : "");

@@ -17,7 +17,7 @@ struct npf_envreply_var {
 };
 
 struct npf_envreply {
-	char verdict[16];  /* "ok", "fail", "unknown" */
+	char verdict[16];  /* a verdict name (npf_verdict_parse): "ok", "degraded", ... */
 	char summary[256]; /* one human line, may be "" */
 	struct npf_envreply_var *vars; /* owned, n_vars entries */
 	size_t n_vars;

@@ -267,6 +267,8 @@ static int judge(uint32_t job, const struct npf_envreply *env)
 {
 	if (strcmp(env->verdict, "ok") == 0)
 		return 0;
+	/* Only fail refuses; degraded (the whole job moved to a worse network, alike on
+	 * every node: docs/decision.md §10) publishes its env like ok and is logged below. */
 	if (cfg.mode == MODE_ON && strcmp(env->verdict, "fail") == 0) {
 		slurm_error("netpreflight: job %u: network check failed: %s", job, env->summary);
 		return -1;

@@ -36,6 +36,7 @@ static void messages(json_t *j)
 	struct npf_msg_data_auth da, da2;
 	struct npf_msg_data_auth_reply dar, dar2;
 	struct npf_msg_error e, e2;
+	struct npf_msg_job_decision jd, jd2;
 	struct npf_msg_reverse_req *rq = malloc(sizeof(*rq)), *rq2 = malloc(sizeof(*rq2));
 	struct npf_msg_reverse_result *rr = malloc(sizeof(*rr)), *rr2 = malloc(sizeof(*rr2));
 	struct npf_msg_row *row = malloc(sizeof(*row)), *row2 = malloc(sizeof(*row2));
@@ -79,6 +80,14 @@ static void messages(json_t *j)
 			abort();
 		npf_wire_row_clear(row2);
 		npf_wire_row_clear(row);
+	}
+	if (npf_wire_job_decision_from_json(j, &jd) == 0) {
+		ROUNDTRIP(npf_wire_job_decision_to_json, npf_wire_job_decision_from_json,
+			  NPF_MSG_JOB_DECISION, &jd, &jd2);
+		if (jd2.n_nodes != jd.n_nodes || strcmp(jd2.nodes, jd.nodes) != 0)
+			abort();
+		npf_wire_job_decision_clear(&jd2);
+		npf_wire_job_decision_clear(&jd);
 	}
 	if (npf_wire_error_from_json(j, &e) == 0)
 		ROUNDTRIP(npf_wire_error_to_json, npf_wire_error_from_json, NPF_MSG_ERROR, &e,

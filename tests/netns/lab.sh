@@ -101,7 +101,7 @@ up() { # SCENARIO ID
 	ex=$("$LAB" expect --id "$ID")
 	local l v=""
 	while read -r l; do
-		[[ $l =~ ^verdict=(ok|fail|unknown)$ ]] && v=${BASH_REMATCH[1]}
+		[[ $l =~ ^verdict=(ok|degraded|fail|unknown)$ ]] && v=${BASH_REMATCH[1]}
 	done <<<"$ex"
 	if [ -n "$v" ]; then pass "$1: expects verdict $v"; else fail "$1: no verdict expectation"; fi
 }

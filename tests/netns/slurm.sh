@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # netpreflight inside a real Slurm (Debian's slurmctld/slurmd 22.05 + munge) on a namespace cluster:
-# Prolog verdict + typed drain + requeue + resume after repair, env injection through TaskProlog and through the SPANK
+# Prolog verdict + typed drain + requeue + resume after repair (the job check drains exactly the
+# node with a dead fabric, not its peers), env injection through TaskProlog and through the SPANK
 # plugin (user settings win, --netpreflight=off, node1's values carried to node2 are replaced
 # there by node2's: NETPREFLIGHT_NODE), a TCP exchange between the nodes on the
 # published interface, and the metrics textfile.
@@ -84,7 +85,9 @@ sockdir=$(dirname "$("$lab" sock --id "$ID" node1)")
 mkdir -p "$T/log" "$T/ctld" "$T/spool" "$T/plog" "$T/prom"
 for n in node1 node2 node3; do
 	mkdir -p "$T/prom/$n"
-	"$lab" daemons start --id "$ID" "$n" -- --textfile-dir "$T/prom/$n" >/dev/null ||
+	# --avoid eno1: the fabric strictly outranks eno1 (the veths report equal speeds), so a
+	# broken fabric on one node blames that node instead of moving the job (case 5).
+	"$lab" daemons start --id "$ID" "$n" -- --textfile-dir "$T/prom/$n" --avoid eno1 >/dev/null ||
 		die "netpreflightd did not start on $n"
 done
 
@@ -337,7 +340,64 @@ for n in node1 node2 node3; do
 	fi
 done
 
-# --- 5. A failing preflight: node3 drops every new inbound TCP connection except Slurm's
+# --- 5. One node's fabric is dead at job start: node2's eth2 drops everything arriving on it
+# (Slurm and the daemons' control traffic use eno1). The job's Prologs take part in one job
+# check (--job $SLURM_JOB_ID, docs/decision.md §10): node2 is the suspect and is drained with
+# the typed reason; node1 and node3 are ok on the fabric and stay in service.
+ns2=$("$lab" ns --id "$ID" node2)
+ip netns exec "$ns2" nft -f - <<'EOF'
+table inet npfdead {
+	chain input { type filter hook input priority filter; policy accept; iifname "eth2" drop; }
+}
+EOF
+t5=$SECONDS
+jid=$(inctl sbatch --parsable -N3 -w 'node[1-3]' -o /dev/null --wrap true) || die "sbatch failed"
+node_drained() { # node
+	inctl scontrol show node "$1" -o 2>/dev/null | grep -q 'State=[A-Z+]*DRAIN'
+}
+prolog_done() { # node: its Prolog of job $jid recorded a verdict
+	[ -s "$T/plog/$1/job-$jid.json" ]
+}
+pj() { jq -r "$2" "$T/plog/$1/job-$jid.json" 2>/dev/null; } # node filter
+if wait_until 40 node_drained node2; then
+	reason=$(inctl scontrol show node node2 -o | sed -n 's/.* Reason=\(.*\)$/\1/p')
+	case $reason in
+	netpreflight:*eth2*) echo "dead fabric: node2 drained: $reason" ;;
+	*) fail "dead fabric: node2 drained without our typed reason naming eth2: '$reason'" ;;
+	esac
+	[ "$(pj node2 .verdict.verdict)/$(pj node2 .job.role)" = fail/suspect ] ||
+		fail "dead fabric: node2's Prolog recorded $(pj node2 .verdict.verdict)/$(pj node2 .job.role), want fail/suspect"
+else
+	inctl scontrol show node node2 -o
+	fail "dead fabric: node2 not drained after its Prolog saw its dead fabric"
+fi
+for n in node1 node3; do
+	if wait_until 40 prolog_done "$n"; then
+		if [ "$(pj "$n" .verdict.verdict)" = ok ] &&
+			[ "$(pj "$n" .recommendation.choice.network)" = 198.18.1.0/24 ] &&
+			! node_drained "$n"; then
+			echo "dead fabric: $n ok on $(pj "$n" .recommendation.choice.ifname), not drained"
+		else
+			fail "dead fabric: $n: verdict $(pj "$n" .verdict.verdict) on $(pj "$n" '.recommendation.choice.network // "-"'), $(inctl scontrol show node "$n" -o | grep -o 'State=[^ ]*'): $(pj "$n" .verdict.summary)"
+		fi
+	else
+		fail "dead fabric: $n's Prolog recorded no verdict for job $jid"
+	fi
+done
+# One job decision on the three nodes, tagged with the job id.
+ids=$(for n in node1 node2 node3; do pj "$n" '"\(.job.tag) \(.job.id) \(.job.net) \(.job.suspects)"'; done | sort -u)
+[ "$(wc -l <<<"$ids")" -eq 1 ] && [[ $ids == "$jid "* ]] && echo "dead fabric: one job decision: $ids" ||
+	fail "dead fabric: the Prologs hold different job decisions (or not tagged $jid): $ids"
+inctl scancel "$jid" 2>/dev/null || true
+ip netns exec "$ns2" nft delete table inet npfdead
+if wait_until 60 all_idle; then
+	echo "dead fabric: node2 resumed by the health check ($((SECONDS - t5)) s for the case)"
+else
+	inctl sinfo -N -o '%N %t %E'
+	fail "dead fabric: node2 still drained after its fabric was repaired"
+fi
+
+# --- 6. A failing preflight: node3 drops every new inbound TCP connection except Slurm's
 # (slurmd 6818) and netpreflight's control port (7718): its daemon answers, but no probe
 # reaches it on any interface, a definite failure. Slurm itself keeps working.
 ns3=$("$lab" ns --id "$ID" node3)
@@ -364,6 +424,11 @@ if wait_until 40 node3_drained; then
 	esac
 	[ -f "$T/plog/node3/job-$jid.json" ] && [ "$(jq -r .verdict.verdict "$T/plog/node3/job-$jid.json")" = fail ] ||
 		fail "failure: no fail verdict recorded in $T/plog/node3/job-$jid.json"
+	# What the job check made of the other two (node3 is unreachable on every network).
+	for n in node1 node2; do
+		[ ! -s "$T/plog/$n/job-$jid.json" ] ||
+			echo "failure: $n's Prolog: $(jq -r '"\(.verdict.verdict), job role \(.job.role // "-"), suspects \(.job.suspects // "-")"' "$T/plog/$n/job-$jid.json")"
+	done
 else
 	inctl scontrol show node node3 -o
 	fail "failure: node3 not drained after its Prolog saw the broken fabric"
@@ -378,7 +443,7 @@ else
 fi
 inctl scancel "$jid" 2>/dev/null || true
 
-# --- 6. Repair: the firewall goes, the HealthCheckProgram run re-checks the failed node
+# --- 7. Repair: the firewall goes, the HealthCheckProgram run re-checks the failed node
 # set and resumes the nodes the Prolog drained (and only those).
 ip netns exec "$ns3" nft delete table inet npfsl
 if wait_until 60 all_idle; then

@@ -67,6 +67,7 @@ static void test_frame_encode_roundtrip(void **state)
 	req.peers = peers;
 	req.n_peers = 2;
 	req.timeout_ms = 2500;
+	strcpy(req.job, "4242.0");
 	j = npf_api_request_to_json(&req);
 	assert_non_null(j);
 	assert_int_equal(npf_api_frame_encode(j, NPF_API_MAX_REQUEST, &buf, &len), 0);
@@ -78,6 +79,7 @@ static void test_frame_encode_roundtrip(void **state)
 	assert_string_equal(back.peers[1], "node3");
 	assert_int_equal(back.timeout_ms, 2500);
 	assert_int_equal(back.max_age_ms, 0);
+	assert_string_equal(back.job, "4242.0"); /* the job tag travels (docs/decision.md §10) */
 	npf_api_request_clear(&back);
 	free(buf);
 	json_decref(j);
@@ -250,6 +252,18 @@ static void test_request_malformed(void **state)
 		{ "{\"version\":1,\"request\":\"check\",\"peers\":[\"a\"],\"max_age_ms\":-1}",
 		  -EBADMSG, NPF_API_E_BAD_REQUEST },
 		{ "{\"version\":1,\"request\":\"verdict\",\"peers\":[\"a\"],\"timeout_ms\":1000}",
+		  -EBADMSG, NPF_API_E_BAD_REQUEST },
+		/* Job tags: 1..64 characters of [A-Za-z0-9._-], check and env only. */
+		{ "{\"version\":1,\"request\":\"check\",\"peers\":[\"a\"],\"job\":\"\"}",
+		  -EBADMSG, NPF_API_E_BAD_REQUEST },
+		{ "{\"version\":1,\"request\":\"check\",\"peers\":[\"a\"],\"job\":\"a b\"}",
+		  -EBADMSG, NPF_API_E_BAD_REQUEST },
+		{ "{\"version\":1,\"request\":\"check\",\"peers\":[\"a\"],\"job\":42}",
+		  -EBADMSG, NPF_API_E_BAD_REQUEST },
+		{ "{\"version\":1,\"request\":\"check\",\"peers\":[\"a\"],\"job\":"
+		  "\"12345678901234567890123456789012345678901234567890123456789012345\"}",
+		  -EBADMSG, NPF_API_E_BAD_REQUEST },
+		{ "{\"version\":1,\"request\":\"verdict\",\"peers\":[\"a\"],\"job\":\"1\"}",
 		  -EBADMSG, NPF_API_E_BAD_REQUEST },
 		{ "{\"version\":2,\"request\":\"status\"}", -EPROTONOSUPPORT,
 		  NPF_API_E_UNSUPPORTED_VERSION },
@@ -963,6 +977,21 @@ static void test_env_reply(void **state)
 	json_decref(r);
 	assert_null(npf_api_env_reply(&rec, "yaml", false, 0));
 	assert_null(npf_api_env_reply(NULL, "", false, 0));
+	/* degraded (the job check moved the job to a worse network) publishes like ok, and
+	 * the SPANK plugin's parser takes it. */
+	rec.verdict = NPF_VERDICT_DEGRADED;
+	r = npf_api_env_reply(&rec, "shell", false, 0);
+	assert_string_equal(json_string_value(json_object_get(r, "verdict")), "degraded");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "variables"),
+							      "NCCL_SOCKET_IFNAME")),
+			    "=fab0");
+	assert_non_null(strstr(json_string_value(json_object_get(r, "text")),
+			       "export NCCL_SOCKET_IFNAME='=fab0'\n"));
+	assert_int_equal(npf_envreply_parse(r, &er, err, sizeof(err)), 0);
+	assert_string_equal(er.verdict, "degraded");
+	assert_int_equal(er.n_vars, rec.n_vars);
+	npf_envreply_clear(&er);
+	json_decref(r);
 	npf_recommendation_clear(&rec);
 
 	/* A failure publishes nothing: no variables, no export line. */

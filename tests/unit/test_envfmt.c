@@ -214,6 +214,42 @@ static void no_env_unless_ok(void **state)
 	npf_recommendation_clear(&r);
 }
 
+/* degraded (the job check moved the whole job to a worse network, docs/decision.md §10)
+ * publishes exactly as ok does, in every format and in JSON, and shows no failure. */
+static void degraded_publishes(void **state)
+{
+	struct npf_recommendation r;
+	json_t *j;
+	char *out;
+	(void)state;
+
+	base_rec(&r);
+	r.verdict = NPF_VERDICT_DEGRADED;
+	snprintf(r.summary, sizeof(r.summary),
+		 "degraded: ens1f0 (198.18.2.0/24) works to and from 3 peers; the job moved from "
+		 "198.18.9.0/24: node4 fails there");
+	/* A stray failure field must not surface next to a published environment. */
+	snprintf(r.fail_node, sizeof(r.fail_node), "node4");
+	out = render(&r, NPF_ENVFMT_SHELL, NULL);
+	assert_non_null(strstr(out, "export NCCL_SOCKET_IFNAME='=ens1f0'\n"));
+	assert_non_null(strstr(out, "# netpreflight: degraded: ens1f0"));
+	free(out);
+	out = render(&r, NPF_ENVFMT_TASKPROLOG, NULL);
+	assert_non_null(strstr(out, "export NCCL_SOCKET_IFNAME==ens1f0\n"));
+	free(out);
+	out = render(&r, NPF_ENVFMT_NCCL_CONF, NULL);
+	assert_non_null(strstr(out, "NCCL_SOCKET_IFNAME==ens1f0"));
+	free(out);
+	j = npf_recommendation_to_json(&r);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "degraded");
+	assert_int_equal(json_object_size(json_object_get(j, "env")), 4);
+	assert_true(json_is_true(json_object_get(json_object_get(j, "choice"), "verified")));
+	assert_true(json_is_null(json_object_get(j, "failure")));
+	json_decref(j);
+	npf_recommendation_clear(&r);
+}
+
 static void format_names(void **state)
 {
 	(void)state;
@@ -404,6 +440,7 @@ int main(void)
 		cmocka_unit_test(taskprolog_refuses_unsafe),
 		cmocka_unit_test(nccl_conf_only_nccl),
 		cmocka_unit_test(no_env_unless_ok),
+		cmocka_unit_test(degraded_publishes),
 		cmocka_unit_test(format_names),
 		cmocka_unit_test(json_ok),
 		cmocka_unit_test(json_fail_and_current),

@@ -88,6 +88,17 @@ static void variables_array_and_object(void **state)
 	assert_string_equal(e.verdict, "fail");
 	assert_int_equal(e.n_vars, 0);
 	npf_envreply_clear(&e);
+
+	/* degraded (the job moved to a worse network) carries its variables like ok. */
+	assert_int_equal(parse_text("{\"version\":1,\"ok\":true,\"verdict\":\"degraded\","
+				    "\"summary\":\"degraded: eno1\",\"variables\":"
+				    "{\"NCCL_SOCKET_IFNAME\":\"=eno1\"}}",
+				    &e, err, sizeof(err)),
+			 0);
+	assert_string_equal(e.verdict, "degraded");
+	assert_int_equal(e.n_vars, 1);
+	assert_string_equal(e.vars[0].value, "=eno1");
+	npf_envreply_clear(&e);
 }
 
 static void daemon_error_reply(void **state)
@@ -125,6 +136,7 @@ static void hostile_values_rejected(void **state)
 		"{\"version\":1,\"ok\":true,\"verdict\":\"ok\",\"variables\":[{\"value\":\"1\"}]}",
 		"{\"version\":1,\"ok\":true,\"verdict\":\"ok\",\"variables\":\"A=1\"}",
 		"{\"version\":1,\"ok\":true,\"verdict\":\"maybe\"}",
+		"{\"version\":1,\"ok\":true,\"verdict\":\"suspect\"}",
 		"{\"version\":1,\"ok\":true}",
 		"[]",
 	};

@@ -350,11 +350,15 @@ static void test_row_codec(void **state)
 	assert_false(npf_wire_net_key_valid("2001:db8::/129"));
 	assert_false(npf_wire_net_key_valid("198.18.1.0/024"));
 	assert_false(npf_wire_net_key_valid("198.18.1.0"));
-	/* The header accepts ROW, and the rest of 32..47 stays refused until defined. */
+	/* The header accepts ROW and JOB_DECISION, and the rest of 32..47 stays refused until
+	 * defined. */
 	npf_wire_hdr_encode(hdr, NPF_MSG_ROW, 10);
 	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), 100, &h), 0);
 	assert_string_equal(npf_wire_type_name(NPF_MSG_ROW), "ROW");
-	npf_wire_hdr_encode(hdr, 33, 10);
+	npf_wire_hdr_encode(hdr, NPF_MSG_JOB_DECISION, 10);
+	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), 100, &h), 0);
+	assert_string_equal(npf_wire_type_name(NPF_MSG_JOB_DECISION), "JOB_DECISION");
+	npf_wire_hdr_encode(hdr, 34, 10);
 	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), 100, &h), -EBADMSG);
 	npf_wire_hdr_encode(hdr, 10, 10);
 	assert_int_equal(npf_wire_hdr_decode(hdr, sizeof(hdr), 100, &h), -EBADMSG);
@@ -408,6 +412,86 @@ static void test_answer(void **state)
 	rows_free(rows, 4);
 }
 
+/* The coordinator's message: the same bytes for everyone, through the wire codec, give each
+ * node its role; a malformed decision is refused. */
+static void test_round_decision(void **state)
+{
+	static const char *const spec[4] = {
+	    "198.18.1.0/24,9,5,.oof;10.0.0.0/24,1,1,.ooo",
+	    "198.18.1.0/24,9,5,o.of;10.0.0.0/24,1,1,o.oo",
+	    "198.18.1.0/24,9,5,oo.f;10.0.0.0/24,1,1,oo.o",
+	    "198.18.1.0/24,9,5,fff.;10.0.0.0/24,1,1,ooo.",
+	};
+	static const char *const bad[] = {
+	    "{\"job\":\"@\",\"n_nodes\":4,\"verdict\":4,\"net\":\"\",\"best\":\"\","
+	    "\"nodes\":\"....\",\"rows\":4,\"reason\":\"\"}",
+	    "{\"job\":\"@\",\"n_nodes\":4,\"verdict\":0,\"net\":\"\",\"best\":\"\","
+	    "\"nodes\":\"...x\",\"rows\":4,\"reason\":\"\"}",
+	    "{\"job\":\"@\",\"n_nodes\":4,\"verdict\":0,\"net\":\"\",\"best\":\"\","
+	    "\"nodes\":\"...\",\"rows\":4,\"reason\":\"\"}",
+	    "{\"job\":\"@\",\"n_nodes\":4,\"verdict\":0,\"net\":\"10.0.0.0/33\",\"best\":\"\","
+	    "\"nodes\":\"....\",\"rows\":4,\"reason\":\"\"}",
+	    "{\"job\":\"@\",\"n_nodes\":4,\"verdict\":0,\"net\":\"\",\"best\":\"\","
+	    "\"nodes\":\"....\",\"rows\":5,\"reason\":\"\"}",
+	    "{\"job\":\"@\",\"n_nodes\":4,\"verdict\":0,\"net\":\"\",\"best\":\"\","
+	    "\"nodes\":\"....\",\"rows\":4,\"reason\":\"a\\nb\"}",
+	};
+	struct npf_msg_row *rows[4];
+	struct npf_msg_job_decision d, d2;
+	char text[512];
+	json_t *j, *p = NULL;
+	uint8_t *f = NULL;
+	size_t len = 0;
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++)
+		rows[i] = row_make(4, i, spec[i]);
+	assert_int_equal(npf_job_round_decide((const struct npf_msg_row *const *)rows, 4, false, &d),
+			 0);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_string_equal(d.nodes, "...s");
+	assert_string_equal(d.net, "198.18.1.0/24");
+	assert_string_equal(d.best, "198.18.1.0/24");
+	assert_int_equal(d.n_rows, 4);
+	j = npf_wire_job_decision_to_json(&d);
+	assert_non_null(j);
+	assert_int_equal(npf_wire_frame(NPF_MSG_JOB_DECISION, j, &f, &len), 0);
+	assert_int_equal(npf_wire_parse_json(f + NPF_WIRE_HDR_LEN, len - NPF_WIRE_HDR_LEN, &p), 0);
+	assert_int_equal(npf_wire_job_decision_from_json(p, &d2), 0);
+	assert_string_equal(d2.reason, d.reason);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(npf_job_role_of(&d2, i),
+				 i == 3 ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_OK);
+	assert_int_equal(npf_job_role_of(&d2, 4), NPF_JOB_ROLE_UNKNOWN);
+	for (size_t t = 0; t < sizeof(bad) / sizeof(bad[0]); t++) {
+		json_t *b = NULL;
+
+		const char *at_ = strchr(bad[t], '@');
+
+		snprintf(text, sizeof(text), "%.*s%s%s", (int)(at_ - bad[t]), bad[t], d.job,
+			 at_ + 1);
+		assert_int_equal(npf_wire_parse_json((const uint8_t *)text, strlen(text), &b), 0);
+		assert_int_equal(npf_wire_job_decision_from_json(b, &d2 + 0), -EBADMSG);
+		json_decref(b);
+	}
+	npf_wire_job_decision_clear(&d2);
+	json_decref(p);
+	json_decref(j);
+	free(f);
+	npf_wire_job_decision_clear(&d);
+	/* A missing row: unknown for everyone, the node marked. */
+	rows_free(rows + 1, 1);
+	rows[1] = NULL;
+	assert_int_equal(npf_job_round_decide((const struct npf_msg_row *const *)rows, 4, false, &d),
+			 0);
+	assert_int_equal(d.verdict, NPF_JOB_UNKNOWN);
+	assert_string_equal(d.nodes, ".m..");
+	assert_int_equal(d.n_rows, 3);
+	assert_int_equal(npf_job_role_of(&d, 0), NPF_JOB_ROLE_UNKNOWN);
+	npf_wire_job_decision_clear(&d);
+	rows_free(rows, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,7 +499,7 @@ int main(void)
 	    cmocka_unit_test(test_order_and_absent), cmocka_unit_test(test_incomplete_and_foreign),
 	    cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
 	    cmocka_unit_test(test_sparse_eight),     cmocka_unit_test(test_row_codec),
-	    cmocka_unit_test(test_answer),
+	    cmocka_unit_test(test_answer),	     cmocka_unit_test(test_round_decision),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

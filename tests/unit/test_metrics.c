@@ -182,7 +182,7 @@ static void build_info_only(void **state)
 static void check_outcomes_per_interface(void **state)
 {
 	struct fixture f;
-	struct npf_metrics_counters ctr = { .checks = { 1, 7, 2 }, .check_errors = 3,
+	struct npf_metrics_counters ctr = { .checks = { 1, 7, 2, 4 }, .check_errors = 3,
 					    .start_unix_ms = 1699999999000ull };
 	char *out = NULL;
 	(void)state;
@@ -214,6 +214,7 @@ static void check_outcomes_per_interface(void **state)
 	assert_line(out, "netpreflight_checks_total{verdict=\"ok\"} 7");
 	assert_line(out, "netpreflight_checks_total{verdict=\"fail\"} 2");
 	assert_line(out, "netpreflight_checks_total{verdict=\"unknown\"} 1");
+	assert_line(out, "netpreflight_checks_total{verdict=\"degraded\"} 4");
 	assert_line(out, "netpreflight_check_errors_total 3");
 	assert_line(out, "netpreflight_daemon_start_time_seconds 1699999999.000");
 	assert_line(out, "netpreflight_metrics_interfaces_dropped 0");
@@ -234,20 +235,26 @@ static void verdict_is_the_decisions(void **state)
 
 	make_check(&f);
 	memset(&rec, 0, sizeof(rec));
-	for (int v = NPF_VERDICT_UNKNOWN; v <= NPF_VERDICT_FAIL; v++) {
+	/* Every verdict has its series, exactly one of them 1: degraded too (ok on a worse
+	 * network than the job's best), which is neither ok nor fail. */
+	for (int v = 0; v < NPF_VERDICT__COUNT; v++) {
 		rec.verdict = (enum npf_verdict)v;
 		assert_true(npf_metrics_render(&f.chk, &rec, NULL, &out) > 0);
 		assert_valid_exposition(out);
-		assert_line(out, v == NPF_VERDICT_OK ? "netpreflight_last_check_verdict{verdict=\"ok\"} 1" :
-						      "netpreflight_last_check_verdict{verdict=\"ok\"} 0");
-		assert_line(out, v == NPF_VERDICT_FAIL ?
-					 "netpreflight_last_check_verdict{verdict=\"fail\"} 1" :
-					 "netpreflight_last_check_verdict{verdict=\"fail\"} 0");
-		assert_line(out, v == NPF_VERDICT_UNKNOWN ?
-					 "netpreflight_last_check_verdict{verdict=\"unknown\"} 1" :
-					 "netpreflight_last_check_verdict{verdict=\"unknown\"} 0");
+		for (int w = 0; w < NPF_VERDICT__COUNT; w++) {
+			char line[128];
+
+			snprintf(line, sizeof(line), "netpreflight_last_check_verdict{verdict=\"%s\"} %d",
+				 npf_verdict_name((enum npf_verdict)w), v == w);
+			assert_line(out, line);
+		}
 		free(out);
 	}
+	rec.verdict = NPF_VERDICT_DEGRADED;
+	assert_true(npf_metrics_render(&f.chk, &rec, NULL, &out) > 0);
+	assert_line(out, "netpreflight_last_check_verdict{verdict=\"degraded\"} 1");
+	assert_line(out, "netpreflight_last_check_verdict{verdict=\"ok\"} 0");
+	free(out);
 	/* Without a check there is nothing the verdict is about. */
 	assert_true(npf_metrics_render(NULL, &rec, NULL, &out) > 0);
 	assert_null(strstr(out, "netpreflight_last_check_verdict"));

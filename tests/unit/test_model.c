@@ -25,6 +25,27 @@ static void outcome_names_round_trip(void **state)
 	assert_string_equal(npf_outcome_name(NPF_OUT__COUNT), "unknown");
 }
 
+/* Every verdict name parses back; only ok and degraded publish. */
+static void verdict_names_round_trip(void **state)
+{
+	(void)state;
+	for (int v = 0; v < NPF_VERDICT__COUNT; v++) {
+		const char *name = npf_verdict_name((enum npf_verdict)v);
+
+		assert_int_equal(npf_verdict_parse(name), v);
+		assert_int_equal(npf_verdict_name_publishes(name),
+				 v == NPF_VERDICT_OK || v == NPF_VERDICT_DEGRADED);
+		assert_int_equal(npf_verdict_publishes((enum npf_verdict)v),
+				 v == NPF_VERDICT_OK || v == NPF_VERDICT_DEGRADED);
+	}
+	assert_string_equal(npf_verdict_name(NPF_VERDICT_DEGRADED), "degraded");
+	assert_int_equal(npf_verdict_parse("OK"), -EINVAL);
+	assert_int_equal(npf_verdict_parse(""), -EINVAL);
+	assert_int_equal(npf_verdict_parse(NULL), -EINVAL);
+	assert_false(npf_verdict_name_publishes(NULL));
+	assert_false(npf_verdict_name_publishes("suspect"));
+}
+
 static void local_only_addresses(void **state)
 {
 	struct npf_addr a = { .family = AF_INET };
@@ -75,6 +96,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(outcome_names_round_trip),
+		cmocka_unit_test(verdict_names_round_trip),
 		cmocka_unit_test(local_only_addresses),
 		cmocka_unit_test(inventory_ownership),
 	};

@@ -44,6 +44,9 @@ struct node {
 	struct npf_inventory inv;
 	struct npf_probe_ctx *ctx;
 	uint64_t instance;
+	/* As a job check's coordinator: the last ROW received and who waits for it. */
+	struct npf_msg_row *job_row;
+	uint64_t job_waiter;
 };
 
 struct env {
@@ -272,6 +275,126 @@ static const struct npf_link *find_link(const struct npf_check *c, const char *p
 			return &c->links[i];
 	fail_msg("no link toward %s", peer);
 	abort();
+}
+
+static void on_job_row(void *ud, struct npf_msg_row *row, uint64_t waiter)
+{
+	struct node *n = ud;
+
+	if (n->job_row) {
+		npf_wire_row_clear(n->job_row);
+		free(n->job_row);
+	}
+	n->job_row = row;
+	n->job_waiter = waiter;
+}
+
+struct job_result {
+	bool done;
+	int err;
+	char verdict_nodes[8];
+	char net[NPF_WIRE_NET_KEY_MAX];
+};
+
+static void on_job_done(void *ud, const struct npf_msg_job_decision *d, int err)
+{
+	struct job_result *r = ud;
+
+	r->done = true;
+	r->err = err;
+	if (d) {
+		snprintf(r->verdict_nodes, sizeof(r->verdict_nodes), "%s", d->nodes);
+		snprintf(r->net, sizeof(r->net), "%s", d->net);
+	}
+}
+
+/* The row exchange of a job check (probe/jobx.c, server.c on_row): alpha's ROW reaches
+ * bravo's handler, bravo's JOB_DECISION reaches alpha; an answer for another job, no
+ * answer, a coordinator without job checks and a cancelled submission are not decisions. */
+static void test_job_exchange(void **state)
+{
+	struct env *e = *state;
+	struct npf_msg_row row = { .instance = 0x1111, .index = 1, .n_nodes = 2, .wait_ms = 5000 };
+	char nodes[3] = "s.";
+	struct npf_msg_job_decision dec = { .n_nodes = 2, .verdict = 0, .n_rows = 2,
+					    .nodes = nodes };
+	struct job_result jr = { 0 };
+	struct npf_job_submit *js = NULL;
+
+	NEED_ENV(state);
+	memset(row.job, 'a', NPF_WIRE_JOB_ID_LEN);
+	strcpy(row.node, "alpha");
+	strcpy(row.nets[0].key, "198.18.0.0/24");
+	row.nets[0].states = (char[]){ 'o', '.', '\0' };
+	row.n_nets = 1;
+	memcpy(dec.job, row.job, sizeof(dec.job));
+	strcpy(dec.net, "198.18.0.0/24");
+	strcpy(dec.reason, "bravo fails 198.18.0.0/24 with alpha");
+
+	/* Without a handler the coordinator refuses: not a decision. */
+	assert_int_equal(npf_probe_job_submit(e->a.ctx, "198.18.0.2", &row, 5000, on_job_done, &jr,
+					      &js),
+			 0);
+	assert_false(jr.done);
+	run_until(e, &jr.done, HANG_MS);
+	assert_int_equal(jr.err, -EPROTO);
+
+	npf_probe_set_job_handler(e->b.ctx, on_job_row);
+	memset(&jr, 0, sizeof(jr));
+	assert_int_equal(npf_probe_job_submit(e->a.ctx, "198.18.0.2", &row, 5000, on_job_done, &jr,
+					      &js),
+			 0);
+	while (!e->b.job_row && !jr.done)
+		assert_true(sd_event_run(e->ev, 10000) >= 0);
+	assert_non_null(e->b.job_row);
+	assert_string_equal(e->b.job_row->node, "alpha");
+	assert_int_equal(e->b.job_row->wait_ms, 5000);
+	assert_int_equal(npf_probe_job_answer(e->b.ctx, e->b.job_waiter, &dec), 0);
+	/* One answer per waiter. */
+	assert_int_equal(npf_probe_job_answer(e->b.ctx, e->b.job_waiter, &dec), -ENOENT);
+	run_until(e, &jr.done, HANG_MS);
+	assert_int_equal(jr.err, 0);
+	assert_string_equal(jr.verdict_nodes, "s.");
+	assert_string_equal(jr.net, "198.18.0.0/24");
+
+	/* An answer for another job is no answer. */
+	memset(&jr, 0, sizeof(jr));
+	assert_int_equal(npf_probe_job_submit(e->a.ctx, "198.18.0.2", &row, 5000, on_job_done, &jr,
+					      &js),
+			 0);
+	e->b.job_waiter = 0;
+	while (!e->b.job_waiter && !jr.done)
+		assert_true(sd_event_run(e->ev, 10000) >= 0);
+	dec.job[0] = 'b';
+	assert_int_equal(npf_probe_job_answer(e->b.ctx, e->b.job_waiter, &dec), 0);
+	run_until(e, &jr.done, HANG_MS);
+	assert_int_equal(jr.err, -EPROTO);
+
+	/* No answer within the wait: timed out, not a decision. */
+	memset(&jr, 0, sizeof(jr));
+	assert_int_equal(npf_probe_job_submit(e->a.ctx, "198.18.0.2", &row, 300, on_job_done, &jr,
+					      &js),
+			 0);
+	run_until(e, &jr.done, HANG_MS);
+	assert_int_equal(jr.err, -ETIMEDOUT);
+
+	/* Cancelled: done never runs. */
+	memset(&jr, 0, sizeof(jr));
+	assert_int_equal(npf_probe_job_submit(e->a.ctx, "198.18.0.2", &row, 5000, on_job_done, &jr,
+					      &js),
+			 0);
+	npf_probe_job_cancel(js);
+	for (int i = 0; i < 20; i++)
+		(void)sd_event_run(e->ev, 10000);
+	assert_false(jr.done);
+	assert_int_equal(npf_probe_job_submit(e->a.ctx, "", &row, 5000, on_job_done, &jr, &js),
+			 -EINVAL);
+	if (e->b.job_row) {
+		npf_wire_row_clear(e->b.job_row);
+		free(e->b.job_row);
+		e->b.job_row = NULL;
+	}
+	npf_probe_set_job_handler(e->b.ctx, NULL);
 }
 
 static void test_check_ok(void **state)
@@ -1276,6 +1399,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check_ok),
+		cmocka_unit_test(test_job_exchange),
 		cmocka_unit_test(test_wrong_peer),
 		cmocka_unit_test(test_unavailable),
 		cmocka_unit_test(test_bad_args_and_cancel),

@@ -632,6 +632,309 @@ static void job_rows_blame_node3(void **state)
 		npf_wire_row_clear(&rows[i]);
 }
 
+/* ---- the job check's decision applied per node (npf_policy.job) ---------------------- */
+
+/* Four nodes, the fabric strictly faster than eno1; node4's fabric is dead. */
+static const struct cl_node dead_fabric4[] = {
+    {"node1", {IFS("eno1", "10.0.0.1/24", 1000), IFS("ens1f0np0", "198.18.1.1/24", 100000)}},
+    {"node2", {IFS("eno1", "10.0.0.2/24", 1000), IFS("ens1f0np0", "198.18.1.2/24", 100000)}},
+    {"node3", {IFS("eno1", "10.0.0.3/24", 1000), IFS("ens1f0np0", "198.18.1.3/24", 100000)}},
+    {"node4", {IFS("eno1", "10.0.0.4/24", 1000), IFS("ens1f0np0", "198.18.1.4/24", 100000)}},
+};
+
+#define FABRIC "198.18.1.0/24"
+#define MGMT "10.0.0.0/24"
+
+static enum npf_outcome node4_fabric_dead(const struct cl_node *a, const struct cl_if *ia,
+					  const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)ib;
+	if (strcmp(ia->name, "ens1f0np0") == 0 &&
+	    (strcmp(a->name, "node4") == 0 || strcmp(b->name, "node4") == 0))
+		return NPF_OUT_TIMEOUT;
+	return NPF_OUT_OK;
+}
+
+/* Only the fabric pair node3-node4 is dead. */
+static enum npf_outcome node34_fabric_dead(const struct cl_node *a, const struct cl_if *ia,
+					   const struct cl_node *b, const struct cl_if *ib)
+{
+	(void)ib;
+	if (strcmp(ia->name, "ens1f0np0") == 0 &&
+	    ((strcmp(a->name, "node3") == 0 && strcmp(b->name, "node4") == 0) ||
+	     (strcmp(a->name, "node4") == 0 && strcmp(b->name, "node3") == 0)))
+		return NPF_OUT_TIMEOUT;
+	return NPF_OUT_OK;
+}
+
+static const char *const node4_only[] = {"node4"};
+
+/* node `self` of dead_fabric4 decided under job view v. */
+static struct fx *job_run(size_t self, const struct npf_job_view *v)
+{
+	struct fx *f = cluster_view(dead_fabric4, 4, self, node4_fabric_dead);
+
+	f->pol.job = v;
+	fx_run(f);
+	return f;
+}
+
+static void assert_has(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("'%s' not in '%s'", needle, hay);
+}
+
+/* Alone, every healthy node falls back to eno1; with the job's decision (node4 the
+ * suspect) each stays on the fabric, node4's pairs outside its evidence. */
+static void job_view_blames_dead_node(void **state)
+{
+	const struct npf_job_view v = {.role = NPF_JOB_ROLE_OK,
+				       .net = FABRIC,
+				       .best = FABRIC,
+				       .suspects = node4_only,
+				       .n_suspects = 1,
+				       .reason = "node4: " FABRIC " fails with 3 of 3 nodes"};
+	const char *const hosts[] = {"node1", "node2", "node3", "node4"};
+	struct npf_msg_row row;
+	struct fx *f;
+
+	(void)state;
+	f = cluster_view(dead_fabric4, 4, 0, node4_fabric_dead);
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.ifname, "eno1");
+	fx_free(f);
+	for (size_t self = 0; self < 3; self++) {
+		f = job_run(self, &v);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+		assert_string_equal(f->rec.ifname, "ens1f0np0");
+		assert_string_equal(f->rec.cidr, FABRIC);
+		assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0np0");
+		assert_has(f->rec.summary, "ok: ens1f0np0 (" FABRIC ") works to and from 2 peers");
+		assert_has(f->rec.summary, "; job check: node4 fails and is drained");
+		assert_int_equal(f->rec.fail_node[0], '\0');
+		/* eno1 works too, it only ranks lower: no failure shown for it. */
+		assert_int_equal(rejection(f, "eno1")->outcome, NPF_OUT_OK);
+		/* The row under the same view leaves node4 outside. */
+		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 4, 1, &row),
+				 0);
+		assert_string_equal(row.nets[0].key, FABRIC);
+		assert_int_equal(row.nets[0].states[3], '-');
+		npf_wire_row_clear(&row);
+		fx_free(f);
+	}
+}
+
+/* fallback = degrade (or no minority explains the failure): the job moves to eno1, and
+ * every node says so while publishing eno1. */
+static void job_view_degraded(void **state)
+{
+	const struct npf_job_view v = {.role = NPF_JOB_ROLE_DEGRADED,
+				       .net = MGMT,
+				       .best = FABRIC,
+				       .reason = "fallback = degrade: node4 fails on " FABRIC};
+	struct fx *f;
+
+	(void)state;
+	for (size_t self = 0; self < 4; self++) {
+		f = job_run(self, &v);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+		assert_true(npf_verdict_publishes(f->rec.verdict));
+		assert_string_equal(npf_verdict_name(f->rec.verdict), "degraded");
+		assert_string_equal(f->rec.ifname, "eno1");
+		assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=eno1");
+		assert_has(f->rec.summary, "degraded: eno1 (" MGMT ") works to and from 3 peers");
+		assert_has(f->rec.summary, "; the job moved from " FABRIC ": fallback = degrade");
+		fx_free(f);
+	}
+
+	/* node1's fabric works from here (only node3-node4 fails): its rejection line says
+	 * the job chose eno1, not that eno1 ranks higher. */
+	f = cluster_view(dead_fabric4, 4, 0, node34_fabric_dead);
+	f->pol.job = &v;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+	assert_string_equal(rejection(f, "ens1f0np0")->reason,
+			    "works on " FABRIC ", but the job check chose " MGMT " (eno1)");
+	assert_int_equal(rejection(f, "ens1f0np0")->outcome, NPF_OUT_OK);
+	fx_free(f);
+}
+
+/* The job's network must work from here: the coordinator's answer does not replace this
+ * node's proof, nor does this node pick another network: unknown. */
+static void job_view_net_fails_here(void **state)
+{
+	struct npf_job_view v = {
+	    .role = NPF_JOB_ROLE_OK, .net = FABRIC, .best = FABRIC, .reason = "all pairs work"};
+	struct fx *f;
+
+	(void)state;
+	/* No suspects: node4's dead pairs stay in node1's evidence. */
+	f = job_run(0, &v);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+	assert_int_equal(f->rec.n_vars, 0);
+	assert_false(f->rec.have_choice);
+	assert_has(f->rec.summary,
+		   "unknown: the job's network " FABRIC
+		   " does not work from here (ens1f0np0: timeout (forward) with node4");
+	assert_string_equal(f->rec.fail_node, "node4");
+	assert_string_equal(f->rec.fail_ifname, "ens1f0np0");
+	assert_int_equal(f->rec.fail_outcome, NPF_OUT_TIMEOUT);
+	fx_free(f);
+
+	/* A network this node holds no address on. */
+	v.net = "203.0.113.0/24";
+	f = job_run(0, &v);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+	assert_has(f->rec.summary, "unknown: the job's network 203.0.113.0/24 does not work from "
+				   "here (no address of this node is on it)");
+	fx_free(f);
+
+	/* Every peer a suspect: nothing left to prove the network with. */
+	{
+		static const char *const all[] = {"node2", "node3", "node4"};
+
+		v.net = MGMT;
+		v.suspects = all;
+		v.n_suspects = 3;
+		f = job_run(0, &v);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+		assert_int_equal(f->rec.n_vars, 0);
+		fx_free(f);
+	}
+}
+
+/* The suspect fails with a typed reason: its interface on the network it breaks and its
+ * own evidence there; it keeps all of its evidence (it is in the suspects itself). */
+static void job_view_suspect(void **state)
+{
+	const struct npf_job_view v = {.role = NPF_JOB_ROLE_SUSPECT,
+				       .net = FABRIC,
+				       .best = FABRIC,
+				       .suspects = node4_only,
+				       .n_suspects = 1,
+				       .reason = "node4: " FABRIC " fails with 3 of 3 nodes"};
+	static const char *const node3_only[] = {"node3"};
+	struct npf_job_view v3 = v;
+	struct fx *f;
+
+	(void)state;
+	f = job_run(3, &v);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_int_equal(f->rec.n_vars, 0);
+	assert_string_equal(f->rec.fail_ifname, "ens1f0np0");
+	assert_string_equal(f->rec.fail_node, "node1");
+	assert_int_equal(f->rec.fail_outcome, NPF_OUT_TIMEOUT);
+	assert_int_equal(f->rec.fail_dir, NPF_DIR_FORWARD);
+	assert_has(f->rec.summary, "fail: this node breaks the job's network " FABRIC
+				   ": ens1f0np0 timeout (forward) with node1");
+	assert_has(f->rec.summary, "; drain it (job check: node4: " FABRIC);
+	/* Rejections as today: the fabric with its evidence. */
+	assert_int_equal(rejection(f, "ens1f0np0")->outcome, NPF_OUT_TIMEOUT);
+	fx_free(f);
+
+	/* A suspect whose own evidence shows no failure (the others saw it): the interface,
+	 * and the job's evidence. */
+	v3.suspects = node3_only;
+	v3.reason = "node3: " FABRIC " fails with node1";
+	f = cluster_view(dead_fabric4, 4, 2, NULL);
+	f->pol.job = &v3;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_ifname, "ens1f0np0");
+	assert_string_equal(f->rec.fail_node, "node3");
+	assert_int_equal(f->rec.fail_outcome, NPF_OUT_NOT_PROBED);
+	assert_has(f->rec.summary, "fail: this node breaks the job's network " FABRIC
+				   ": ens1f0np0 shows no failure from here; drain it (job check: "
+				   "node3: " FABRIC " fails with node1)");
+	fx_free(f);
+
+	/* A pulled cable: the suspect's fabric interface keeps its address but has no carrier
+	 * (so it is no candidate here): the reason still names it, and why. */
+	f = cluster_view(dead_fabric4, 4, 3, node4_fabric_dead);
+	for (size_t i = 0; i < f->inv.n_ifaces; i++)
+		if (strcmp(f->inv.ifaces[i].name, "ens1f0np0") == 0) {
+			f->inv.ifaces[i].flags &= ~(unsigned int)IFF_RUNNING;
+			f->inv.ifaces[i].carrier = 0;
+		}
+	f->pol.job = &v;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_ifname, "ens1f0np0");
+	assert_has(f->rec.summary, "fail: this node breaks the job's network " FABRIC
+				   ": ens1f0np0 (no carrier); drain it");
+	fx_free(f);
+
+	/* Missing evidence is no failure of ours either: a peer that did not answer is not
+	 * named as the broken end. */
+	f = cluster_view(dead_fabric4, 4, 2, NULL);
+	f->chk.nodes[1].available = false;
+	f->pol.job = &v3;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.fail_node, "node3");
+	assert_int_equal(f->rec.fail_outcome, NPF_OUT_NOT_PROBED);
+	assert_has(f->rec.summary, "ens1f0np0 shows no failure from here");
+	fx_free(f);
+}
+
+/* fail and unknown for the whole job: the coordinator's reason, nothing published. */
+static void job_view_fail_and_unknown(void **state)
+{
+	struct npf_job_view v = {.role = NPF_JOB_ROLE_FAIL,
+				 .reason = "no network works for every pair"};
+	struct fx *f;
+
+	(void)state;
+	f = job_run(0, &v);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_int_equal(f->rec.n_vars, 0);
+	assert_string_equal(f->rec.summary, "fail: job check: no network works for every pair");
+	/* node1's own evidence: its fabric fails with node4. */
+	assert_string_equal(f->rec.fail_node, "node4");
+	assert_true(f->rec.nccl_default_text[0] != '\0');
+	assert_true(f->rec.n_rejections > 0);
+	fx_free(f);
+
+	/* No failure here at all: nobody to name from this node's evidence. */
+	f = cluster_view(dead_fabric4, 4, 0, NULL);
+	f->pol.job = &v;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_int_equal(f->rec.fail_node[0], '\0');
+	fx_free(f);
+
+	v.role = NPF_JOB_ROLE_UNKNOWN;
+	v.reason = "no row from node3";
+	f = job_run(0, &v);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+	assert_int_equal(f->rec.n_vars, 0);
+	assert_string_equal(f->rec.summary, "unknown: job check: no row from node3");
+	/* Nobody to blame for a row that did not come. */
+	assert_int_equal(f->rec.fail_node[0], '\0');
+	assert_int_equal(f->rec.fail_ifname[0], '\0');
+	fx_free(f);
+
+	/* A job of one node: the summary still says what the job decided. */
+	v.role = NPF_JOB_ROLE_FAIL;
+	v.reason = "no network works for every pair";
+	f = cluster_view(dead_fabric4, 1, 0, NULL);
+	f->pol.job = &v;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_FAIL);
+	assert_string_equal(f->rec.summary, "fail: job check: no network works for every pair");
+	fx_free(f);
+
+	/* A role this code does not know (a newer coordinator): unknown, never ok. */
+	v.role = (enum npf_job_role)42;
+	v.net = MGMT;
+	f = job_run(0, &v);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_UNKNOWN);
+	assert_int_equal(f->rec.n_vars, 0);
+	fx_free(f);
+}
+
 /* Same evidence in another order (peers listed differently, addresses announced in a
  * different order) must give the same network: nothing local takes part. */
 static const struct cl_node basic_shuffled[] = {
@@ -2455,6 +2758,11 @@ int main(void)
 		cmocka_unit_test(rdma_ranks_before_speed),
 		cmocka_unit_test(one_network_for_all),
 		cmocka_unit_test(job_rows_blame_node3),
+		cmocka_unit_test(job_view_blames_dead_node),
+		cmocka_unit_test(job_view_degraded),
+		cmocka_unit_test(job_view_net_fails_here),
+		cmocka_unit_test(job_view_suspect),
+		cmocka_unit_test(job_view_fail_and_unknown),
 		cmocka_unit_test(deterministic_order),
 		cmocka_unit_test(job_wide_names),
 		cmocka_unit_test(prefix_clashes),
