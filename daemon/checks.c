@@ -318,10 +318,6 @@ static void add_job_row(const struct npf_daemon *d, const struct dchk *e,
 		log_debug("no job row for %s: out of memory", e->key);
 }
 
-/* (Re)computes e's recommendation and its encoded JSON from e->result (the one place the
- * cached text is made, so a re-decision replaces it). The verdict of a check is the
- * recommendation's; without one (out of memory) it is unknown. Returns 0, or -ENOMEM or
- * -EMSGSIZE (e keeps its previous text then). */
 /* This node's index in e's hostlist, or n_peers. */
 static size_t self_index(const struct npf_daemon *d, const struct dchk *e)
 {
@@ -365,8 +361,7 @@ static void job_view(const struct npf_daemon *d, const struct dchk *e, struct np
 }
 
 /* The "job" object of the check JSON (docs/json.md): what the exchange decided. */
-static void add_job(const struct npf_daemon *d, const struct dchk *e,
-		    const struct npf_job_view *v, json_t *json)
+static void add_job(const struct dchk *e, const struct npf_job_view *v, json_t *json)
 {
 	const struct npf_msg_job_decision *jd = &e->job_dec;
 	json_t *o, *sus = json_array(), *miss = json_array();
@@ -387,9 +382,12 @@ static void add_job(const struct npf_daemon *d, const struct dchk *e,
 		      "reason", v->reason);
 	if (!o || json_object_set_new(json, "job", o) < 0)
 		log_debug("no job object for %s: out of memory", e->key);
-	(void)d;
 }
 
+/* (Re)computes e's recommendation and its encoded JSON from e->result (the one place the
+ * cached text is made, so a re-decision replaces it). The verdict of a check is the
+ * recommendation's; without one (out of memory) it is unknown. Returns 0, or -ENOMEM or
+ * -EMSGSIZE (e keeps its previous text then). */
 static int decide(struct npf_daemon *d, struct dchk *e)
 {
 	struct npf_policy pol;
@@ -427,7 +425,7 @@ static int decide(struct npf_daemon *d, struct dchk *e)
 	}
 	add_job_row(d, e, &pol, json);
 	if (e->have_job)
-		add_job(d, e, &view, json);
+		add_job(e, &view, json);
 	free(names);
 	/* The reply carries the check inside an envelope, within the same cap. */
 	er = npf_api_json_text(json, NPF_API_MAX_REPLY - 128, &text, &len);
