@@ -463,6 +463,7 @@ static void test_round_decision(void **state)
 		assert_int_equal(npf_job_role_of(&d2, i),
 				 i == 3 ? NPF_JOB_ROLE_SUSPECT : NPF_JOB_ROLE_OK);
 	assert_int_equal(npf_job_role_of(&d2, 4), NPF_JOB_ROLE_UNKNOWN);
+	npf_wire_job_decision_clear(&d2);
 	for (size_t t = 0; t < sizeof(bad) / sizeof(bad[0]); t++) {
 		json_t *b = NULL;
 
@@ -471,7 +472,8 @@ static void test_round_decision(void **state)
 		snprintf(text, sizeof(text), "%.*s%s%s", (int)(at_ - bad[t]), bad[t], d.job,
 			 at_ + 1);
 		assert_int_equal(npf_wire_parse_json((const uint8_t *)text, strlen(text), &b), 0);
-		assert_int_equal(npf_wire_job_decision_from_json(b, &d2 + 0), -EBADMSG);
+		assert_int_equal(npf_wire_job_decision_from_json(b, &d2), -EBADMSG);
+		assert_null(d2.nodes); /* a refused message leaves nothing allocated */
 		json_decref(b);
 	}
 	npf_wire_job_decision_clear(&d2);
