@@ -40,7 +40,7 @@ int cmd_key(int argc, char **argv, const struct cli_global *g);
 int cmd_env(int argc, char **argv, const struct cli_global *g);
 int cmd_explain(int argc, char **argv, const struct cli_global *g);
 
-/* cmd_check.c: "3", "2.5", "3s" -> milliseconds within the API's timeout bounds.
+/* common.c: "3", "2.5", "3s" -> milliseconds within the API's timeout bounds.
  * Returns 0, -EINVAL or -ERANGE. */
 int cli_parse_seconds(const char *s, uint32_t *ms);
 /* Expands a Slurm hostlist into req->peers (owned by req: npf_api_request_clear),
@@ -55,7 +55,7 @@ int cli_verdict_exit(const char *verdict);
  * "netpreflight: NOT OK: ". */
 const char *cli_verdict_line(const char *verdict);
 
-/* cmd_env.c: the human report of a recommendation object (docs/decision.md): NCCL's
+/* report.c: the human report of a recommendation object (docs/decision.md): NCCL's
  * default pick, the choice and how far it was verified, one line per rejected
  * interface, the notes. n_peers/duration_ms < 0: unknown. Control characters
  * from peers are printed as '?'. */

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,23 +17,6 @@
 
 #define DEFAULT_WAIT_MS 60000 /* daemon default timeout unknown here: its maximum */
 #define WAIT_SLACK_MS 10000
-#define PROGRESS_AFTER_MS 500
-
-void cli_show_progress(uint32_t elapsed_ms, void *userdata)
-{
-	struct cli_progress *p = userdata;
-
-	if (elapsed_ms < PROGRESS_AFTER_MS)
-		return;
-	if (p->timeout_ms)
-		fprintf(stderr, "\rchecking %zu node%s... %.1fs of %.1fs ", p->n_nodes,
-			p->n_nodes == 1 ? "" : "s", elapsed_ms / 1000.0, p->timeout_ms / 1000.0);
-	else
-		fprintf(stderr, "\rchecking %zu node%s... %.1fs ", p->n_nodes,
-			p->n_nodes == 1 ? "" : "s", elapsed_ms / 1000.0);
-	fflush(stderr);
-	p->shown = true;
-}
 
 static const struct npf_link *find_link(const struct npf_check *c, const char *ifname, int peer)
 {
@@ -174,77 +156,6 @@ static void print_details(const struct npf_check *c)
 		}
 		printf("\n");
 	}
-}
-
-int cli_parse_seconds(const char *s, uint32_t *ms)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || (*end && strcmp(end, "s") != 0) || !isfinite(v))
-		return -EINVAL;
-	v *= 1000.0;
-	if (v < NPF_API_TIMEOUT_MIN_MS || v > NPF_API_TIMEOUT_MAX_MS)
-		return -ERANGE;
-	*ms = (uint32_t)v;
-	return 0;
-}
-
-int cli_hostlist_peers(const char *nodes, struct npf_api_request *req)
-{
-	char err[160], **names = NULL;
-	size_t n = 0;
-	int r;
-
-	r = npf_hostlist_expand(nodes, &names, &n, err, sizeof(err));
-	if (r < 0) {
-		cli_err("bad hostlist '%s': %s", nodes, err[0] ? err : strerror(-r));
-		return r;
-	}
-	if (n > NPF_API_MAX_PEERS) {
-		cli_err("%zu nodes: at most %u per check", n, NPF_API_MAX_PEERS);
-		npf_hostlist_free(names, n);
-		return -E2BIG;
-	}
-	req->peers = calloc(n, sizeof(*req->peers));
-	if (!req->peers) {
-		npf_hostlist_free(names, n);
-		return -ENOMEM;
-	}
-	req->n_peers = 0;
-	for (size_t i = 0; i < n; i++)
-		snprintf(req->peers[req->n_peers++], NPF_NAME_MAX, "%s", names[i]);
-	npf_hostlist_free(names, n);
-	return 0;
-}
-
-/* What the CLI makes of each verdict: one row each. degraded is ok on a worse network
- * than the job's best, chosen by the whole job alike (docs/decision.md §10): its
- * environment is as good as ok's, so it exits 0, and the human line says it. */
-static const struct {
-	int exit;
-	const char *line; /* the prefix of the human verdict line on stderr (env) */
-} verdicts[NPF_VERDICT__COUNT] = {
-	[NPF_VERDICT_OK] = { CLI_EXIT_OK, "netpreflight: " },
-	[NPF_VERDICT_DEGRADED] = { CLI_EXIT_OK, "netpreflight: DEGRADED: " },
-	[NPF_VERDICT_FAIL] = { CLI_EXIT_FAIL, "netpreflight: NOT OK: " },
-	[NPF_VERDICT_UNKNOWN] = { CLI_EXIT_UNKNOWN, "netpreflight: NOT OK: " },
-};
-
-int cli_verdict_exit(const char *verdict)
-{
-	int v = npf_verdict_parse(verdict);
-
-	return v < 0 ? CLI_EXIT_ERROR : verdicts[v].exit;
-}
-
-const char *cli_verdict_line(const char *verdict)
-{
-	int v = npf_verdict_parse(verdict);
-
-	return v < 0 ? verdicts[NPF_VERDICT_UNKNOWN].line : verdicts[v].line;
 }
 
 static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,

@@ -16,62 +16,6 @@
 #define DEFAULT_WAIT_MS 60000 /* daemon default timeout unknown here: its maximum */
 #define WAIT_SLACK_MS 10000
 
-void cli_put_clean(FILE *f, const char *s)
-{
-	for (; s && *s; s++)
-		fputc(((unsigned char)*s < ' ' && *s != '\n') || *s == 0x7f ? '?' : *s, f);
-}
-
-static const char *jstr(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-void cli_print_recommendation(FILE *f, const json_t *rec, long long n_peers,
-			      long long duration_ms)
-{
-	const json_t *def = json_object_get(rec, "nccl_default"), *choice, *v;
-	const char *verdict = jstr(rec, "verdict");
-	size_t i;
-
-	if (!json_is_object(rec))
-		return;
-	if (jstr(def, "text") && jstr(def, "text")[0]) {
-		cli_put_clean(f, jstr(def, "text"));
-		fputc('\n', f);
-	}
-	choice = json_object_get(rec, "choice");
-	if (json_is_object(choice)) {
-		bool verified = json_is_true(json_object_get(choice, "verified")) &&
-				npf_verdict_name_publishes(verdict);
-
-		fputs(verified ? "using " : "provisional choice (not verified): ", f);
-		cli_put_clean(f, jstr(choice, "ifname"));
-		fputs(" (", f);
-		cli_put_clean(f, jstr(choice, "address"));
-		fputs(" on ", f);
-		cli_put_clean(f, jstr(choice, "network"));
-		fputc(')', f);
-		if (verified && n_peers >= 0)
-			fprintf(f, ", verified to %lld peer%s", n_peers, n_peers == 1 ? "" : "s");
-		if (verified && duration_ms >= 0)
-			fprintf(f, " in %lld ms", duration_ms);
-		fputc('\n', f);
-	}
-	json_array_foreach (json_object_get(rec, "rejected"), i, v) {
-		fputs("not chosen: ", f);
-		cli_put_clean(f, jstr(v, "ifname"));
-		fputs(": ", f);
-		cli_put_clean(f, jstr(v, "reason"));
-		fputc('\n', f);
-	}
-	json_array_foreach (json_object_get(rec, "notes"), i, v) {
-		fputs("note: ", f);
-		cli_put_clean(f, json_string_value(v));
-		fputc('\n', f);
-	}
-}
-
 /* The rendered text without its '#' comment lines: stdout carries only what a shell,
  * slurmstepd or NCCL reads; the comments' content goes to stderr in human form. */
 static void print_assignments(const char *text)

@@ -2,7 +2,6 @@
 /* netpreflight: table-driven CLI front end (iproute2 rd_exec_cmd style). */
 #include "cli.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,26 +24,6 @@ static const struct cli_cmd cmds[] = {
 	  "explain [--nodes HOSTLIST] [--no-daemon] [--max-age S] [--timeout S] [--node-env] "
 	  "[--verbose] [--json] [FILE...]" },
 };
-
-void cli_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("netpreflight: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void cli_daemon_err(const struct npf_api_error *aerr)
-{
-	cli_err("daemon: %s (%s)", aerr->message, npf_api_errcode_name(aerr->code));
-	if (aerr->code == NPF_API_E_FOREIGN_NETNS)
-		cli_err("this process is in another network namespace than netpreflightd, so "
-			"the host's interface names and addresses do not apply here; run the "
-			"container with the host network (docs/containers.md)");
-}
 
 static void usage(FILE *f)
 {
