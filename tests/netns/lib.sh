@@ -50,10 +50,20 @@ must() {
 	shift
 	if "$@" >/dev/null 2>&1; then pass "$w"; else fail "$w"; fi
 }
+# mustnot tells a refusal from a broken command: exit 126/127 (not runnable, not found)
+# or death by a signal other than timeout(1)'s 124 is a broken test, not the refusal
+# it asserts, so it fails with the status.
 mustnot() {
-	local w=$1
+	local w=$1 rc=0
 	shift
-	if "$@" >/dev/null 2>&1; then fail "$w"; else pass "$w"; fi
+	"$@" >/dev/null 2>&1 || rc=$?
+	if ((rc == 0)); then
+		fail "$w"
+	elif ((rc == 126 || rc == 127 || rc > 128)); then
+		fail "$w (broken command, exit $rc: $*)"
+	else
+		pass "$w"
+	fi
 }
 # finish: the last line of a test: a summary and the exit status.
 finish() {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 /* The daemon is an executable, not a library: compile the module in here. */
+#include "npf_test.h"
 #include "../../daemon/netns.c"
 
 static void compare_rules(void **state)
@@ -104,7 +105,7 @@ static void other_namespace_peer(void **state)
 			close(lfd);
 			unlink(sun.sun_path);
 			if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-				skip();
+				npf_skip("cannot create a network namespace here");
 			fail_msg("child exited early: %d", st);
 		}
 		struct timeval tv = {0, 20000};
@@ -134,5 +135,5 @@ int main(void)
 	    cmocka_unit_test(other_namespace_peer),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return npf_run_tests(tests, NULL, NULL);
 }
