@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "envfmt.h"
+#include "fileio.h"
 #include "jobrows.h"
 #include "log.h"
 #include "probe.h"
@@ -192,40 +193,22 @@ static void check_reply(struct ctl_client *c, const struct dchk *e, bool cached)
 	ctl_reply_frame(c, r, frame, len);
 }
 
-/* Writes all of buf to fd. Returns 0 or -errno. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* tmp + rename so a reader never sees half a file. The document is written compact with
+/* Atomic replacement so a reader never sees half a file. The document is written compact with
  * one write(): jansson's fd dumper made one write(2) per token (tens of thousands for a
  * large check); readers (the CLI, jq) pretty-print. */
 static void write_state(struct npf_daemon *d, const struct dchk *e)
 {
 	const char *dir = d->cfg.daemon.state_dir;
-	char path[NPF_CONFIG_PATH_MAX + 32], tmp[NPF_CONFIG_PATH_MAX + 48];
+	char path[NPF_CONFIG_PATH_MAX + 32];
 	static const char mid[] = ",\"check\":";
 	char *head = NULL, *buf = NULL;
 	size_t hlen = 0, len;
 	json_t *doc;
-	int fd, r;
+	int r;
 
 	if (!dir[0] || !e->text)
 		return;
 	snprintf(path, sizeof(path), "%s/last-check.json", dir);
-	snprintf(tmp, sizeof(tmp), "%s/.last-check.json.%d", dir, (int)getpid());
 	r = dmn_mkdir_p(dir, 0755);
 	if (r < 0) {
 		log_errc(r, "state dir %s (last check not saved)", dir);
@@ -255,24 +238,10 @@ static void write_state(struct npf_daemon *d, const struct dchk *e)
 	memcpy(buf + hlen + sizeof(mid) - 1, e->text, e->text_len);
 	memcpy(buf + len - 2, "}\n", 2);
 	free(head);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		log_warn("%s (last check not saved)", tmp);
-		free(buf);
-		return;
-	}
-	/* fsync before rename: after a crash the file is the old or the new one, never empty. */
-	r = write_all(fd, buf, len);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
+	/* After a crash the file is the old or the new one, never empty. */
+	r = npf_atomic_write(dir, "last-check.json", buf, len, 0644);
+	if (r < 0)
 		log_errc(r, "%s (last check not saved)", path);
-		unlink(tmp);
-	}
 	free(buf);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Prometheus rendering (lib/metrics.c) and the atomic textfile writer (daemon/metrics.c). */
+/* Prometheus rendering (lib/metrics.c) and the atomic textfile writer (daemon/metrics.c,
+ * through lib/sys/fileio: these cases cover npf_atomic_write). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
