@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conffile.h"
 #include "daemon.h"
 #include "keyfile.h"
 #include "log.h"

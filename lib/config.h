@@ -190,14 +190,6 @@ void npf_config_defaults(struct npf_config *cfg);
 int npf_config_parse(struct npf_config *cfg, const char *text, size_t len, char *err,
 		     size_t errlen);
 
-/*
- * Reads path (at most NPF_CONFIG_FILE_MAX bytes, a regular file) and calls
- * npf_config_parse() on its bytes. A missing file is not an error unless
- * must_exist: *cfg then gets the defaults. Returns 0 or -errno as
- * npf_config_parse(), plus the open/read errors; err names the path.
- */
-int npf_config_load_file(struct npf_config *cfg, const char *path, bool must_exist, char *err,
-			 size_t errlen);
 
 /*
  * Sets one key from text, as a config line would (surrounding whitespace is

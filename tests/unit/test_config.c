@@ -16,6 +16,7 @@
 
 #include "npf_test.h"
 
+#include "conffile.h"
 #include "config.h"
 
 #define EXAMPLE NPF_FIXTURES "/../../systemd/netpreflight.conf.example"
