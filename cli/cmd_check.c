@@ -167,9 +167,7 @@ static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_ti
 	int r;
 
 	if (job) {
-		if (!job[0] || strlen(job) >= sizeof(req.job) ||
-		    strspn(job, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
-			    strlen(job)) {
+		if (!npf_api_job_valid(job)) {
 			cli_err("--job '%s': 1..%d characters of [A-Za-z0-9._-]", job,
 				NPF_API_JOB_MAX - 1);
 			return -EINVAL;

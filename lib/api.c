@@ -91,6 +91,17 @@ void npf_api_request_clear(struct npf_api_request *req)
 	memset(req, 0, sizeof(*req));
 }
 
+bool npf_api_job_valid(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strlen(s);
+	return n >= 1 && n < NPF_API_JOB_MAX &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
 bool npf_api_name_valid(const char *s)
 {
 	size_t n = 0;
@@ -420,9 +431,8 @@ static int get_job(const json_t *obj, struct npf_api_request *req, struct npf_ap
 
 	if (!v)
 		return 0;
-	if (!s || !s[0] || json_string_length(v) >= sizeof(req->job) ||
-	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
-		json_string_length(v)) {
+	/* The length check first: an embedded NUL would hide the rest from strlen. */
+	if (!s || json_string_length(v) != strlen(s) || !npf_api_job_valid(s)) {
 		seterr(err, NPF_API_E_BAD_REQUEST,
 		       "\"job\" must be 1..%d characters of [A-Za-z0-9._-]", NPF_API_JOB_MAX - 1);
 		return -EBADMSG;

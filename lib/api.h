@@ -88,6 +88,10 @@ void npf_api_request_clear(struct npf_api_request *req);
  * [A-Za-z0-9._-], not starting with '-' or '.'. */
 bool npf_api_name_valid(const char *s);
 
+/* True when s is an acceptable job tag (check --job, API field "job"): 1..NPF_API_JOB_MAX-1
+ * bytes of [A-Za-z0-9._-]. The CLI and the daemon both check with this. */
+bool npf_api_job_valid(const char *s);
+
 /* Reads the 4-byte big-endian frame header. Returns 0 and *len, -EBADMSG for an
  * empty frame, -EMSGSIZE when *len would exceed max. */
 int npf_api_frame_len(const uint8_t hdr[NPF_API_HDR_LEN], uint32_t max, uint32_t *len);

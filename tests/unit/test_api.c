@@ -1043,6 +1043,28 @@ static void test_name_valid(void **state)
 	assert_false(npf_api_name_valid("a\nb"));
 }
 
+/* One job-tag grammar for the CLI and the daemon (issue 21: one validator per grammar). */
+static void test_job_valid(void **state)
+{
+	char longest[NPF_API_JOB_MAX], too_long[NPF_API_JOB_MAX + 1];
+	(void)state;
+
+	memset(longest, 'a', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	memset(too_long, 'a', sizeof(too_long) - 1);
+	too_long[sizeof(too_long) - 1] = '\0';
+	assert_true(npf_api_job_valid("4242"));
+	assert_true(npf_api_job_valid("4242.r1"));
+	assert_true(npf_api_job_valid("-x_y.z"));
+	assert_true(npf_api_job_valid(longest));
+	assert_false(npf_api_job_valid(too_long));
+	assert_false(npf_api_job_valid(""));
+	assert_false(npf_api_job_valid(NULL));
+	assert_false(npf_api_job_valid("a b"));
+	assert_false(npf_api_job_valid("a/b"));
+	assert_false(npf_api_job_valid("job\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1064,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_env_reply),
 		cmocka_unit_test(test_peers_key),
 		cmocka_unit_test(test_name_valid),
+		cmocka_unit_test(test_job_valid),
 	};
 
 	return npf_run_tests(tests, NULL, NULL);
