@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+/* The one clock helper: microseconds on a given clock (lib/sys/clock.h). */
 #include "clock.h"
 
 usec_t npf_now(clockid_t id)

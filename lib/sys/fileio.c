@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+/* Whole-buffer writes and atomic, durable file replacement (lib/sys/fileio.h). */
 #include "fileio.h"
 
 #include <errno.h>
