@@ -39,10 +39,21 @@ int cmd_status(int argc, char **argv, const struct cli_global *g);
 int cmd_key(int argc, char **argv, const struct cli_global *g);
 int cmd_env(int argc, char **argv, const struct cli_global *g);
 int cmd_explain(int argc, char **argv, const struct cli_global *g);
+int cmd_run(int argc, char **argv, const struct cli_global *g);
 
 /* common.c: "3", "2.5", "3s" -> milliseconds within the API's timeout bounds.
  * Returns 0, -EINVAL or -ERANGE. */
 int cli_parse_seconds(const char *s, uint32_t *ms);
+/* common.c: req->job = job after checking it (1..NPF_API_JOB_MAX-1 of [A-Za-z0-9._-]);
+ * prints the error itself. Returns 0 or -EINVAL. */
+int cli_set_job(const char *job, struct npf_api_request *req);
+/* cmd_check.c: the JSON of a "check" request for the hostlist nodes (job: a tag or NULL;
+ * checked here, the error printed). *out is a new reference. Returns 0 or -errno. */
+int cli_check_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,
+		      const char *job, json_t **out, size_t *n_nodes);
+/* How long a client waits for a check's reply: its budget (0, 0: the daemon's largest
+ * default), twice for a job check, plus slack. */
+int cli_check_wait_ms(uint32_t timeout_ms, uint32_t max_timeout_ms, bool job);
 /* Expands a Slurm hostlist into req->peers (owned by req: npf_api_request_clear),
  * order kept. Prints the error itself. Returns 0 or -errno. */
 int cli_hostlist_peers(const char *nodes, struct npf_api_request *req);

@@ -158,22 +158,16 @@ static void print_details(const struct npf_check *c)
 	}
 }
 
-static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,
-			 const char *job, json_t **out, size_t *n_nodes)
+int cli_check_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,
+		      const char *job, json_t **out, size_t *n_nodes)
 {
 	struct npf_api_request req = { .type = NPF_API_REQ_CHECK,
 				       .timeout_ms = timeout_ms,
 				       .max_timeout_ms = max_timeout_ms };
 	int r;
 
-	if (job) {
-		if (!npf_api_job_valid(job)) {
-			cli_err("--job '%s': 1..%d characters of [A-Za-z0-9._-]", job,
-				NPF_API_JOB_MAX - 1);
-			return -EINVAL;
-		}
-		memcpy(req.job, job, strlen(job) + 1);
-	}
+	if (job && cli_set_job(job, &req) < 0)
+		return -EINVAL;
 	r = cli_hostlist_peers(nodes, &req);
 	if (r < 0)
 		return r;
@@ -181,6 +175,15 @@ static int build_request(const char *nodes, uint32_t timeout_ms, uint32_t max_ti
 	*out = npf_api_request_to_json(&req);
 	npf_api_request_clear(&req);
 	return *out ? 0 : -ENOMEM;
+}
+
+int cli_check_wait_ms(uint32_t timeout_ms, uint32_t max_timeout_ms, bool job)
+{
+	uint32_t budget = timeout_ms ? timeout_ms : max_timeout_ms ? max_timeout_ms : DEFAULT_WAIT_MS;
+
+	/* A job check waits for the others' rows after its own probes: up to its budget
+	 * again (docs/decision.md §10). */
+	return (int)(budget + WAIT_SLACK_MS) * (job ? 2 : 1);
 }
 
 /* One line for a job check (docs/json.md "job"): who decided, from how many rows, and what,
@@ -281,16 +284,11 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		usage();
 		return CLI_EXIT_ERROR;
 	}
-	if (build_request(nodes, timeout_ms, max_timeout_ms, job, &req, &prog.n_nodes) < 0)
+	if (cli_check_request(nodes, timeout_ms, max_timeout_ms, job, &req, &prog.n_nodes) < 0)
 		return CLI_EXIT_ERROR;
 	prog.timeout_ms = timeout_ms;
-	/* A job check waits for the others' rows after its own probes: up to its budget
-	 * again (docs/decision.md §10). */
 	r = npf_client_request_progress(g->socket_path, req, &reply,
-					(int)(timeout_ms       ? timeout_ms :
-					      max_timeout_ms ? max_timeout_ms :
-							       DEFAULT_WAIT_MS) * (job ? 2 : 1) +
-						WAIT_SLACK_MS * (job ? 2 : 1),
+					cli_check_wait_ms(timeout_ms, max_timeout_ms, job != NULL),
 					isatty(STDERR_FILENO) ? cli_show_progress : NULL, &prog);
 	if (prog.shown)
 		fprintf(stderr, "\r\033[K");

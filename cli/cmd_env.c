@@ -60,7 +60,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: netpreflight [--socket PATH] env --nodes HOSTLIST "
 		   "[--format shell|taskprolog|nccl-conf|json] [--job-wide] [--timeout S] "
-		   "[--max-age S] [--cached]\n");
+		   "[--max-age S] [--cached] [--job TAG]\n");
 }
 
 int cmd_env(int argc, char **argv, const struct cli_global *g)
@@ -72,6 +72,7 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "max-age", required_argument, NULL, 'a' },
 		{ "cached", no_argument, NULL, 'c' },
+		{ "job", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -85,7 +86,7 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 	int c, r, rc = CLI_EXIT_ERROR;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:f:wt:a:ch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:f:wt:a:cJ:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			nodes = optarg;
@@ -116,6 +117,12 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 		case 'c':
 			req.cached = true;
 			break;
+		case 'J':
+			/* The job check of `check --job`, its decision as an environment: every
+			 * node of the job asks at once with the same tag (docs/run.md). */
+			if (cli_set_job(optarg, &req) < 0)
+				return CLI_EXIT_ERROR;
+			break;
 		case 'j':
 			format = "json";
 			break;
@@ -137,6 +144,9 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 		return CLI_EXIT_ERROR;
 	}
 	snprintf(req.format, sizeof(req.format), "%s", format);
+	/* A job check always probes (a cached answer is no job decision), unless asked. */
+	if (req.job[0] && !req.max_age_set && !req.cached)
+		req.max_age_set = true;
 	if (cli_hostlist_peers(nodes, &req) < 0)
 		return CLI_EXIT_ERROR;
 	prog.n_nodes = req.n_peers;
@@ -146,8 +156,10 @@ int cmd_env(int argc, char **argv, const struct cli_global *g)
 		goto out;
 	}
 	r = npf_client_request_progress(g->socket_path, rq, &reply,
-					(int)(req.timeout_ms ? req.timeout_ms : DEFAULT_WAIT_MS) +
-						WAIT_SLACK_MS,
+					req.job[0] ? cli_check_wait_ms(req.timeout_ms, 0, true) :
+						     (int)(req.timeout_ms ? req.timeout_ms :
+									    DEFAULT_WAIT_MS) +
+							     WAIT_SLACK_MS,
 					!req.cached && isatty(STDERR_FILENO) ? cli_show_progress : NULL,
 					&prog);
 	if (prog.shown)

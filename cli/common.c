@@ -75,3 +75,13 @@ int cli_hostlist_peers(const char *nodes, struct npf_api_request *req)
 	npf_hostlist_free(names, n);
 	return 0;
 }
+
+int cli_set_job(const char *job, struct npf_api_request *req)
+{
+	if (!npf_api_job_valid(job)) {
+		cli_err("--job '%s': 1..%d characters of [A-Za-z0-9._-]", job, NPF_API_JOB_MAX - 1);
+		return -EINVAL;
+	}
+	memcpy(req->job, job, strlen(job) + 1);
+	return 0;
+}

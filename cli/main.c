@@ -19,7 +19,10 @@ static const struct cli_cmd cmds[] = {
 	{ "key", cmd_key, "key generate [--json] > FILE" },
 	{ "env", cmd_env,
 	  "env --nodes HOSTLIST [--format shell|taskprolog|nccl-conf|json] [--job-wide] "
-	  "[--timeout S] [--max-age S] [--cached]" },
+	  "[--timeout S] [--max-age S] [--cached] [--job TAG]" },
+	{ "run", cmd_run,
+	  "run [--nodes HOSTLIST | --hostfile FILE] [--job TAG] [--timeout S] [--max-timeout S] "
+	  "[--json] -- CMD [ARGS...]" },
 	{ "explain", cmd_explain,
 	  "explain [--nodes HOSTLIST] [--no-daemon] [--max-age S] [--timeout S] [--node-env] "
 	  "[--verbose] [--json] [FILE...]" },

@@ -17,7 +17,8 @@ _netpreflight()
 		[key]="generate --json --help"
 		[explain]="--nodes --no-daemon --max-age --timeout --node-env --verbose --json --help"
 		[status]="--json --help"
-		[env]="--nodes --format --job-wide --timeout --max-age --cached --json --help"
+		[env]="--nodes --format --job-wide --timeout --max-age --cached --job --json --help"
+		[run]="--nodes --hostfile --job --timeout --max-timeout --json --help"
 		[help]=""
 		[version]=""
 	)
@@ -25,7 +26,7 @@ _netpreflight()
 
 	# Options that take a value, wherever they stand.
 	case $prev in
-	--socket | --capture)
+	--socket | --capture | --hostfile | -H)
 		_filedir
 		return
 		;;
@@ -57,7 +58,7 @@ _netpreflight()
 	local i cmd=
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--socket | --sysfs-root | --capture | --format | --nodes | --timeout | --max-timeout | --max-age | --job | -f | -n | -t | -a)
+		--socket | --sysfs-root | --capture | --format | --nodes | --timeout | --max-timeout | --max-age | --job | --hostfile | -f | -n | -t | -a | -H)
 			((i++))
 			;;
 		-*) ;;
@@ -78,6 +79,16 @@ _netpreflight()
 			COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
 		fi
 		return
+	fi
+	# run ... -- CMD ARGS: complete CMD and its arguments as a command line of their own.
+	if [[ $cmd == run ]]; then
+		local j
+		for ((j = i + 1; j < cword; j++)); do
+			if [[ ${words[j]} == -- ]]; then
+				_command_offset $((j + 1))
+				return
+			fi
+		done
 	fi
 	local words_for_cmd
 	if [[ -v cmd_opts[$cmd] ]]; then
