@@ -947,7 +947,7 @@ static bool r_link_local(struct ctx *c)
 	return r_bound_range(
 	    c, is_link_local_addr, NULL, "a link-local address is not routed between nodes",
 	    v6_only ? "name the interface with the global IPv6 address on every node "
-		      "(NCCL_SOCKET_IFNAME==<if>); the cluster is IPv6-only, so no AF_INET"
+		      "(NCCL_SOCKET_IFNAME==<if>); the log shows no IPv4 to fall back to"
 		    : "name an interface with a routable address (NCCL_SOCKET_IFNAME==<if>), or "
 		      "NCCL_SOCKET_FAMILY=AF_INET if the nodes have IPv4");
 }
@@ -1838,8 +1838,8 @@ static json_t *line_json(const struct npf_xp_report *rep, const struct npf_xp_li
 {
 	char who[96];
 
-	return json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)l->lineno, "kind",
-			 npf_xp_kind_name(l->kind), "process",
+	return json_pack("{s:I, s:I, s:s, s:s, s:s}", "line", (json_int_t)l->lineno, "continued",
+			 (json_int_t)l->n_cont, "kind", npf_xp_kind_name(l->kind), "process",
 			 npf_xp_proc_label(rep, l->proc, who, sizeof(who)), "text", l->text);
 }
 

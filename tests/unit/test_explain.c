@@ -270,6 +270,71 @@ static void test_launchers(void **state)
 	assert_true(p.stream != q.stream);
 }
 
+/* Explains text and checks the cause; the report is left in *rep for more checks. */
+static void expect_cause(const char *text, enum npf_xp_cause want, struct npf_xp_report *rep)
+{
+	npf_xp_report_clear(rep);
+	assert_int_equal(npf_explain(text, strlen(text), rep), 0);
+	if (rep->cause != want)
+		fail_msg("cause %s, expected %s (%s) for: %s", npf_xp_cause_name(rep->cause),
+			 npf_xp_cause_name(want), rep->summary, text);
+}
+
+/* firewall-* only with a plausible unicast peer; a failed job is never "none"; no AF_INET fix
+ * on an IPv6-only log. */
+static void test_firewall_and_family(void **state)
+{
+	struct npf_xp_report rep = {0};
+
+	(void)state;
+	/* docker0's default address on every node: the connect reached the node itself */
+	expect_cause("n1:1:1 [0] misc/socket.cc:1 NCCL WARN socketStartConnect: Connect to "
+		     "172.17.0.1<4000> failed : Connection refused\n",
+		     NPF_XC_SAME_ADDRESS, &rep);
+	assert_string_equal(rep.subject_addr, "172.17.0.1");
+	/* a netmask, a network address, the unspecified address: a wrong MASTER_ADDR */
+	expect_cause("[W socket.cpp:663] [c10d] The client socket has failed to connect to "
+		     "[::ffff:255.255.255.0]:29500 (errno: 111 - Connection refused).\n",
+		     NPF_XC_BAD_ADDRESS, &rep);
+	assert_non_null(strstr(rep.summary, "netmask"));
+	expect_cause("n1:1:1 [0] misc/socket.cc:1 NCCL WARN socketStartConnect: Connect to "
+		     "10.1.2.0<4000> failed : Connection refused\n",
+		     NPF_XC_BAD_ADDRESS, &rep);
+	expect_cause("n1:1:1 [0] misc/socket.cc:1 NCCL WARN socketStartConnect: Connect to "
+		     "0.0.0.0<4000> failed : Connection refused\n",
+		     NPF_XC_BAD_ADDRESS, &rep);
+	/* a plausible unicast peer: the firewall */
+	expect_cause("n1:1:1 [0] misc/socket.cc:1 NCCL WARN socketStartConnect: Connect to "
+		     "10.1.2.7<4000> failed : Connection refused\n",
+		     NPF_XC_FIREWALL_REFUSED, &rep);
+	/* a refused connect that names no peer, and no bound address to judge by */
+	expect_cause("n1:1:1 [0] NCCL INFO Call to connect returned Connection refused, "
+		     "retrying\n",
+		     NPF_XC_UNKNOWN, &rep);
+	/* PyTorch's abort lines alone: a failed job, "unknown", never "none" */
+	expect_cause(
+	    "[rank3]:[E416 20:40:12.986061777 ProcessGroupNCCL.cpp:621] [Rank 3] Some NCCL "
+	    "operations have failed or timed out. Due to the asynchronous nature of CUDA "
+	    "kernels, subsequent GPU operations might run on corrupted/incomplete data.\n",
+	    NPF_XC_UNKNOWN, &rep);
+	expect_cause("NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129\n",
+		     NPF_XC_ROCE_GID, &rep);
+	/* link-local with IPv4 in sight: AF_INET is a fix; IPv6-only: it is not */
+	expect_cause("a:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::1%ib0<0>\n"
+		     "b:2:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n"
+		     "a:1:1 [0] misc/socket.cc:1 NCCL WARN socketStartConnect: Connect to "
+		     "fe80::2%ib0<4000> failed : Network is unreachable\n",
+		     NPF_XC_LINK_LOCAL, &rep);
+	assert_non_null(strstr(rep.fix_hint, "AF_INET"));
+	expect_cause("a:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::1%ib0<0>\n"
+		     "b:2:2 [0] NCCL INFO Bootstrap : Using eth0:2001:db8::2<0>\n"
+		     "a:1:1 [0] misc/socket.cc:1 NCCL WARN socketStartConnect: Connect to "
+		     "fe80::2%ib0<4000> failed : Network is unreachable\n",
+		     NPF_XC_LINK_LOCAL, &rep);
+	assert_null(strstr(rep.fix_hint, "AF_INET"));
+	npf_xp_report_clear(&rep);
+}
+
 /* Continuations: the record is the line and its continuation lines, read as one. */
 static void test_assembly(void **state)
 {
@@ -734,8 +799,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_prefixes),	 cmocka_unit_test(test_wordings),
 	    cmocka_unit_test(test_bridge_names), cmocka_unit_test(test_launchers),
-	    cmocka_unit_test(test_assembly),	 cmocka_unit_test(test_corpus),
-	    cmocka_unit_test(test_robust),	 cmocka_unit_test(test_crosscheck),
+	    cmocka_unit_test(test_assembly),	 cmocka_unit_test(test_firewall_and_family),
+	    cmocka_unit_test(test_corpus),	 cmocka_unit_test(test_robust),
+	    cmocka_unit_test(test_crosscheck),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
