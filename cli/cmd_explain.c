@@ -348,7 +348,8 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 			fputc('\n', stdout);
 		}
 	}
-	if (x->ok && x->env_text && rep->cause != NPF_XC_NONE) {
+	/* The published environment fixes the network; it is no fix for an OOM or an exception. */
+	if (x->ok && x->env_text && rep->cause != NPF_XC_NONE && rep->cause != NPF_XC_NOT_NETWORK) {
 		printf("fix: the environment the daemon publishes (netpreflight env):\n");
 		put_assignments(stdout, x->env_text, "  ");
 	} else if (x->ok && x->c.drain[0]) {

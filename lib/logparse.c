@@ -564,6 +564,10 @@ static const struct npf_xp_row {
     {NPF_XL_ABORTED, "ChildFailedError", NULL, NULL, "torchelastic"},
     {NPF_XL_ABORTED, "closing signal SIGTERM", NULL, NULL, "torchelastic"},
     {NPF_XL_ABORTED, "failed (exitcode:", NULL, NULL, "torchelastic"},
+    /* A crash that names no cause: the job failed, so it is "unknown", never "none". */
+    {NPF_XL_ABORTED, "Traceback (most recent call last)", NULL, NULL, "Python"},
+    {NPF_XL_ABORTED, "terminate called after throwing", NULL, NULL, "C++ runtime"},
+    {NPF_XL_ABORTED, "Segmentation fault", NULL, NULL, "the kernel (SIGSEGV)"},
 };
 
 static const char *const kind_names[NPF_XL__COUNT] = {

@@ -317,6 +317,10 @@ static void test_firewall_and_family(void **state)
 	    "operations have failed or timed out. Due to the asynchronous nature of CUDA "
 	    "kernels, subsequent GPU operations might run on corrupted/incomplete data.\n",
 	    NPF_XC_UNKNOWN, &rep);
+	expect_cause(
+	    "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+	    "Segmentation fault (core dumped)\n",
+	    NPF_XC_UNKNOWN, &rep);
 	expect_cause("NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129\n",
 		     NPF_XC_ROCE_GID, &rep);
 	/* link-local with IPv4 in sight: AF_INET is a fix; IPv6-only: it is not */
