@@ -469,12 +469,13 @@ static int flush_pending(struct ctx *c, size_t lineno)
 	return 0;
 }
 
-static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
+/* A record, already parsed into p (its message points into the record's text). */
+static int feed_parsed(struct ctx *c, struct npf_xp_parsed *pp, size_t lineno)
 {
-	struct npf_xp_parsed p;
+	struct npf_xp_parsed p = *pp;
 	int proc;
 
-	if (npf_xp_parse_line(line, len, &p) == NPF_XL_NONE)
+	if (p.kind == NPF_XL_NONE)
 		return 0;
 	c->rep->n_recognised++;
 	if (p.time >= 0)
@@ -1699,10 +1700,12 @@ static bool record_head(const struct npf_xp_parsed *p, bool *last_error)
 
 static int feed_record(struct ctx *c, struct pend *r)
 {
+	struct npf_xp_parsed p;
 	int rc;
 
 	c->cur_cont = r->n_cont;
-	rc = feed_line(c, r->buf, r->len, r->lineno);
+	npf_xp_parse_line(r->buf, r->len, &p);
+	rc = feed_parsed(c, &p, r->lineno);
 	c->cur_cont = 0;
 	r->used = false;
 	return rc;
@@ -1763,7 +1766,7 @@ static int assemble(struct ctx *c, const char *line, size_t n, size_t lineno)
 	if (r && feed_record(c, r) < 0)
 		return -ENOMEM;
 	if (!record_head(&p, &last_error))
-		return feed_line(c, line, n, lineno);
+		return feed_parsed(c, &p, lineno); /* a record of one line: parsed once */
 	if (!r)
 		r = free_slot;
 	if (!r) {
