@@ -320,9 +320,13 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 	if (rep->first_proc >= 0) {
 		const struct npf_xp_proc *pr = &rep->procs[rep->first_proc];
 
-		printf("first failure: %s, line %zu: ",
-		       npf_xp_proc_label(rep, rep->first_proc, who, sizeof(who)),
-		       pr->first_error.lineno);
+		if (pr->rank < 0 && !pr->host[0] && pr->pid < 0)
+			printf("first failure: line %zu (the line names no rank or host): ",
+			       pr->first_error.lineno);
+		else
+			printf("first failure: %s, line %zu: ",
+			       npf_xp_proc_label(rep, rep->first_proc, who, sizeof(who)),
+			       pr->first_error.lineno);
 		cli_put_clean(stdout, pr->first_error.text);
 		fputc('\n', stdout);
 		if (pr->primary && rep->n_secondary)
@@ -344,7 +348,8 @@ static void print_human(const struct npf_xp_report *rep, const struct xcheck *x,
 			fputc('\n', stdout);
 		}
 	}
-	if (x->ok && x->env_text && rep->cause != NPF_XC_NONE) {
+	/* The published environment fixes the network; it is no fix for an OOM or an exception. */
+	if (x->ok && x->env_text && rep->cause != NPF_XC_NONE && rep->cause != NPF_XC_NOT_NETWORK) {
 		printf("fix: the environment the daemon publishes (netpreflight env):\n");
 		put_assignments(stdout, x->env_text, "  ");
 	} else if (x->ok && x->c.drain[0]) {
@@ -530,7 +535,11 @@ int cmd_explain(int argc, char **argv, const struct cli_global *g)
 		cli_err("cannot write the output");
 		goto out;
 	}
-	rc = rep.cause == NPF_XC_NONE || rep.cause == NPF_XC_UNKNOWN ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	/* 0 only for a network cause: a failure that is not the network's is no finding here. */
+	rc = rep.cause == NPF_XC_NONE || rep.cause == NPF_XC_UNKNOWN ||
+		     rep.cause == NPF_XC_NOT_NETWORK
+		 ? CLI_EXIT_FAIL
+		 : CLI_EXIT_OK;
 out:
 	npf_xp_xcheck_clear(&x.c);
 	json_decref(x.reply);

@@ -63,6 +63,15 @@ struct ctx {
 	 * ranks interleaved must not cost a scan of every process per line. */
 	int by_pid[HT_SIZE], by_rank[HT_SIZE];
 	size_t kept[NPF_XL__COUNT]; /* lines kept per kind */
+	unsigned cur_cont;	    /* continuation lines of the record being fed */
+	/* Records being assembled (a line and the lines that continue it), one per writer. */
+	struct pend {
+		bool used, last_error;
+		uint32_t stream;
+		size_t lineno, len;
+		unsigned n_cont;
+		char buf[4096];
+	} pend[4];
 };
 
 static const char *const cause_names[NPF_XC__COUNT] = {
@@ -82,6 +91,10 @@ static const char *const cause_names[NPF_XC__COUNT] = {
     [NPF_XC_MTU_BLACKHOLE] = "mtu-blackhole",
     [NPF_XC_IB_FALLBACK] = "ib-socket-fallback",
     [NPF_XC_ENV_DIFFERS] = "env-differs",
+    [NPF_XC_IFNAME_MISSING] = "interface-missing",
+    [NPF_XC_BAD_ADDRESS] = "bad-address",
+    [NPF_XC_IB_MTU] = "ib-mtu-mismatch",
+    [NPF_XC_NOT_NETWORK] = "not-network",
     [NPF_XC_UNKNOWN] = "unknown",
 };
 
@@ -98,10 +111,45 @@ int npf_xp_cause_parse(const char *s)
 	return -EINVAL;
 }
 
+/* How a failure line counts (failure_class()). */
+enum fclass {
+	FC_NONE = 0,
+	FC_ECHO,    /* a consequence: a timeout, an abort, a wrapper around another failure */
+	FC_WEAK,    /* a Python exception no row knows: a cause only when nothing else is */
+	FC_CAUSE,   /* a network failure of its own */
+	FC_NOT_NET, /* a failure of its own that is not the network's (OOM, duplicate GPU) */
+};
+
+bool npf_xp_kind_not_network(enum npf_xp_kind k)
+{
+	switch (k) {
+	case NPF_XL_CUDA_OOM:
+	case NPF_XL_KILLED:
+	case NPF_XL_DUP_GPU:
+	case NPF_XL_COLL_MISMATCH:
+	case NPF_XL_CUDA_ERROR:
+	case NPF_XL_SHM:
+	case NPF_XL_VERSION:
+	case NPF_XL_NO_BARRIER:
+	case NPF_XL_PY_EXCEPTION:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Failure lines: a cause (primary) or the echo of one elsewhere (a consequence). */
 static int failure_class(const struct npf_xp_parsed *p)
 {
+	if (p->kind == NPF_XL_PY_EXCEPTION)
+		return FC_WEAK;
+	if (npf_xp_kind_not_network(p->kind))
+		return FC_NOT_NET;
 	switch (p->kind) {
+	case NPF_XL_OMPI_WRONG_PEER:
+	case NPF_XL_IB_ASYNC:
+	case NPF_XL_NO_FAMILY:
+	case NPF_XL_UNRESOLVED:
 	case NPF_XL_NO_IFACE:
 	case NPF_XL_NO_SUBNET:
 	case NPF_XL_CONNECT_FAIL:
@@ -114,14 +162,15 @@ static int failure_class(const struct npf_xp_parsed *p)
 	case NPF_XL_OMPI_UNREACH:
 	case NPF_XL_OMPI_CONNECT:
 	case NPF_XL_OMPI_NOIF:
-		return 2;
+		return FC_CAUSE;
 	case NPF_XL_CONNECT_RETRY:
-		return p->err != NPF_XE_NONE ? 2 : 0;
+		return p->err != NPF_XE_NONE ? FC_CAUSE : FC_NONE;
 	case NPF_XL_WATCHDOG:
 	case NPF_XL_REMOTE_CLOSED:
 	case NPF_XL_NCCL_ERROR_IN:
 	case NPF_XL_LAST_ERROR:
-		return 1;
+	case NPF_XL_ABORTED:
+		return FC_ECHO;
 	default:
 		return 0;
 	}
@@ -132,7 +181,7 @@ char *npf_xp_proc_label(const struct npf_xp_report *rep, int proc, char *buf, si
 	const struct npf_xp_proc *pr;
 
 	if (proc < 0 || (size_t)proc >= rep->n_procs) {
-		snprintf(buf, len, "job");
+		snprintf(buf, len, "unnamed process");
 		return buf;
 	}
 	pr = &rep->procs[proc];
@@ -144,8 +193,8 @@ char *npf_xp_proc_label(const struct npf_xp_report *rep, int proc, char *buf, si
 		snprintf(buf, len, "%s pid %ld", pr->host, pr->pid);
 	else if (pr->host[0])
 		snprintf(buf, len, "%s", pr->host);
-	else
-		snprintf(buf, len, "job");
+	else /* lines that name no rank, host or pid */
+		snprintf(buf, len, "unnamed process");
 	return buf;
 }
 
@@ -300,6 +349,7 @@ static int keep_line(struct ctx *c, size_t lineno, const struct npf_xp_parsed *p
 	}
 	l = &c->lines[c->n_lines++];
 	l->lineno = lineno;
+	l->n_cont = c->cur_cont;
 	l->kind = p->kind;
 	l->proc = proc;
 	l->err = p->err;
@@ -321,6 +371,8 @@ static void set_env(struct npf_xp_proc *pr, const char *name, const char *value)
 		pr->n_env++;
 	}
 }
+
+static bool is_connect_kind(enum npf_xp_kind k);
 
 static void apply(struct ctx *c, struct npf_xp_proc *pr, const struct npf_xp_parsed *p,
 		  size_t lineno)
@@ -373,16 +425,16 @@ static void apply(struct ctx *c, struct npf_xp_proc *pr, const struct npf_xp_par
 	if (!fc)
 		return;
 	pr->n_errors++;
-	if ((p->kind == NPF_XL_CONNECT_FAIL || p->kind == NPF_XL_CONNECT_RETRY ||
-	     p->kind == NPF_XL_OMPI_CONNECT || p->kind == NPF_XL_GLOO_CONNECT ||
-	     p->kind == NPF_XL_STORE_FAIL) &&
-	    !pr->peer_addr[0])
+	if (is_connect_kind(p->kind) && !pr->peer_addr[0])
 		cpy(pr->peer_addr, sizeof(pr->peer_addr), p->a);
-	/* The first failure, but a cause beats an earlier consequence. */
-	if (!pr->has_error || (fc == 2 && !pr->primary)) {
+	/* The first failure, but a cause beats an earlier consequence, and a known cause an
+	 * earlier exception no row knows (the traceback that a network failure ends in). */
+	if (!pr->has_error || (fc >= FC_WEAK && !pr->primary) ||
+	    (fc > FC_WEAK && pr->first_error.kind == NPF_XL_PY_EXCEPTION)) {
 		pr->has_error = true;
-		pr->primary = fc == 2;
+		pr->primary = fc >= FC_WEAK;
 		pr->first_error.lineno = lineno;
+		pr->first_error.n_cont = c->cur_cont;
 		pr->first_error.kind = p->kind;
 		pr->first_error.proc = (int)(pr - c->rep->procs);
 		npf_xp_clean_text(pr->first_error.text, sizeof(pr->first_error.text), p->msg,
@@ -402,7 +454,9 @@ static void apply_kept(struct ctx *c, const struct npf_xp_line *l)
 	again.kind = l->kind;
 	again.err = l->err;
 	cpy(again.a, sizeof(again.a), l->addr);
+	c->cur_cont = l->n_cont;
 	apply(c, &c->rep->procs[l->proc], &again, l->lineno);
+	c->cur_cont = 0;
 }
 
 /* A help box whose host never came (or came too late) is charged to "job". */
@@ -415,13 +469,13 @@ static int flush_pending(struct ctx *c, size_t lineno)
 	return 0;
 }
 
-static int feed_line(struct ctx *c, const char *line, size_t len, size_t lineno)
+/* A record, already parsed into p (its message points into the record's text). */
+static int feed_parsed(struct ctx *c, struct npf_xp_parsed *pp, size_t lineno)
 {
-	struct npf_xp_parsed p;
+	struct npf_xp_parsed p = *pp;
 	int proc;
 
-	c->rep->n_lines++;
-	if (npf_xp_parse_line(line, len, &p) == NPF_XL_NONE)
+	if (p.kind == NPF_XL_NONE)
 		return 0;
 	c->rep->n_recognised++;
 	if (p.time >= 0)
@@ -490,6 +544,69 @@ static bool is_loopback_addr(const char *a)
 static bool is_link_local_addr(const char *a)
 {
 	return strncmp(a, "169.254.", 8) == 0 || strncasecmp(a, "fe80:", 5) == 0;
+}
+
+/* Addresses that bridges hold with the same value on every node (Docker's docker0 and its
+ * user bridges, libvirt's virbr0, Podman's CNI bridge): a connect to one reaches the
+ * connecting node itself. One row per default. */
+static const char *const bridge_defaults[] = {
+    "172.17.0.1", "172.18.0.1", "172.19.0.1", "172.20.0.1",    "172.21.0.1", "172.22.0.1",
+    "172.23.0.1", "172.24.0.1", "172.25.0.1", "172.26.0.1",    "172.27.0.1", "172.28.0.1",
+    "172.29.0.1", "172.30.0.1", "172.31.0.1", "192.168.122.1", "10.88.0.1",
+};
+
+/* The address without an IPv4-mapped prefix ("::ffff:10.0.0.1" -> "10.0.0.1"). */
+static const char *unmapped(const char *a)
+{
+	return strncasecmp(a, "::ffff:", 7) == 0 && strchr(a + 7, '.') ? a + 7 : a;
+}
+
+/* An address of Docker's default bridge network (172.17.0.0/16): a container's own address,
+ * which no other node can reach without host networking. */
+static bool is_docker_bridge_net(const char *a)
+{
+	return strncmp(unmapped(a), "172.17.", 7) == 0;
+}
+
+static bool is_bridge_default(const char *a)
+{
+	a = unmapped(a);
+	for (size_t i = 0; i < sizeof(bridge_defaults) / sizeof(bridge_defaults[0]); i++)
+		if (strcmp(a, bridge_defaults[i]) == 0)
+			return true;
+	return false;
+}
+
+/* An address no host has: unspecified, a netmask, a network or broadcast address, multicast.
+ * Returns what it is, or NULL for a plausible unicast address (or a name). */
+static const char *impossible_addr(const char *a)
+{
+	unsigned o[4];
+	char tail;
+
+	a = unmapped(a);
+	if (strcmp(a, "0.0.0.0") == 0 || strcmp(a, "::") == 0)
+		return "the unspecified address";
+	if (sscanf(a, "%u.%u.%u.%u%c", &o[0], &o[1], &o[2], &o[3], &tail) != 4 || o[0] > 255 ||
+	    o[1] > 255 || o[2] > 255 || o[3] > 255)
+		return strncasecmp(a, "ff", 2) == 0 && strchr(a, ':') ? "a multicast address"
+								      : NULL;
+	if (o[0] == 255)
+		return "a netmask";
+	if (o[0] >= 224 && o[0] <= 239)
+		return "a multicast address";
+	if (o[0] == 0)
+		return "the unspecified address";
+	if (o[3] == 0)
+		return "a network address";
+	if (o[3] == 255)
+		return "a broadcast address";
+	return NULL;
+}
+
+static bool looks_ipv4(const char *a)
+{
+	return strchr(unmapped(a), '.') && !strchr(unmapped(a), ':');
 }
 
 static void add_evidence(struct ctx *c, const struct npf_xp_line *l)
@@ -795,12 +912,51 @@ static bool r_loopback(struct ctx *c)
 	    "or better name the fabric interface with '='");
 }
 
+/* True when the log shows an IPv4 address anywhere (bound, OOB or a peer). */
+static bool log_has_ipv4(struct ctx *c)
+{
+	for (size_t i = 0; i < c->rep->n_procs; i++) {
+		const struct npf_xp_proc *pr = &c->rep->procs[i];
+
+		if (looks_ipv4(pr->boot_addr) || looks_ipv4(pr->oob_addr) ||
+		    looks_ipv4(pr->peer_addr))
+			return true;
+	}
+	return false;
+}
+
+/* True when some process bound a global IPv6 address: the cluster routes IPv6. */
+static bool log_has_global_ipv6(struct ctx *c)
+{
+	for (size_t i = 0; i < c->rep->n_procs; i++) {
+		const char *a[] = {c->rep->procs[i].boot_addr, c->rep->procs[i].oob_addr};
+
+		for (size_t k = 0; k < 2; k++)
+			if (strchr(a[k], ':') && !looks_ipv4(a[k]) && !is_link_local_addr(a[k]) &&
+			    strcmp(a[k], "::1") != 0)
+				return true;
+	}
+	return false;
+}
+
 static bool r_link_local(struct ctx *c)
 {
+	/* NCCL_SOCKET_FAMILY=AF_INET is no fix on an IPv6-only cluster: global IPv6 bound
+	 * somewhere and no IPv4 anywhere in the log. */
+	bool v6_only = !log_has_ipv4(c) && log_has_global_ipv6(c);
+
 	return r_bound_range(
 	    c, is_link_local_addr, NULL, "a link-local address is not routed between nodes",
-	    "name an interface with a routable address (NCCL_SOCKET_IFNAME==<if>), "
-	    "or NCCL_SOCKET_FAMILY=AF_INET");
+	    v6_only ? "name the interface with the global IPv6 address on every node "
+		      "(NCCL_SOCKET_IFNAME==<if>); the log shows no IPv4 to fall back to"
+		    : "name an interface with a routable address (NCCL_SOCKET_IFNAME==<if>), or "
+		      "NCCL_SOCKET_FAMILY=AF_INET if the nodes have IPv4");
+}
+
+static bool is_connect_kind(enum npf_xp_kind k)
+{
+	return k == NPF_XL_CONNECT_FAIL || k == NPF_XL_CONNECT_RETRY || k == NPF_XL_OMPI_CONNECT ||
+	       k == NPF_XL_GLOO_CONNECT || k == NPF_XL_STORE_FAIL;
 }
 
 static bool r_same_address(struct ctx *c)
@@ -839,10 +995,35 @@ static bool r_same_address(struct ctx *c)
 			return true;
 		}
 	}
+	/* A connect to an address a bridge holds on every node (docker0's 172.17.0.1): it went
+	 * to the connecting node's own bridge, where nothing of the job listens. */
+	for (size_t i = 0; i < c->n_lines; i++) {
+		const struct npf_xp_line *k = &c->lines[i];
+
+		if (!is_connect_kind(k->kind) || !is_bridge_default(k->addr))
+			continue;
+		add_evidence(c, k);
+		subject(c, NULL, unmapped(k->addr), NULL);
+		snprintf(r->summary, sizeof(r->summary),
+			 "connects to %s failed: that is a bridge's default address (docker0, "
+			 "virbr0), the same on every node, so the connect reached the connecting "
+			 "node's own bridge",
+			 unmapped(k->addr));
+		snprintf(
+		    r->fix_hint, sizeof(r->fix_hint),
+		    "exclude the bridges: name the fabric interface (NCCL_SOCKET_IFNAME==<if>, "
+		    "GLOO_SOCKET_IFNAME; Open MPI: the fabric CIDR in "
+		    "OMPI_MCA_btl_tcp_if_include)");
+		return true;
+	}
 	/* Open MPI: a process accepted a connection from "another Open MPI process" it does not
-	 * know: a peer connected to an address that is local to the acceptor's node too
-	 * (btl_tcp_proc.c mca_btl_tcp_proc_accept(); the bridge addresses every node has). */
+	 * know, or the process that answered a connect is not the one expected: a peer
+	 * connected to an address that is local to the acceptor's node too (btl_tcp_proc.c
+	 * mca_btl_tcp_proc_accept(), btl_tcp_endpoint.c recv_connect_ack(); the bridge
+	 * addresses every node has). */
 	l = line_of(c, NPF_XL_OMPI_NOPROC, -2, NULL);
+	if (!l)
+		l = line_of(c, NPF_XL_OMPI_WRONG_PEER, -2, NULL);
 	if (!l)
 		return false;
 	add_evidence(c, l);
@@ -879,6 +1060,26 @@ static bool r_bridge(struct ctx *c)
 		snprintf(r->fix_hint, sizeof(r->fix_hint),
 			 "name the fabric interface: NCCL_SOCKET_IFNAME==<if> (NCCL's defaults "
 			 "exclude docker* and lo only, never br-<id> or veth)");
+		return true;
+	}
+	/* Connects to an address of Docker's default bridge network: the ranks run in
+	 * containers without host networking and advertise their container addresses. */
+	for (size_t i = 0; i < c->n_lines; i++) {
+		const struct npf_xp_line *l = &c->lines[i];
+
+		if (!is_connect_kind(l->kind) || !is_docker_bridge_net(l->addr) ||
+		    is_bridge_default(l->addr))
+			continue;
+		add_evidence(c, l);
+		subject(c, NULL, unmapped(l->addr), NULL);
+		snprintf(r->summary, sizeof(r->summary),
+			 "connects to %s failed: an address of Docker's default bridge network, a "
+			 "container's own address that other nodes cannot reach",
+			 unmapped(l->addr));
+		snprintf(
+		    r->fix_hint, sizeof(r->fix_hint),
+		    "run the containers with host networking (docker --network host, "
+		    "hostNetwork: true) and name the fabric interface (NCCL_SOCKET_IFNAME==<if>)");
 		return true;
 	}
 	return false;
@@ -960,6 +1161,37 @@ static bool bad_target(struct ctx *c, const char *addr)
 	return false;
 }
 
+/* A peer a firewall can stand in front of: a unicast address of another host. A connect to
+ * loopback, link-local, a bridge's default or an address bound on several hosts failed
+ * because of what was bound there (the rules above); one to a netmask or a network address
+ * because the address is wrong (bad-address). */
+static bool plausible_peer(struct ctx *c, const char *a)
+{
+	return a[0] && !is_loopback_addr(unmapped(a)) && !is_link_local_addr(a) &&
+	       !is_bridge_default(a) && !is_docker_bridge_net(a) && !impossible_addr(a) &&
+	       strcmp(a, "localhost") != 0 && !bad_target(c, a);
+}
+
+/* A connect line that names no peer (NCCL 2.24-2.26 "connect returned ..."): its peer is one
+ * of the addresses the processes bound, and every one of them must be plausible. */
+static bool all_bound_plausible(struct ctx *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->rep->n_procs; i++) {
+		const char *ifn, *addr;
+		enum npf_xp_kind k;
+
+		bound(&c->rep->procs[i], &ifn, &addr, &k);
+		if (!addr || !addr[0])
+			continue;
+		if (!plausible_peer(c, addr) || npf_xp_bridge_name(ifn))
+			return false;
+		n++;
+	}
+	return n >= 1;
+}
+
 static bool r_connect(struct ctx *c, bool refused)
 {
 	struct npf_xp_report *r = c->rep;
@@ -968,17 +1200,14 @@ static bool r_connect(struct ctx *c, bool refused)
 		const struct npf_xp_line *l = &c->lines[i];
 		const char *h;
 
-		if (l->kind != NPF_XL_CONNECT_FAIL && l->kind != NPF_XL_CONNECT_RETRY &&
-		    l->kind != NPF_XL_OMPI_CONNECT && l->kind != NPF_XL_GLOO_CONNECT &&
-		    l->kind != NPF_XL_STORE_FAIL)
+		if (!is_connect_kind(l->kind))
 			continue;
 		if (refused ? (l->err != NPF_XE_REFUSED && l->err != NPF_XE_NOROUTE)
 			    : l->err != NPF_XE_TIMEOUT)
 			continue;
 		/* A connect to loopback, link-local or a bridge address failed because of what
 		 * was bound there (the rules above), not because of a firewall on the path. */
-		if (is_loopback_addr(l->addr) || is_link_local_addr(l->addr) ||
-		    bad_target(c, l->addr))
+		if (l->addr[0] ? !plausible_peer(c, l->addr) : !all_bound_plausible(c))
 			continue;
 		add_evidence(c, l);
 		h = host_of_addr(c, l->addr);
@@ -1102,6 +1331,221 @@ static bool r_env_differs(struct ctx *c)
 	return false;
 }
 
+/* ---- new causes: a name that is not there, an address that is no host's, IB MTU ---- */
+
+/* "dgx-1.ai", "node1.cluster": a host name, not an interface name (those have no dot
+ * followed by a letter; a VLAN is "eth0.100"). */
+static bool looks_hostname(const char *n)
+{
+	for (const char *d = strchr(n, '.'); d; d = strchr(d + 1, '.'))
+		if (isalpha((unsigned char)d[1]))
+			return true;
+	return false;
+}
+
+static bool any_bound(struct ctx *c)
+{
+	for (size_t i = 0; i < c->rep->n_procs; i++)
+		if (c->rep->procs[i].boot_if[0] || c->rep->procs[i].oob_if[0])
+			return true;
+	return false;
+}
+
+static bool r_ifname_missing(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *l = line_of(c, NPF_XL_NO_IFACE, -2, NULL);
+	const char *val = env_any(c, "NCCL_SOCKET_IFNAME", NULL);
+
+	/* NCCL 2.27 with a name that matches nothing fails later, with an address it never
+	 * filled in (NVIDIA/nccl#1837): that too, when the log shows the variable. */
+	if (!l && val)
+		l = line_of(c, NPF_XL_NO_FAMILY, -2, NULL);
+	if (!l) {
+		l = line_of(c, NPF_XL_GLOO_NOADDR, -2, NULL);
+		if (l && looks_hostname(l->addr))
+			l = NULL;
+	}
+	/* A rank that did bind an interface: the names differ between nodes (next rule). */
+	if (!l || any_bound(c))
+		return false;
+	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_SOCKET_IFNAME"));
+	add_evidence(c, l);
+	subject(c, l->kind == NPF_XL_GLOO_NOADDR ? l->addr : val, NULL,
+		l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	if (l->kind == NPF_XL_GLOO_NOADDR || val)
+		snprintf(r->summary, sizeof(r->summary),
+			 "%s%s names an interface that does not exist on %s (no rank found it)",
+			 l->kind == NPF_XL_GLOO_NOADDR ? "GLOO_SOCKET_IFNAME="
+						       : "NCCL_SOCKET_IFNAME=",
+			 l->kind == NPF_XL_GLOO_NOADDR ? l->addr : val,
+			 r->subject_host[0] ? r->subject_host : "the nodes");
+	else
+		snprintf(r->summary, sizeof(r->summary),
+			 "NCCL found no usable interface on %s: the one NCCL_SOCKET_IFNAME names "
+			 "does not exist there, or the node (a container without host networking) "
+			 "has none",
+			 r->subject_host[0] ? r->subject_host : "a node");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "set the variable to an interface the nodes have (ip -br addr), or unset it and "
+		 "let NCCL pick; `netpreflight env` publishes the one that works");
+	return true;
+}
+
+static bool r_bad_address(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *l = line_of(c, NPF_XL_UNRESOLVED, -2, NULL);
+	const char *what = NULL;
+
+	if (!l) {
+		l = line_of(c, NPF_XL_GLOO_NOADDR, -2, NULL);
+		if (l && !looks_hostname(l->addr))
+			l = NULL;
+	}
+	for (size_t i = 0; i < c->n_lines && !l; i++)
+		if (is_connect_kind(c->lines[i].kind) &&
+		    (what = impossible_addr(c->lines[i].addr)) != NULL)
+			l = &c->lines[i];
+	if (!l)
+		return false;
+	add_evidence(c, l);
+	subject(c, NULL, unmapped(l->addr), NULL);
+	if (what)
+		snprintf(r->summary, sizeof(r->summary),
+			 "the job connects to %s, which is %s, no host's address: the rendezvous "
+			 "address (MASTER_ADDR) is wrong",
+			 r->subject_addr, what);
+	else
+		snprintf(r->summary, sizeof(r->summary),
+			 "the name %s does not resolve on %s: the rendezvous address "
+			 "(MASTER_ADDR, the host name) cannot be reached",
+			 r->subject_addr[0] ? r->subject_addr : "given",
+			 l->proc >= 0 && r->procs[l->proc].host[0] ? r->procs[l->proc].host
+								   : "a node");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "give MASTER_ADDR (--rdzv-endpoint, --dist-init-addr) rank 0's node's address on "
+		 "the fabric, or a name every node resolves to it");
+	return true;
+}
+
+static bool r_ib_mtu(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *l = line_of(c, NPF_XL_IB_ASYNC, -2, "access violation");
+
+	if (!l)
+		l = line_of(c, NPF_XL_IB_COMPLETION, -2, "LOC_LEN");
+	if (!l)
+		return false;
+	add_evidence(c, l);
+	if (l->proc >= 0)
+		add_evidence(c, line_of(c, NPF_XL_NET_IB, l->proc, NULL));
+	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	snprintf(r->summary, sizeof(r->summary),
+		 "an IB/RoCE queue pair failed with a local access/length error on %s: the ports' "
+		 "MTUs differ between nodes (NCCL >= 2.20.3 no longer lowers it to the peer's)",
+		 r->subject_host[0] ? r->subject_host : "a node");
+	snprintf(r->fix_hint, sizeof(r->fix_hint),
+		 "make the MTU equal on every port and switch (ibv_devinfo: active_mtu; RoCE: the "
+		 "netdev MTU, e.g. 4200 for 4096)");
+	return true;
+}
+
+/* The non-network failure kinds: what to say about the process, and what to do. */
+static const struct {
+	enum npf_xp_kind kind;
+	const char *what, *fix;
+} not_network[] = {
+    {NPF_XL_CUDA_OOM, "ran out of GPU memory",
+     "lower the batch or model shard size on that rank (PYTORCH_CUDA_ALLOC_CONF=expandable_"
+     "segments:True against fragmentation); the other ranks' timeouts follow from it"},
+    {NPF_XL_KILLED,
+     "was killed with SIGKILL (the kernel's OOM killer when host memory runs out, "
+     "or the scheduler)",
+     "check dmesg / the job's memory limit on that node; fewer data loader workers or more "
+     "host memory"},
+    {NPF_XL_DUP_GPU, "shares its GPU with another rank (Duplicate GPU)",
+     "give each rank its own device: torch.cuda.set_device(local_rank), one process per GPU, "
+     "CUDA_VISIBLE_DEVICES per rank"},
+    {NPF_XL_COLL_MISMATCH,
+     "called another collective than its peers (the ranks took different "
+     "code paths)",
+     "make every rank call the same collectives in the same order and shapes"},
+    {NPF_XL_CUDA_ERROR, "hit a CUDA error",
+     "debug the kernel on that rank (CUDA_LAUNCH_BLOCKING=1)"},
+    {NPF_XL_SHM,
+     "could not create NCCL's shared memory segment (/dev/shm too small, e.g. a "
+     "container's 64 MB default)",
+     "give the container a larger /dev/shm (docker --shm-size, a memory-backed emptyDir)"},
+    {NPF_XL_VERSION, "runs another version (driver, CUDA or NCCL) than it needs or than its peers",
+     "install one matching NCCL/CUDA/driver set on every node (one container image)"},
+    {NPF_XL_NO_BARRIER, "never reached the barrier the other ranks waited at",
+     "find what that rank was doing (py-spy dump); a rank stuck in data loading or I/O"},
+    {NPF_XL_PY_EXCEPTION, "raised an exception", "fix the exception that rank raised"},
+};
+
+/* Names a non-network failure: "not a network cause: rank 2 ran out of GPU memory". */
+static bool name_not_network(struct ctx *c, int proc)
+{
+	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_line *l = &r->procs[proc].first_error;
+	char who[96];
+
+	for (size_t i = 0; i < sizeof(not_network) / sizeof(not_network[0]); i++) {
+		if (not_network[i].kind != l->kind)
+			continue;
+		add_evidence(c, l);
+		subject(c, NULL, NULL, r->procs[proc].host);
+		npf_xp_proc_label(r, proc, who, sizeof(who));
+		if (l->kind == NPF_XL_PY_EXCEPTION)
+			snprintf(r->summary, sizeof(r->summary),
+				 "not a network cause: %s raised %.*s",
+				 proc == c->job ? "a process" : who, (int)strcspn(l->text, ":"),
+				 l->text);
+		else
+			snprintf(r->summary, sizeof(r->summary), "not a network cause: %s %s",
+				 proc == c->job ? "a process" : who, not_network[i].what);
+		cpy(r->fix_hint, sizeof(r->fix_hint), not_network[i].fix);
+		return true;
+	}
+	return false;
+}
+
+/* The first failing process failed of itself, and not because of the network. */
+static bool r_not_network_first(struct ctx *c)
+{
+	int fp = c->rep->first_proc;
+
+	return fp >= 0 && c->rep->procs[fp].primary &&
+	       npf_xp_kind_not_network(c->rep->procs[fp].first_error.kind) &&
+	       name_not_network(c, fp);
+}
+
+/* No network rule found its evidence, but some process failed of itself (the earliest). */
+static bool r_not_network_any(struct ctx *c)
+{
+	struct npf_xp_report *r = c->rep;
+	int best = -1;
+
+	bool net = false;
+
+	/* An exception no row knows is the end of a network failure's traceback as often as
+	 * not: it counts only when no process shows a network failure. */
+	for (size_t i = 0; i < r->n_procs; i++)
+		net |=
+		    r->procs[i].primary && !npf_xp_kind_not_network(r->procs[i].first_error.kind);
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const struct npf_xp_proc *pr = &r->procs[i];
+
+		if (pr->has_error && pr->primary && npf_xp_kind_not_network(pr->first_error.kind) &&
+		    !(net && pr->first_error.kind == NPF_XL_PY_EXCEPTION) &&
+		    (best < 0 || pr->first_error.lineno < r->procs[best].first_error.lineno))
+			best = (int)i;
+	}
+	return best >= 0 && name_not_network(c, best);
+}
+
 /* One row per root cause, in precedence order: the first that fires is the cause, the others
  * are reported as "also". tier: rules of one tier are alternatives; when two fire that do not
  * go together (compat), the answer is marked ambiguous. */
@@ -1111,10 +1555,15 @@ static const struct npf_xp_rule {
 	bool (*fire)(struct ctx *c);
 	unsigned compat; /* causes that commonly come with this one (bit per cause) */
 } rules[] = {
+    /* Tier 0: the first failure is not the network's; no network rule is consulted. */
+    {NPF_XC_NOT_NETWORK, 0, r_not_network_first, 0},
     {NPF_XC_COMM_ID_SUBNET, 1, r_comm_id, 1u << NPF_XC_LOOPBACK},
+    {NPF_XC_BAD_ADDRESS, 1, r_bad_address, 0},
+    {NPF_XC_IB_MTU, 1, r_ib_mtu, 1u << NPF_XC_ROCE_GID},
     {NPF_XC_ROCE_GID_FORCED, 1, r_gid_forced, 1u << NPF_XC_ROCE_GID},
     {NPF_XC_ROCE_GID, 1, r_gid, 0},
     {NPF_XC_GLOO_HOSTNAME, 1, r_gloo_hostname, 1u << NPF_XC_LOOPBACK},
+    {NPF_XC_IFNAME_MISSING, 1, r_ifname_missing, 0},
     {NPF_XC_NAMES_DIFFER, 1, r_names_differ, 1u << NPF_XC_ENV_DIFFERS},
     {NPF_XC_PREFIX_MATCH, 2, r_prefix,
      (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT)},
@@ -1131,6 +1580,7 @@ static const struct npf_xp_rule {
     {NPF_XC_MTU_BLACKHOLE, 3, r_mtu, 0},
     {NPF_XC_ENV_DIFFERS, 4, r_env_differs, 0},
     {NPF_XC_IB_FALLBACK, 4, r_ib_fallback, 0},
+    {NPF_XC_NOT_NETWORK, 5, r_not_network_any, 0},
 };
 
 static void diagnose(struct ctx *c)
@@ -1147,6 +1597,8 @@ static void diagnose(struct ctx *c)
 			if (fired) {
 				top = (int)i;
 				r->cause = rules[i].cause;
+				if (rules[i].tier == 0)
+					break;
 			}
 			continue;
 		}
@@ -1176,7 +1628,8 @@ static void diagnose(struct ctx *c)
 }
 
 /* The story: the first process whose failure is a cause (by time when every candidate has a
- * timestamp, else by line), and how many failed only as a consequence. */
+ * timestamp, else by line), and how many failed only as a consequence. A Python exception no
+ * row knows counts as a cause only when no process shows a known one. */
 static void story(struct ctx *c)
 {
 	struct npf_xp_report *r = c->rep;
@@ -1194,14 +1647,17 @@ static void story(struct ctx *c)
 			r->n_secondary++;
 		}
 	}
-	for (int pass = 0; pass < 4 && r->first_proc < 0; pass++)
+	for (int pass = 0; pass < 6 && r->first_proc < 0; pass++)
 		for (size_t i = 0; i < r->n_procs; i++) {
 			const struct npf_xp_proc *pr = &r->procs[i], *b;
+			int level = !pr->primary				  ? 2
+				    : pr->first_error.kind == NPF_XL_PY_EXCEPTION ? 1
+										  : 0;
 
-			/* Pass 0: causes of named processes; 1: consequences of named processes;
-			 * 2, 3: the same for lines that name nobody ("job"). */
-			if (!pr->has_error || pr->primary != (pass % 2 == 0) ||
-			    ((int)i == c->job) != (pass >= 2))
+			/* Passes 0-2: known causes, other exceptions, consequences of named
+			 * processes; 3-5: the same for lines that name nobody ("job"). */
+			if (!pr->has_error || level != pass % 3 ||
+			    ((int)i == c->job) != (pass >= 3))
 				continue;
 			if (r->first_proc < 0) {
 				r->first_proc = (int)i;
@@ -1215,34 +1671,155 @@ static void story(struct ctx *c)
 		}
 }
 
+/* ---- line assembly: a record is a line and the lines that continue it ---- */
+
+/* Ends with suffix (trailing blanks ignored). */
+static bool ends_with(const char *p, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	return n >= k && memcmp(p + n - k, suffix, k) == 0;
+}
+
+/* A line that the next lines of its writer may continue: PyTorch's "Last error:" (the NCCL
+ * WARN follows on its own line), a header that ends in ':' with an indented block below
+ * (torchelastic's "[0]:" failure summary), Gloo's wrapped errors and warnings. A Python
+ * traceback header is not one: its frames are no part of the error. */
+static bool record_head(const struct npf_xp_parsed *p, bool *last_error)
+{
+	*last_error = ends_with(p->msg, p->msg_len, "Last error:");
+	if (*last_error)
+		return true;
+	if (ends_with(p->msg, p->msg_len, "(most recent call last):"))
+		return false;
+	return ends_with(p->msg, p->msg_len, ":") || ends_with(p->msg, p->msg_len, "failed with") ||
+	       p->kind == NPF_XL_GLOO_CONNECT || p->kind == NPF_XL_GLOO_LOOPBACK;
+}
+
+static int feed_record(struct ctx *c, struct pend *r)
+{
+	struct npf_xp_parsed p;
+	int rc;
+
+	c->cur_cont = r->n_cont;
+	npf_xp_parse_line(r->buf, r->len, &p);
+	rc = feed_parsed(c, &p, r->lineno);
+	c->cur_cont = 0;
+	r->used = false;
+	return rc;
+}
+
+/* Feeds the records still being assembled, oldest first. */
+static int flush_records(struct ctx *c)
+{
+	for (;;) {
+		struct pend *o = NULL;
+
+		for (size_t i = 0; i < sizeof(c->pend) / sizeof(c->pend[0]); i++)
+			if (c->pend[i].used && (!o || c->pend[i].lineno < o->lineno))
+				o = &c->pend[i];
+		if (!o)
+			return 0;
+		if (feed_record(c, o) < 0)
+			return -ENOMEM;
+	}
+}
+
+/* One physical line: continues a record of its writer, starts one, or is a record itself. */
+static int assemble(struct ctx *c, const char *line, size_t n, size_t lineno)
+{
+	struct npf_xp_parsed p;
+	struct pend *r = NULL, *free_slot = NULL, *oldest = NULL;
+	bool last_error;
+
+	if (n > sizeof(c->pend[0].buf) - 1)
+		n = sizeof(c->pend[0].buf) - 1;
+	npf_xp_parse_line(line, n, &p);
+	for (size_t i = 0; i < sizeof(c->pend) / sizeof(c->pend[0]); i++) {
+		struct pend *s = &c->pend[i];
+
+		if (!s->used) {
+			free_slot = free_slot ? free_slot : s;
+			continue;
+		}
+		if (s->stream == p.stream)
+			r = s;
+		if (!oldest || s->lineno < oldest->lineno)
+			oldest = s;
+	}
+	if (r && p.msg_len && (r->last_error || (p.indent && r->n_cont < 8))) {
+		/* Joined with one blank: the continuation without its prefixes and indent. */
+		size_t k = p.msg_len;
+
+		if (r->len + 1 + k > sizeof(r->buf) - 1)
+			k = sizeof(r->buf) - 1 - r->len - (r->len < sizeof(r->buf) - 1);
+		if (r->len < sizeof(r->buf) - 1) {
+			r->buf[r->len++] = ' ';
+			memcpy(r->buf + r->len, p.msg, k);
+			r->len += k;
+		}
+		r->n_cont++;
+		return r->last_error ? feed_record(c, r) : 0;
+	}
+	if (r && feed_record(c, r) < 0)
+		return -ENOMEM;
+	if (!record_head(&p, &last_error))
+		return feed_parsed(c, &p, lineno); /* a record of one line: parsed once */
+	if (!r)
+		r = free_slot;
+	if (!r) {
+		if (feed_record(c, oldest) < 0)
+			return -ENOMEM;
+		r = oldest;
+	}
+	memcpy(r->buf, line, n);
+	r->len = n;
+	r->used = true;
+	r->last_error = last_error;
+	r->stream = p.stream;
+	r->lineno = lineno;
+	r->n_cont = 0;
+	return 0;
+}
+
 int npf_explain(const char *buf, size_t len, struct npf_xp_report *rep)
 {
-	struct ctx c = {.rep = rep, .job = -1};
+	struct ctx *c = calloc(1, sizeof(*c));
 	size_t lineno = 0, i = 0;
 	int rc = 0;
 
 	memset(rep, 0, sizeof(*rep));
 	rep->first_proc = -1;
+	if (!c)
+		return -ENOMEM;
+	c->rep = rep;
+	c->job = -1;
 	while (i < len) {
 		const char *nl = memchr(buf + i, '\n', len - i);
 		size_t n = nl ? (size_t)(nl - (buf + i)) : len - i;
 
 		lineno++;
+		rep->n_lines++;
 		if (!nl)
 			rep->truncated = true;
-		rc = feed_line(&c, buf + i, n, lineno);
+		rc = assemble(c, buf + i, n, lineno);
 		if (rc < 0)
 			break;
 		i += n + (nl ? 1 : 0);
 	}
+	if (rc == 0)
+		rc = flush_records(c);
 	if (rc == 0) {
-		c.pending_lineno = 0;
-		if (c.pending)
-			apply_kept(&c, &c.lines[c.pending - 1]);
-		story(&c);
-		diagnose(&c);
+		c->pending_lineno = 0;
+		if (c->pending)
+			apply_kept(c, &c->lines[c->pending - 1]);
+		story(c);
+		diagnose(c);
 	}
-	free(c.lines);
+	free(c->lines);
+	free(c);
 	if (rc < 0)
 		npf_xp_report_clear(rep);
 	return rc;
@@ -1264,8 +1841,8 @@ static json_t *line_json(const struct npf_xp_report *rep, const struct npf_xp_li
 {
 	char who[96];
 
-	return json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)l->lineno, "kind",
-			 npf_xp_kind_name(l->kind), "process",
+	return json_pack("{s:I, s:I, s:s, s:s, s:s}", "line", (json_int_t)l->lineno, "continued",
+			 (json_int_t)l->n_cont, "kind", npf_xp_kind_name(l->kind), "process",
 			 npf_xp_proc_label(rep, l->proc, who, sizeof(who)), "text", l->text);
 }
 

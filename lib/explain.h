@@ -60,6 +60,22 @@ enum npf_xp_kind {
 	NPF_XL_OMPI_NOIF,     /* Open MPI: Unknown interface name / invalid if_inexclude */
 	NPF_XL_OMPI_HOST,     /*   Local host: node1  (the host line inside an Open MPI help box) */
 	NPF_XL_HOSTLIST,      /* SLURM_JOB_NODELIST=node[1-4] (a job script\'s env dump) */
+	NPF_XL_OMPI_WRONG_PEER, /* Open MPI: received unexpected process identifier */
+	NPF_XL_IB_ASYNC,   /* NET/IB : Got async event : local access violation work queue error */
+	NPF_XL_NO_FAMILY,  /* ncclSocketInit: ... family N is neither AF_INET(2) nor AF_INET6(10) */
+	NPF_XL_UNRESOLVED, /* c10d gai error / host not found / Name or service not known */
+	NPF_XL_ABORTED,	   /* consequences: Some NCCL operations have failed or timed out, ... */
+	/* Failures that are not the network's (the first failure, named as such). */
+	NPF_XL_CUDA_OOM, /* torch.OutOfMemoryError: CUDA out of memory / Cuda failure 'out of
+			    memory' */
+	NPF_XL_KILLED,	 /* torchelastic: exitcode -9, Signal 9 (SIGKILL) received by PID */
+	NPF_XL_DUP_GPU,	 /* NCCL: Duplicate GPU detected : rank 2 and rank 0 both on CUDA device */
+	NPF_XL_COLL_MISMATCH, /* PyTorch: Detected mismatch between collectives on ranks */
+	NPF_XL_CUDA_ERROR,    /* CUDA error: an illegal memory access was encountered */
+	NPF_XL_SHM,	      /* NCCL: Error while creating shared memory segment (/dev/shm) */
+	NPF_XL_VERSION,	      /* a version mismatch (driver/runtime, NCCL between ranks) */
+	NPF_XL_NO_BARRIER,    /* PyTorch: Rank 1 failed to pass monitoredBarrier */
+	NPF_XL_PY_EXCEPTION,  /* any other Python exception line: KeyError: 'x' */
 	NPF_XL__COUNT
 };
 
@@ -92,13 +108,18 @@ enum npf_xp_cause {
 	NPF_XC_MTU_BLACKHOLE,	 /* connected fine, then hung in the first large transfer */
 	NPF_XC_IB_FALLBACK,	 /* NET/IB found no device: NCCL silently uses sockets */
 	NPF_XC_ENV_DIFFERS,	 /* the job's environment is not what the daemon published */
-	NPF_XC_UNKNOWN,		 /* failure lines, but no rule has its evidence */
+	NPF_XC_IFNAME_MISSING, /* the interface named (NCCL_SOCKET_IFNAME=eth0) exists on no node */
+	NPF_XC_BAD_ADDRESS,    /* the rendezvous address does not resolve or is no host's */
+	NPF_XC_IB_MTU,	       /* IB/RoCE MTU differs between nodes (QP access errors) */
+	NPF_XC_NOT_NETWORK,    /* the first failure is not the network's (OOM, an exception) */
+	NPF_XC_UNKNOWN,	       /* failure lines, but no rule has its evidence */
 	NPF_XC__COUNT
 };
 
 /* One evidence line: where it was and what it said. */
 struct npf_xp_line {
-	size_t lineno; /* 1-based, in the concatenated input */
+	size_t lineno;	 /* 1-based, in the concatenated input */
+	unsigned n_cont; /* continuation lines joined to it (lineno+1 .. lineno+n_cont) */
 	enum npf_xp_kind kind;
 	int proc;		/* index into npf_xp_report.procs, -1 = job-level */
 	enum npf_xp_err err;	/* connect lines: how it failed */
@@ -179,8 +200,12 @@ json_t *npf_xp_report_to_json(const struct npf_xp_report *rep);
 /* True when the log said nothing about the process beyond its name (left out of the table). */
 bool npf_xp_proc_empty(const struct npf_xp_proc *pr);
 
-/* "rank 3 (node2)", "node2 pid 4711", "job" into buf. Returns buf. */
+/* "rank 3 (node2)", "node2 pid 4711", "unnamed process" (lines that name no process) into
+ * buf. Returns buf. */
 char *npf_xp_proc_label(const struct npf_xp_report *rep, int proc, char *buf, size_t len);
+
+/* True for the line kinds that are failures, but not the network's (OOM, an exception). */
+bool npf_xp_kind_not_network(enum npf_xp_kind k);
 
 /* ---- lib/xcheck.c: the cross-check with the daemon's check (JSON in, no I/O). ---- */
 
@@ -217,6 +242,8 @@ struct npf_xp_parsed {
 	enum npf_xp_err err; /* connect lines: which failure */
 	char a[96], b[96];   /* kind-specific fields: env name/value, if/addr, peer addr, version */
 	int num;	     /* kind-specific: nranks, IB status, rank */
+	bool indent;	     /* the message was indented below its prefixes (a continuation?) */
+	uint32_t stream;     /* hash of the launcher prefix: lines of one writer share it */
 };
 
 /* Classifies one line (no newline; need not be NUL-terminated). Returns its kind (also in

@@ -179,7 +179,8 @@ static void peer_after(struct span s, const char *const *markers, char *out, siz
 }
 
 static const char *const connect_markers[] = {"Connect to ", "connect to ",	"connect() to ",
-					      "connect [",   "PollConnect to ", NULL};
+					      "connect [",   "PollConnect to ", "remote=[",
+					      NULL};
 
 /* ---- row parsers: fill p->a, p->b, p->num, p->err from the message ---- */
 
@@ -226,6 +227,8 @@ static void row_ifaddr(struct span s, struct npf_xp_parsed *p)
 	if (!u)
 		return;
 	u += strlen("Using ");
+	if ((size_t)(end - u) > 10 && memcmp(u, "interface ", 10) == 0)
+		u += 10; /* NCCL 2.2-2.3: "NET : Using interface eth0:10.0.0.1<0>" */
 	if (u + 3 <= end && u[0] == '[') {
 		const char *rb = memchr(u, ']', (size_t)(end - u));
 
@@ -359,6 +362,59 @@ static void row_ompi_noif(struct span s, struct npf_xp_parsed *p)
 	peer_after(s, m, p->a, sizeof(p->a));
 }
 
+/* "rank=8" (Gloo's connect debug data), "rank      : 0" (torchelastic's failure summary),
+ * "Rank 1 failed to pass monitoredBarrier": the rank the text itself names, when no prefix did. */
+static void rank_in_text(struct span s, struct npf_xp_parsed *p, const char *key)
+{
+	const char *r = span_find(s, key), *end = s.p + s.n;
+
+	if (!r || p->rank >= 0)
+		return;
+	r += strlen(key);
+	while (r < end && (*r == ' ' || *r == ':'))
+		r++;
+	if (r < end && isdigit((unsigned char)*r)) {
+		long v = 0;
+
+		for (int i = 0; r < end && isdigit((unsigned char)*r) && i < 7; r++, i++)
+			v = v * 10 + (*r - '0');
+		p->rank = (int)v;
+	}
+}
+
+static void row_gloo_connect(struct span s, struct npf_xp_parsed *p)
+{
+	row_connect(s, p);
+	rank_in_text(s, p, "(rank=");
+}
+
+static void row_killed(struct span s, struct npf_xp_parsed *p)
+{
+	const char *h = span_find(s, "host      :"), *end = s.p + s.n;
+
+	rank_in_text(s, p, "rank      :");
+	if (h && !p->host[0]) {
+		h += strlen("host      :");
+		while (h < end && *h == ' ')
+			h++;
+		copy_clean(p->host, sizeof(p->host), h, token_len(h, end, ""));
+	}
+}
+
+static void row_no_barrier(struct span s, struct npf_xp_parsed *p)
+{
+	rank_in_text(s, p, "Rank ");
+}
+
+/* The name that did not resolve: "(i-7840df31, 37340)", "connect to [name]:port", "for: x". */
+static void row_unresolved(struct span s, struct npf_xp_parsed *p)
+{
+	static const char *const m[] = {"addresses of (", "connect to [", "address for: ", NULL};
+
+	peer_after(s, m, p->a, sizeof(p->a));
+	p->err = NPF_XE_OTHER;
+}
+
 /* One row per way a line kind is worded. Rows are tried in order; a line takes the first row
  * whose needles all occur in its message. Order matters where one wording contains another
  * (a PyTorch wrapper quoting an NCCL WARN must be read as the wrapper). */
@@ -376,14 +432,22 @@ static const struct npf_xp_row {
      "PyTorch C10D_NCCL_CHECK around ncclGetLastError()"},
     {NPF_XL_NCCL_ERROR_IN, "ncclRemoteError", NULL, NULL, "PyTorch DistBackendError text"},
     {NPF_XL_NCCL_ERROR_IN, "ncclSystemError", NULL, NULL, "PyTorch DistBackendError text"},
+    {NPF_XL_NCCL_ERROR_IN, "unhandled cuda error", NULL, NULL, "NCCL ncclUnhandledCudaError text"},
+    {NPF_XL_NCCL_ERROR_IN, "NCCL Error ", NULL, NULL, "PyTorch/vLLM pynccl wrapper"},
     {NPF_XL_GLOO_LOOPBACK, "Using the loopback address as fallback", NULL, NULL,
      "PyTorch ProcessGroupGloo::createDefaultDevice()"},
     {NPF_XL_GLOO_NOADDR, "Unable to find address for", NULL, row_gloo_noaddr,
-     "gloo/transport/tcp/device.cc lookupAddrForIface()"},
-    {NPF_XL_GLOO_CONNECT, "transport/tcp/pair.cc", "connect", row_connect,
-     "gloo/transport/tcp/pair.cc Pair::connect()"},
-    {NPF_XL_GLOO_CONNECT, "connectFullMesh failed", NULL, row_connect,
+     "gloo/transport/tcp/device.cc lookupAddrForIface() / lookupAddrForHostname()"},
+    {NPF_XL_GLOO_CONNECT, "connectFullMesh failed", NULL, row_gloo_connect,
      "PyTorch ProcessGroupGloo (gloo::rendezvous::Context::connectFullMesh)"},
+    {NPF_XL_GLOO_CONNECT, "transport/tcp/pair.cc", "connect", row_gloo_connect,
+     "gloo/transport/tcp/pair.cc Pair::connect()"},
+    /* Names that do not resolve (before the connect rows: c10d logs errno 22 for them). */
+    {NPF_XL_UNRESOLVED, "cannot be retrieved (gai error", NULL, row_unresolved,
+     "PyTorch c10d socket.cpp (getaddrinfo)"},
+    {NPF_XL_UNRESOLVED, "host not found", NULL, row_unresolved,
+     "PyTorch <= 1.8 TCPStore ValueError"},
+    {NPF_XL_UNRESOLVED, "Name or service not known", NULL, row_unresolved, "getaddrinfo()"},
     {NPF_XL_STORE_LISTEN, "server socket has started to listen on", NULL, NULL,
      "PyTorch torch/csrc/distributed/c10d/socket.cpp"},
     {NPF_XL_STORE_FAIL, "client socket has failed to connect", NULL, row_connect,
@@ -395,6 +459,8 @@ static const struct npf_xp_row {
      "(btl_tcp_proc.c mca_btl_tcp_proc_accept)"},
     {NPF_XL_OMPI_NOPROC, "server accept cannot find guid", NULL, NULL,
      "Open MPI help aggregation line"},
+    {NPF_XL_OMPI_WRONG_PEER, "received unexpected process identifier", NULL, NULL,
+     "Open MPI btl_tcp_endpoint.c mca_btl_tcp_endpoint_recv_connect_ack()"},
     {NPF_XL_OMPI_UNREACH, "unable to reach each other for", NULL, NULL,
      "Open MPI help-mca-bml-r2.txt unreachable proc"},
     {NPF_XL_OMPI_CONNECT, "failed to TCP connect to a peer", NULL, NULL,
@@ -408,6 +474,12 @@ static const struct npf_xp_row {
     {NPF_XL_HOSTLIST, "SLURM_NODELIST=", NULL, row_hostlist, "Slurm job environment"},
     {NPF_XL_IB_COMPLETION, "Got completion from peer", NULL, row_ib_completion,
      "NCCL net_ib ncclIbTest(): completion error"},
+    {NPF_XL_IB_COMPLETION, "Got completion with error", NULL, row_ib_completion,
+     "NCCL <= 2.11 net_ib ncclIbTest(): completion error, no peer"},
+    {NPF_XL_IB_ASYNC, "Got async event", NULL, NULL, "NCCL net_ib ncclIbAsyncThreadMain()"},
+    {NPF_XL_IB_ASYNC, "async fatal event on QP", NULL, NULL, "NCCL 2.21+ net_ib async thread"},
+    {NPF_XL_NO_FAMILY, "is neither AF_INET(2) nor AF_INET6(10)", NULL, NULL,
+     "NCCL misc/socket.cc ncclSocketInit(): an address never filled in"},
     {NPF_XL_IB_MODIFY_QP, "Call to ibv_modify_qp failed", NULL, NULL,
      "NCCL src/misc/ibvwrap.cc wrap_ibv_modify_qp()"},
     {NPF_XL_IB_NONE, "NET/IB : No device found", NULL, NULL, "NCCL ncclIbInitDevices()"},
@@ -416,6 +488,8 @@ static const struct npf_xp_row {
     {NPF_XL_NET_SOCKET, "NET/Socket : Using", NULL, row_ifaddr, "NCCL ncclNetSocketInit()"},
     {NPF_XL_BOOTSTRAP, "Bootstrap : Using", NULL, row_ifaddr, "NCCL bootstrapNetInit() (2.4-2.23)"},
     {NPF_XL_BOOTSTRAP, "Bootstrap: Using", NULL, row_ifaddr, "NCCL bootstrapNetInit() (2.24+)"},
+    {NPF_XL_BOOTSTRAP, "NET : Using interface ", NULL, row_ifaddr,
+     "NCCL 2.2-2.3 (the first interface listed is the bootstrap's)"},
     {NPF_XL_NO_SUBNET, "No interface found in the same subnet", NULL, NULL,
      "NCCL ncclFindInterfaceMatchSubnet() (<= 2.26)"},
     {NPF_XL_NO_SUBNET, "No usable listening interface found", NULL, NULL,
@@ -423,6 +497,8 @@ static const struct npf_xp_row {
     {NPF_XL_NO_IFACE, "no socket interface found", NULL, NULL, "NCCL bootstrapNetInit()"},
     {NPF_XL_NO_IFACE, "NET/Socket : no interface found", NULL, NULL, "NCCL ncclNetSocketInit()"},
     {NPF_XL_NO_IFACE, "No IP interface found", NULL, NULL, "NCCL ncclIbInitDevices()"},
+    {NPF_XL_NO_IFACE, "Socket creation failed", "Address family not supported", NULL,
+     "NCCL <= 2.3 include/socket.h: no usable IP interface, so socket(AF_UNSPEC)"},
     {NPF_XL_USING_NET, "Using network ", NULL, row_using_net, "NCCL src/plugin/net.cc"},
     {NPF_XL_ENV, " set by environment to ", NULL, row_env, "NCCL ncclGetEnv/INFO(NCCL_ENV)"},
     {NPF_XL_NCCL_VERSION, "NCCL version ", NULL, row_version, "NCCL init.cc showVersion()"},
@@ -441,6 +517,57 @@ static const struct npf_xp_row {
      "NCCL socketStartConnect/ncclOsSocketPollConnect, Net : Connect to (<= 2.15)"},
     {NPF_XL_CONNECT_FAIL, "onnect to ", " returned ", row_connect,
      "NCCL 2.19-2.23 socketPollConnect"},
+    {NPF_XL_CONNECT_FAIL, "Call to connect failed", NULL, row_connect,
+     "NCCL <= 2.3 include/socket.h connectAddress()"},
+    /* Failures that are not the network's. */
+    {NPF_XL_DUP_GPU, "Duplicate GPU detected", NULL, NULL, "NCCL init.cc checkForDuplicateGpus"},
+    {NPF_XL_COLL_MISMATCH, "Detected mismatch between collectives", NULL, NULL,
+     "PyTorch ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL)"},
+    {NPF_XL_NO_BARRIER, "failed to pass monitoredBarrier", NULL, row_no_barrier,
+     "PyTorch ProcessGroupGloo::monitoredBarrier()"},
+    {NPF_XL_CUDA_OOM, "CUDA out of memory", NULL, NULL, "PyTorch CUDACachingAllocator"},
+    {NPF_XL_CUDA_OOM, "OutOfMemoryError", NULL, NULL, "PyTorch torch.OutOfMemoryError"},
+    {NPF_XL_CUDA_OOM, "Cuda failure 'out of memory'", NULL, NULL, "NCCL CUDACHECK"},
+    {NPF_XL_CUDA_OOM, "Failed to CUDA calloc", NULL, NULL, "NCCL include/alloc.h"},
+    {NPF_XL_CUDA_OOM, "CUDA error: out of memory", NULL, NULL, "PyTorch C10_CUDA_CHECK"},
+    {NPF_XL_SHM, "Error while creating shared memory segment", NULL, NULL,
+     "NCCL shmutils.cc (/dev/shm too small)"},
+    {NPF_XL_SHM, "posix_fallocate failed", NULL, NULL, "NCCL <= 2.7 include/shm.h"},
+    {NPF_XL_VERSION, "driver version is insufficient", NULL, NULL, "CUDA runtime"},
+    {NPF_XL_VERSION, "socketFinalizeAccept: wrong type", NULL, NULL,
+     "NCCL misc/socket.cc: peers of different NCCL versions"},
+    {NPF_XL_VERSION, "mismatch in rank count", NULL, NULL, "NCCL bootstrap.cc root"},
+    {NPF_XL_KILLED, "SIGKILL", "exitcode", row_killed,
+     "torchelastic ChildFailedError summary (exitcode -9)"},
+    {NPF_XL_KILLED, "Signal 9 (SIGKILL)", NULL, row_killed, "torchelastic"},
+    {NPF_XL_KILLED, "failed (exitcode: -9)", NULL, NULL,
+     "torchelastic multiprocessing/api.py (a local rank killed)"},
+    {NPF_XL_KILLED, "terminated with signal SIGKILL", NULL, NULL,
+     "torch.multiprocessing.spawn ProcessExitedException"},
+    {NPF_XL_CUDA_ERROR, "illegal memory access", NULL, NULL, "CUDA error"},
+    {NPF_XL_CUDA_ERROR, "unspecified launch failure", NULL, NULL, "CUDA error"},
+    {NPF_XL_CUDA_ERROR, "CUDA error: ", NULL, NULL, "PyTorch C10_CUDA_CHECK"},
+    /* Echoes of a failure elsewhere (consequences), so a failed job is never "none". */
+    {NPF_XL_ABORTED, "Some NCCL operations have failed or timed out", NULL, NULL,
+     "PyTorch ProcessGroupNCCL (watchdog)"},
+    {NPF_XL_ABORTED, "taking the entire process down", NULL, NULL,
+     "PyTorch ProcessGroupNCCL (watchdog)"},
+    {NPF_XL_ABORTED, "watchdog thread terminated with exception", NULL, NULL,
+     "PyTorch ProcessGroupNCCL"},
+    {NPF_XL_ABORTED, "detected by watchdog", NULL, NULL, "PyTorch ProcessGroupNCCL"},
+    {NPF_XL_ABORTED, "communicator was aborted", NULL, NULL, "PyTorch ProcessGroupNCCL"},
+    {NPF_XL_ABORTED, "ncclCommInitRank failed", NULL, NULL, "Horovod / TensorFlow"},
+    {NPF_XL_ABORTED, "unhandled system error", NULL, NULL, "NCCL ncclSystemError text"},
+    {NPF_XL_ABORTED, "Socket Timeout", NULL, NULL, "c10d store"},
+    {NPF_XL_ABORTED, "Connection reset by peer", NULL, NULL, "socket recv"},
+    {NPF_XL_ABORTED, "Connection closed by localRank", NULL, NULL, "NCCL proxy service"},
+    {NPF_XL_ABORTED, "ChildFailedError", NULL, NULL, "torchelastic"},
+    {NPF_XL_ABORTED, "closing signal SIGTERM", NULL, NULL, "torchelastic"},
+    {NPF_XL_ABORTED, "failed (exitcode:", NULL, NULL, "torchelastic"},
+    /* A crash that names no cause: the job failed, so it is "unknown", never "none". */
+    {NPF_XL_ABORTED, "Traceback (most recent call last)", NULL, NULL, "Python"},
+    {NPF_XL_ABORTED, "terminate called after throwing", NULL, NULL, "C++ runtime"},
+    {NPF_XL_ABORTED, "Segmentation fault", NULL, NULL, "the kernel (SIGSEGV)"},
 };
 
 static const char *const kind_names[NPF_XL__COUNT] = {
@@ -477,6 +604,20 @@ static const char *const kind_names[NPF_XL__COUNT] = {
     [NPF_XL_OMPI_NOIF] = "ompi-unknown-interface",
     [NPF_XL_OMPI_HOST] = "ompi-host",
     [NPF_XL_HOSTLIST] = "hostlist",
+    [NPF_XL_OMPI_WRONG_PEER] = "ompi-wrong-peer",
+    [NPF_XL_IB_ASYNC] = "ib-async-event",
+    [NPF_XL_NO_FAMILY] = "no-address-family",
+    [NPF_XL_UNRESOLVED] = "unresolved-name",
+    [NPF_XL_ABORTED] = "aborted",
+    [NPF_XL_CUDA_OOM] = "cuda-oom",
+    [NPF_XL_KILLED] = "killed",
+    [NPF_XL_DUP_GPU] = "duplicate-gpu",
+    [NPF_XL_COLL_MISMATCH] = "collective-mismatch",
+    [NPF_XL_CUDA_ERROR] = "cuda-error",
+    [NPF_XL_SHM] = "shm",
+    [NPF_XL_VERSION] = "version-mismatch",
+    [NPF_XL_NO_BARRIER] = "missed-barrier",
+    [NPF_XL_PY_EXCEPTION] = "exception",
 };
 
 const char *npf_xp_kind_name(enum npf_xp_kind k)
@@ -676,6 +817,94 @@ static size_t strip_launcher(const char *p, const char *end, int *rank)
 	return 0;
 }
 
+/* Ray's worker prefix: "(pid=123, ip=10.0.0.1) ", "(WorkerDict pid=63294) ",
+ * "(VllmWorker rank=3 pid=4665) ": pid, the node's address as its host, vLLM's rank. */
+static size_t strip_ray(const char *p, const char *end, struct npf_xp_parsed *o)
+{
+	const char *rp, *k;
+	struct span s;
+
+	if (p >= end || *p != '(')
+		return 0;
+	rp = memchr(p, ')', (size_t)(end - p) < 120 ? (size_t)(end - p) : 120);
+	if (!rp || rp + 1 >= end || rp[1] != ' ')
+		return 0;
+	s.p = p;
+	s.n = (size_t)(rp - p);
+	k = span_find(s, "pid=");
+	if (!k || (k != p + 1 && k[-1] != ' ') || !isdigit((unsigned char)k[4]))
+		return 0;
+	o->pid = strtol(k + 4, NULL, 10);
+	if ((k = span_find(s, "ip=")) != NULL) {
+		k += 3;
+		copy_clean(o->host, sizeof(o->host), k, token_len(k, rp, ",)"));
+	}
+	if ((k = span_find(s, "rank=")) != NULL && isdigit((unsigned char)k[5]))
+		o->rank = (int)strtol(k + 5, NULL, 10);
+	return (size_t)(rp + 2 - p);
+}
+
+/* pdsh (DeepSpeed's multi-node launcher) and clush: "worker-1: msg", "10.0.0.3: msg". A host
+ * name, not a word: lowercase, with a digit (or "localhost"), then ": ". */
+static size_t strip_pdsh(const char *p, const char *end, struct npf_xp_parsed *o)
+{
+	size_t n = 0;
+	bool digit = false, alpha = false;
+
+	while (p + n < end && n < 64 &&
+	       (islower((unsigned char)p[n]) || isdigit((unsigned char)p[n]) || p[n] == '-' ||
+		p[n] == '.' || p[n] == '_')) {
+		digit |= isdigit((unsigned char)p[n]) != 0;
+		alpha |= isdigit((unsigned char)p[n]) == 0;
+		n++;
+	}
+	if (!n || p + n + 1 >= end || p[n] != ':' || p[n + 1] != ' ' || !alpha ||
+	    (!digit && !(n == 9 && memcmp(p, "localhost", 9) == 0)))
+		return 0;
+	copy_clean(o->host, sizeof(o->host), p, n);
+	return n + 2;
+}
+
+/* mpiexec.hydra -prepend-rank (MPICH, Intel MPI): "[3] msg". */
+static size_t strip_hydra(const char *p, const char *end, int *rank)
+{
+	size_t n = 1;
+
+	if (p >= end || *p != '[')
+		return 0;
+	while (p + n < end && isdigit((unsigned char)p[n]) && n < 8)
+		n++;
+	if (n == 1 || p + n + 1 >= end || p[n] != ']' || p[n + 1] != ' ')
+		return 0;
+	*rank = (int)num(p + 1, n - 1);
+	return n + 2;
+}
+
+/* A role tag whose number is no global rank: torchx "[trainer3]:", "[trainer0|0]:". */
+static size_t strip_role(const char *p, const char *end)
+{
+	size_t n = 1;
+
+	if (p >= end || *p != '[' || p + 1 >= end || !isalpha((unsigned char)p[1]))
+		return 0;
+	while (p + n < end && n < 40 &&
+	       (isalnum((unsigned char)p[n]) || p[n] == '|' || p[n] == '_' || p[n] == '-' ||
+		p[n] == '/'))
+		n++;
+	if (p + n + 1 >= end || p[n] != ']' || p[n + 1] != ':')
+		return 0;
+	return n + 2;
+}
+
+/* The CRI log format after its timestamp (kubelet's files): "stdout F ", "stderr P ". */
+static size_t strip_cri(const char *p, const char *end)
+{
+	if (end - p > 9 && (memcmp(p, "stdout ", 7) == 0 || memcmp(p, "stderr ", 7) == 0) &&
+	    (p[7] == 'F' || p[7] == 'P') && p[8] == ' ')
+		return 9;
+	return 0;
+}
+
 /* Open MPI: "[host:pid] msg" and "[host][[job,1],rank][file.c:line:func] msg". */
 static size_t strip_ompi(const char *p, const char *end, struct npf_xp_parsed *o)
 {
@@ -734,8 +963,23 @@ static size_t strip_nccl(const char *p, const char *end, struct npf_xp_parsed *o
 		lv = span_find(s, " NCCL WARN ");
 		o->warn = lv != NULL;
 	}
-	if (!lv)
-		return 0;
+	if (!lv) {
+		/* NCCL <= 2.3: "host:pid:tid [dev] INFO " and "[dev] file:line WARN ", no "NCCL".
+		 */
+		const char *b = span_find(s, "] ");
+
+		if (!b || b - p > 90 || !memchr(p, ':', (size_t)(b - p)))
+			return 0;
+		lv = span_find(s, " INFO ");
+		skip = strlen(" INFO ");
+		if (!lv || lv - b > 1) {
+			lv = span_find(s, " WARN ");
+			skip = strlen(" WARN ");
+			o->warn = lv != NULL;
+		}
+		if (!lv || lv - b > 48)
+			return 0;
+	}
 	sp = memchr(p, ' ', (size_t)(lv - p + 1));
 	c1 = sp ? memchr(p, ':', (size_t)(sp - p)) : NULL;
 	c2 = c1 ? memchr(c1 + 1, ':', (size_t)(sp - c1 - 1)) : NULL;
@@ -781,10 +1025,65 @@ static enum npf_xp_kind classify(struct span s, struct npf_xp_parsed *p)
 	return NPF_XL_NONE;
 }
 
+/* Python exceptions that only echo a failure elsewhere (a peer died, a store timed out). */
+static const char *const echo_exceptions[] = {
+    "DistBackendError",
+    "DistStoreError",
+    "DistNetworkError",
+    "DistError",
+    "TimeoutError",
+    "ConnectionError",
+    "ConnectionResetError",
+    "BrokenPipeError",
+    "ConnectionRefusedError",
+    "ChildFailedError",
+    "ProcessExitedException",
+    "ProcessRaisedException",
+    "ActorDiedError",
+    "RayActorError",
+    "RaySystemError",
+    "ActorHandleNotFoundError",
+    "EOFError",
+    "KeyboardInterrupt",
+    "SystemExit",
+};
+
+/* "KeyError: 'x'", "torch._dynamo.exc.Unsupported: ..." at the start of the message: a
+ * Python exception no row above knows. Returns its kind (an echo is a consequence). */
+static enum npf_xp_kind python_exception(struct span s)
+{
+	size_t n = 0, dot = 0;
+
+	while (n < s.n && n < 96 &&
+	       (isalnum((unsigned char)s.p[n]) || s.p[n] == '_' || s.p[n] == '.')) {
+		if (s.p[n] == '.')
+			dot = n + 1;
+		n++;
+	}
+	if (n + 1 >= s.n || s.p[n] != ':' || s.p[n + 1] != ' ' || !isupper((unsigned char)s.p[dot]))
+		return NPF_XL_NONE;
+	if (!(n - dot > 5 && (memcmp(s.p + n - 5, "Error", 5) == 0)) &&
+	    !(n - dot > 9 && memcmp(s.p + n - 9, "Exception", 9) == 0))
+		return NPF_XL_NONE;
+	for (size_t i = 0; i < sizeof(echo_exceptions) / sizeof(echo_exceptions[0]); i++)
+		if (strlen(echo_exceptions[i]) == n - dot &&
+		    memcmp(s.p + dot, echo_exceptions[i], n - dot) == 0)
+			return NPF_XL_ABORTED;
+	return NPF_XL_PY_EXCEPTION;
+}
+
+static uint32_t fnv(uint32_t h, const void *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)v)[i]) * 16777619u;
+	return h;
+}
+
 enum npf_xp_kind npf_xp_parse_line(const char *line, size_t len, struct npf_xp_parsed *p)
 {
 	const char *q = line, *end = line + len;
 	struct span s;
+	size_t ws = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->rank = -1;
@@ -798,16 +1097,24 @@ enum npf_xp_kind npf_xp_parse_line(const char *line, size_t len, struct npf_xp_p
 	for (int round = 0; round < 8; round++) {
 		size_t k;
 
-		while (q < end && (*q == ' ' || *q == '\t'))
-			q++;
+		for (ws = 0; q < end && (*q == ' ' || *q == '\t'); q++)
+			ws += *q == '\t' ? 2 : 1;
 		if ((k = strip_iso_time(q, end, &p->time)) ||
 		    (k = strip_glog(q, end, &p->time, &p->warn)) ||
-		    (k = strip_launcher(q, end, &p->rank)) || (k = strip_ompi(q, end, p))) {
+		    (k = strip_launcher(q, end, &p->rank)) || (k = strip_ompi(q, end, p)) ||
+		    (k = strip_ray(q, end, p)) || (k = strip_hydra(q, end, &p->rank)) ||
+		    (k = strip_role(q, end)) || (k = strip_cri(q, end)) ||
+		    (k = strip_pdsh(q, end, p))) {
 			q += k;
 			continue;
 		}
 		break;
 	}
+	/* Lines of one writer (a rank's launcher tag, a pdsh host, a Ray worker) share a stream:
+	 * only they may continue each other's records. */
+	p->stream = fnv(fnv(fnv(2166136261u, &p->rank, sizeof(p->rank)), &p->pid, sizeof(p->pid)),
+			p->host, strlen(p->host));
+	p->indent = ws >= 2;
 	q += strip_nccl(q, end, p);
 	s.p = q;
 	s.n = (size_t)(end - q);
@@ -816,7 +1123,8 @@ enum npf_xp_kind npf_xp_parse_line(const char *line, size_t len, struct npf_xp_p
 	rank_in_brackets(s, p);
 	{
 		/* "Last error:" (PyTorch quoting ncclGetLastError()): what follows on the same line
-		 * is the NCCL WARN itself, read as its own kind. */
+		 * (or the next one, joined by the line assembly) is the NCCL WARN itself, read as
+		 * its own kind. */
 		const char *le = span_find(s, "Last error:");
 
 		if (le) {
@@ -832,5 +1140,7 @@ enum npf_xp_kind npf_xp_parse_line(const char *line, size_t len, struct npf_xp_p
 	if (span_find(s, "WARN") || span_find(s, "WARNING") || span_find(s, "Error") ||
 	    span_find(s, "ERROR"))
 		p->warn = true;
-	return classify(s, p);
+	if (classify(s, p) == NPF_XL_NONE)
+		p->kind = python_exception(s);
+	return p->kind;
 }
