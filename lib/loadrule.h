@@ -79,6 +79,9 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
 #define NPF_DETAIL_NO_HELLO "no HELLO reply from %s"
 #define NPF_DETAIL_NO_OPEN_DATA "no OPEN_DATA reply from %s"
 #define NPF_DETAIL_NO_DATA_AUTH "no reply on data port %s:%u"
+/* The peer speaks another probe protocol version (its ERROR, or a frame header of another
+ * version): it cannot be asked, which is no evidence about the path (not-probed). */
+#define NPF_DETAIL_OTHER_VERSION "another probe protocol version (%s)"
 /* The connection was made, but our loop saw it only at the deadline (probe/tprobe.c asks
  * the socket before calling a connect timed out). */
 #define NPF_DETAIL_LATE_CONNECT "connected to %s port %u only at the deadline"

@@ -386,6 +386,34 @@ static int cand_from_json(json_t *j, struct npf_candidate *c)
 	return 0;
 }
 
+void npf_wire_path_hello(const char *node, uint64_t instance, struct npf_msg_hello *h)
+{
+	memset(h, 0, sizeof(*h));
+	copy_str(h->node, sizeof(h->node), node);
+	h->instance = instance;
+}
+
+void npf_wire_hello_answer(const struct npf_msg_hello *h, const char *node, uint64_t instance,
+			   struct npf_candidate *cands, size_t n_cands,
+			   char (*ifnames)[IFNAMSIZ], size_t n_ifnames,
+			   struct npf_msg_hello_reply *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	copy_str(rep->node, sizeof(rep->node), node);
+	rep->instance = instance;
+	rep->proto = NPF_WIRE_VERSION;
+	if (!h->want_candidates)
+		return; /* a path probe: identity only, one small frame */
+	rep->cands = cands;
+	rep->n_cands = n_cands;
+	rep->ifnames = ifnames;
+	rep->n_ifnames = n_ifnames;
+	rep->lists = true;
+	/* A requester that announces its addresses is new enough to read the candidates'
+	 * GID indices. */
+	rep->gids = h->addrs_present;
+}
+
 json_t *npf_wire_hello_reply_to_json(const struct npf_msg_hello_reply *m)
 {
 	char inst[17];

@@ -756,6 +756,12 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 			    e.message);
 		else
 			fmt(pp->last_err, sizeof(pp->last_err), "malformed ERROR");
+		if (e.code == NPF_WERR_UNSUPPORTED_VERSION) {
+			/* Another address reaches the same daemon: unavailable (unknown), now. */
+			peer_fail(pp, "the daemon on %s speaks " NPF_DETAIL_OTHER_VERSION,
+				  node_of(pp)->name, e.message);
+			return 0;
+		}
 		try_next(pp);
 		return 0;
 	}
@@ -826,6 +832,11 @@ static int disc_error(struct fconn *c, int err)
 			n->available = false;
 		}
 		maybe_peer_done(pp);
+		return 0;
+	}
+	if (err == -EPROTONOSUPPORT) {
+		peer_fail(pp, "the daemon on %s speaks " NPF_DETAIL_OTHER_VERSION,
+			  node_of(pp)->name, "its frame header's");
 		return 0;
 	}
 	fmt(pp->last_err, sizeof(pp->last_err), "%s",

@@ -380,7 +380,12 @@ static void peer_error(struct tprobe *tp, json_t *j)
 		finish(tp, NPF_OUT_WRONG_PEER, "malformed ERROR frame");
 		return;
 	}
-	/* A busy peer ran out of slots: that says nothing about the path. */
+	/* A busy peer ran out of slots, a peer of another protocol version cannot be
+	 * asked: neither says anything about the path. */
+	if (e.code == NPF_WERR_UNSUPPORTED_VERSION) {
+		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, e.message);
+		return;
+	}
 	finish(tp, e.code == NPF_WERR_BUSY ? NPF_OUT_NOT_PROBED : NPF_OUT_REFUSED,
 	       "peer error %s: %s", npf_wire_err_name(e.code), e.message);
 }
@@ -423,7 +428,7 @@ static void begin(struct tprobe *tp)
 		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
 		return;
 	}
-	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, 4096, &ctl_ops, tp);
+	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, NPF_WIRE_PATH_FRAME_MAX, &ctl_ops, tp);
 	if (r < 0) {
 		finish(tp, fconn_errno_outcome(-r), "connect to %s port %u: %s", a, ctx->port,
 		       strerror(-r));
@@ -457,7 +462,7 @@ void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 static int ctl_connected(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
-	struct npf_msg_hello h = {.instance = tp->ctx->instance, .want_candidates = false};
+	struct npf_msg_hello h;
 	struct npf_msg_open_data od = {.bytes = tp->bulk};
 	char a[INET6_ADDRSTRLEN];
 	json_t *j, *o;
@@ -469,7 +474,7 @@ static int ctl_connected(struct fconn *c, int err)
 		       strerror(-err));
 		return 0;
 	}
-	snprintf(h.node, sizeof(h.node), "%s", tp->ctx->node);
+	npf_wire_path_hello(tp->ctx->node, tp->ctx->instance, &h);
 	j = npf_wire_hello_to_json(&h);
 	r = fconn_send(c, NPF_MSG_HELLO, j);
 	json_decref(j);
@@ -549,7 +554,9 @@ static int ctl_error(struct fconn *c, int err)
 	char a[INET6_ADDRSTRLEN];
 
 	addr_txt(&tp->target, a, sizeof(a));
-	if (c->closing)
+	if (err == -EPROTONOSUPPORT)
+		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, a);
+	else if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
 	else if (err == 0)
 		/* A refusal of the path is a reset to our SYN (connect fails). A daemon that
@@ -641,7 +648,9 @@ static int data_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
 
-	if (c->closing)
+	if (err == -EPROTONOSUPPORT)
+		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, "the data port");
+	else if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error on the data port");
 	else if (err == 0)
 		finish(tp, NPF_OUT_REFUSED, "data connection closed by the peer");
