@@ -51,6 +51,13 @@ struct npf_attempt_facts {
 	uint32_t sent;	       /* bulk bytes we managed to send */
 	uint32_t bulk_us;      /* how long the bulk phase ran before it was given up */
 	uint32_t ctl_us;       /* how long the control and data handshakes took before it */
+	/* TCP_INFO of the connection a silent phase waited on (ours; a reverse result says
+	 * the peer's end, in its detail): our request stayed unacknowledged through
+	 * retransmissions, i.e. the path lost it (the peer's kernel would have acknowledged
+	 * it whatever its daemon's load). */
+	bool path_lossy;
+	uint32_t unacked;      /* segments unacknowledged at the deadline */
+	uint32_t retrans;      /* retransmissions on the connection */
 	uint32_t loop_late_us; /* our loop's worst lateness during the attempt */
 	uint32_t window_us;    /* the attempt's time window (start to deadline) */
 };
@@ -82,6 +89,10 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
 /* The peer speaks another probe protocol version (its ERROR, or a frame header of another
  * version): it cannot be asked, which is no evidence about the path (not-probed). */
 #define NPF_DETAIL_OTHER_VERSION "another probe protocol version (%s)"
+/* A silent phase whose request the peer's kernel never acknowledged (TCP_INFO: unacked
+ * segments after retransmissions): the phase's name ("HELLO", "OPEN_DATA", "DATA_AUTH"),
+ * the peer address, the counts. lib/loadrule.c parses it back (path_lossy). */
+#define NPF_DETAIL_LOST "%s to %s lost: %u unacked, %u retransmits"
 /* The connection was made, but our loop saw it only at the deadline (probe/tprobe.c asks
  * the socket before calling a connect timed out). */
 #define NPF_DETAIL_LATE_CONNECT "connected to %s port %u only at the deadline"

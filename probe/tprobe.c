@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <net/if.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -243,6 +244,25 @@ static bool connected_now(int fd)
 	       getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0 && err == 0;
 }
 
+/* A phase that waited for the peer's answer on fd (control or data connection) reached its
+ * deadline. TCP_INFO tells a lossy path from a slow daemon (lib/loadrule.h): the peer's
+ * kernel acknowledges what reaches it whatever its daemon's load, so a request still
+ * unacknowledged after retransmissions was lost on the way. Finishes the probe so and
+ * returns true; false: the daemon was silent (the caller says so). */
+static bool finish_lost(struct tprobe *tp, int fd, const char *phase, const char *a)
+{
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 || !ti.tcpi_unacked ||
+	    !ti.tcpi_total_retrans)
+		return false;
+	finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LOST, phase, a, ti.tcpi_unacked,
+	       ti.tcpi_total_retrans);
+	return true;
+}
+
 static void finish_by_phase(struct tprobe *tp)
 {
 	char a[INET6_ADDRSTRLEN];
@@ -303,10 +323,12 @@ static void finish_by_phase(struct tprobe *tp)
 		       (unsigned int)(w > 600000 ? 600000 : w));
 	} break;
 	case TP_HELLO:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
+		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "HELLO", a))
+			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
 		break;
 	case TP_OPEN_DATA:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
+		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "OPEN_DATA", a))
+			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
 		break;
 	case TP_DATA_CONNECT: {
 		/* With the phase's times, as for a stall (lib/loadrule.h). */
@@ -320,7 +342,8 @@ static void finish_by_phase(struct tprobe *tp)
 		       (unsigned int)(h > 600000 ? 600000 : h));
 	} break;
 	case TP_AUTH:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a, tp->data_port);
+		if (!finish_lost(tp, ph == tp->phase ? tp->data.fd : -1, "DATA_AUTH", a))
+			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a, tp->data_port);
 		break;
 	case TP_BULK: {
 		/* With the phase's times: the requester of a reverse probe judges them too. */

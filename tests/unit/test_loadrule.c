@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -182,6 +183,69 @@ static void test_from_detail(void **state)
 
 /* Every node of a job checking at once on few cores: phases the deadline cut short and
  * daemons that answered late are load, whatever the raw outcome (issue 11). */
+/* Issue 18: a reply lost on one path while the same daemon answers others is evidence, not
+ * load. TCP_INFO says which: a request the peer's kernel never acknowledged, through
+ * retransmissions, was lost by the path (a loaded daemon's kernel still acknowledges it); a
+ * request acknowledged and not answered is a slow daemon. */
+static void test_lossy_path_vs_slow_daemon(void **state)
+{
+	static const char *const not_lost[] = {
+	    "HELLO to 198.18.1.3 lost: 0 unacked, 3 retransmits",	 /* all acknowledged */
+	    "HELLO to 198.18.1.3 lost: 2 unacked, 0 retransmits",	 /* not resent yet */
+	    "HELLO to 198.18.1.3 lost: 2 unacked, 3 retransmits x", /* not our text */
+	    "HELLO to 198.18.1.3 lost: 99999999999 unacked, 3 retransmits",
+	    "HELLO lost: 2 unacked, 3 retransmits",
+	    "no HELLO reply from 198.18.1.3",
+	};
+	struct npf_attempt_facts f;
+	const char *why;
+	char d[128];
+
+	(void)state;
+	/* Lost on this path while a sibling path to the same daemon worked: a fault. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "HELLO", "198.18.1.3", 2u, 3u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.path_lossy);
+	assert_false(f.daemon_silent);
+	assert_int_equal(f.unacked, 2);
+	assert_int_equal(f.retrans, 3);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	/* The daemon answered on another path (its control exchange), none ok yet: a fault. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .peer_answered = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "DATA_AUTH", "2001:db8::3", 1u, 1u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	/* Nothing else of that daemon answered: it may have gone away, no evidence. */
+	f.peer_answered = false;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Our loop late: the retransmissions may be its own starvation's. */
+	f.peer_answered = true;
+	f.loop_late_us = 300000;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Acknowledged but unanswered, a sibling ok: the daemon was slow, never a failure. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_NO_OPEN_DATA, "198.18.1.3");
+	npf_attempt_facts_from_detail(&f, d);
+	why = NULL;
+	assert_int_equal(npf_attempt_judge(&f, &why), NPF_JUDGE_INCONCLUSIVE);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "slow daemon"));
+	/* Only the exact text counts; a lost request never makes another outcome evidence. */
+	for (size_t i = 0; i < sizeof(not_lost) / sizeof(not_lost[0]); i++) {
+		f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .sibling_ok = true};
+		npf_attempt_facts_from_detail(&f, not_lost[i]);
+		assert_false(f.path_lossy);
+	}
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .sibling_ok = true};
+	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "HELLO", "198.18.1.3", 2u, 3u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_false(f.path_lossy);
+}
+
 static void test_cut_short(void **state)
 {
 	struct npf_attempt_facts f;
@@ -287,7 +351,7 @@ int main(void)
 	    cmocka_unit_test(test_bulk_bytes),	   cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_discriminating), cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_bulk_stall),	   cmocka_unit_test(test_unknown_stays_unknown),
-	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short),
+	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short), cmocka_unit_test(test_lossy_path_vs_slow_daemon),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
