@@ -242,6 +242,10 @@ struct npf_msg_row {
 	 * budget plus the exchange's): the coordinator decides before the first waiter gives
 	 * up. 0 (absent) = the coordinator's own default. <= NPF_WIRE_MAX_TIMEOUT_MS. */
 	uint32_t wait_ms;
+	/* "settle" (optional, only ever true): the sender's last try of this job start (its
+	 * Prolog retried an unknown job check): the coordinator lets an unknown better network
+	 * give way to a verified one (lib/jobcheck.h settle). */
+	bool settle;
 };
 
 json_t *npf_wire_row_to_json(const struct npf_msg_row *m);
