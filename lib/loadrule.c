@@ -37,6 +37,12 @@ bool npf_loop_was_late(uint32_t loop_late_us, uint32_t window_us)
 	return loop_late_us >= 250000u || (window_us && loop_late_us >= window_us / 4);
 }
 
+bool npf_measured_idle(uint32_t loop_late_us, uint32_t peer_hello_rtt_us)
+{
+	return loop_late_us < NPF_IDLE_LATE_US && peer_hello_rtt_us &&
+	       peer_hello_rtt_us < NPF_IDLE_RTT_US;
+}
+
 /* What a condition of a rule asks of the facts. */
 enum cond {
 	C_ALWAYS = 0,	/* nothing: the row applies to every attempt with its outcome */
@@ -48,6 +54,8 @@ enum cond {
 	C_DAEMON_SLOW,	/* a timeout on a connection the path had carried (TCP handshake
 			 * done, request not lost): the daemon, not the path, was late */
 	C_CUT_SHORT,	/* a timeout whose phase the deadline cut short */
+	C_IDLE,		/* load measured on both ends and found absent (facts.idle); for a
+			 * stall, also a bulk phase that ran its course (not cut short) */
 	C_SIBLING_OK,	/* another path to the peer, probed at the same time, worked, or the
 			 * peer's daemon answered on this very address and only the data
 			 * port's SYN was lost, or the path stayed silent on its retry while
@@ -71,6 +79,7 @@ static const struct rule rules[] = {
     {NPF_OUT_OK, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
     {NPF_OUT_WRONG_EGRESS, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
     {NPF_OUT_BULK_STALL, C_STALL_PROVEN, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_BULK_STALL, C_IDLE, NPF_JUDGE_KEEP, NULL},
     {NPF_OUT_BULK_STALL, C_ALWAYS, NPF_JUDGE_INCONCLUSIVE,
      "bulk moved data or our loop was late: slow, not a black hole"},
     {NPF_OUT_WRONG_PEER, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
@@ -81,8 +90,9 @@ static const struct rule rules[] = {
     {NPF_OUT_TIMEOUT, C_CUT_SHORT, NPF_JUDGE_INCONCLUSIVE,
      "the deadline cut the phase short"},
     {NPF_OUT_TIMEOUT, C_SIBLING_OK, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_TIMEOUT, C_IDLE, NPF_JUDGE_KEEP, NULL},
     {NPF_OUT_TIMEOUT, C_ALWAYS, NPF_JUDGE_INCONCLUSIVE,
-     "no other path to the peer worked meanwhile, or our loop was late"},
+     "no other path to the peer worked meanwhile, and load was not measured absent"},
     {NPF_OUT_UNREACHABLE, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
     {NPF_OUT_PEER_UNAVAILABLE, C_ALWAYS, NPF_JUDGE_KEEP, NULL}, /* already unknown evidence */
     {NPF_OUT_NOT_PROBED, C_ALWAYS, NPF_JUDGE_KEEP, NULL},	 /* already unknown evidence */
@@ -106,6 +116,15 @@ static bool holds(enum cond c, const struct npf_attempt_facts *f)
 				      (uint64_t)f->bulk_us < 4ull * f->ctl_us))
 			return false;
 		return f->ctl_answered && f->echoed == 0 && !late;
+	case C_IDLE:
+		if (!f->idle || late)
+			return false;
+		/* A stall must have run its course, and nothing came back. */
+		if (f->outcome == NPF_OUT_BULK_STALL)
+			return f->bulk_timed && f->sent > 0 && f->bulk_us >= NPF_STALL_MIN_US &&
+			       (uint64_t)f->bulk_us >= 4ull * f->ctl_us &&
+			       (!f->echo_known || f->echoed == 0);
+		return true;
 	case C_PATH_LOSSY:
 		return f->path_lossy && (f->sibling_ok || f->peer_answered) && !late;
 	case C_DAEMON_SLOW:

@@ -58,6 +58,11 @@ struct npf_attempt_facts {
 	bool path_lossy;
 	uint32_t unacked;      /* segments unacknowledged at the deadline */
 	uint32_t retrans;      /* retransmissions on the connection */
+	/* Load measured, not presumed: our loop's worst lateness during the attempt stayed
+	 * under NPF_IDLE_LATE_US and the peer's daemon answered its discovery HELLO within
+	 * NPF_IDLE_RTT_US (npf_measured_idle()). On such a machine a timeout or a stall that
+	 * ran its course is no starved CPU's doing. */
+	bool idle;
 	uint32_t loop_late_us; /* our loop's worst lateness during the attempt */
 	uint32_t window_us;    /* the attempt's time window (start to deadline) */
 };
@@ -106,6 +111,12 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
  * more): echoed bytes of a stalled bulk, a lost data-port SYN. Never fails: text that
  * does not match leaves the facts unknown. */
 void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *detail);
+
+/* Measured idleness (struct npf_attempt_facts.idle): our loop's worst lateness during the
+ * attempt, the peer's discovery HELLO round trip (0 = not measured: never idle). */
+#define NPF_IDLE_LATE_US 20000u
+#define NPF_IDLE_RTT_US 50000u
+bool npf_measured_idle(uint32_t loop_late_us, uint32_t peer_hello_rtt_us);
 
 /* Our loop counts as late during an attempt when its worst timer lateness reached a
  * quarter of the attempt's window, or 250 ms. */

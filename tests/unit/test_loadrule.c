@@ -246,6 +246,71 @@ static void test_lossy_path_vs_slow_daemon(void **state)
 	assert_false(f.path_lossy);
 }
 
+/* Issue 18: load is measured, not presumed. With our loop on time (under 20 ms late) and the
+ * peer's daemon answering its discovery HELLO fast, a timeout or a stall that ran its course
+ * is evidence even without a sibling; a silent daemon or a phase cut short never is. */
+static void test_measured_load(void **state)
+{
+	struct npf_attempt_facts f;
+	char d[128];
+
+	(void)state;
+	assert_true(npf_measured_idle(0, 300));
+	assert_true(npf_measured_idle(NPF_IDLE_LATE_US - 1, NPF_IDLE_RTT_US - 1));
+	assert_false(npf_measured_idle(NPF_IDLE_LATE_US, 300));
+	assert_false(npf_measured_idle(0, NPF_IDLE_RTT_US));
+	assert_false(npf_measured_idle(0, 0)); /* not measured: never idle */
+	/* A SYN that went unanswered for 900 ms, no sibling, nothing answered: evidence only
+	 * where load was measured absent. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 900u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f.idle = true;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	/* Idle, but the phase was cut short, or the daemon was silent: still nothing. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .idle = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 20u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .idle = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_NO_HELLO, "198.18.1.3");
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* "idle" with our loop late after all (the fact and the lateness disagree): late wins. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT,
+				       .idle = true,
+				       .loop_late_us = 300000,
+				       .window_us = 1000000};
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* A reverse stall (the peer's measurement) with no sibling in its batch: evidence when
+	 * idle and the bulk ran its course with nothing back; not when cut short. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE, .window_us = 2000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
+		 900u, 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	f.echo_known = false; /* as a reverse requester knows it */
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f.idle = true;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE, .idle = true};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
+		 30u, 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* A forward stall that moved part of the echo stays inconclusive, idle or not. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_BULK_STALL, .idle = true, .window_us = 2000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)9000,
+		 72000u, 900u, 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+}
+
 static void test_cut_short(void **state)
 {
 	struct npf_attempt_facts f;
@@ -352,6 +417,7 @@ int main(void)
 	    cmocka_unit_test(test_discriminating), cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_bulk_stall),	   cmocka_unit_test(test_unknown_stays_unknown),
 	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short), cmocka_unit_test(test_lossy_path_vs_slow_daemon),
+	    cmocka_unit_test(test_measured_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
