@@ -574,11 +574,15 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 static int ctl_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
-	char a[INET6_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN], why[32 + INET6_ADDRSTRLEN];
 
 	addr_txt(&tp->target, a, sizeof(a));
-	if (err == -EPROTONOSUPPORT)
-		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, a);
+	/* A path's frames fit NPF_WIRE_PATH_FRAME_MAX in every version that has the cap: a
+	 * bigger one, like another header version, is a protocol mismatch, no evidence. */
+	snprintf(why, sizeof(why), "a frame over %u bytes from %s", NPF_WIRE_PATH_FRAME_MAX, a);
+	if (err == -EPROTONOSUPPORT || err == -EMSGSIZE)
+		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION,
+		       err == -EMSGSIZE ? why : a);
 	else if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
 	else if (err == 0)
