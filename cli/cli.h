@@ -48,9 +48,10 @@ int cli_parse_seconds(const char *s, uint32_t *ms);
  * prints the error itself. Returns 0 or -EINVAL. */
 int cli_set_job(const char *job, struct npf_api_request *req);
 /* cmd_check.c: the JSON of a "check" request for the hostlist nodes (job: a tag or NULL;
+ * settle: the job's last try, which may settle on a verified network, needs job;
  * checked here, the error printed). *out is a new reference. Returns 0 or -errno. */
 int cli_check_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,
-		      const char *job, json_t **out, size_t *n_nodes);
+		      const char *job, bool settle, json_t **out, size_t *n_nodes);
 /* How long a client waits for a check's reply: its budget (0, 0: the daemon's largest
  * default), twice for a job check, plus slack. */
 int cli_check_wait_ms(uint32_t timeout_ms, uint32_t max_timeout_ms, bool job);

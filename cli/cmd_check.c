@@ -159,15 +159,20 @@ static void print_details(const struct npf_check *c)
 }
 
 int cli_check_request(const char *nodes, uint32_t timeout_ms, uint32_t max_timeout_ms,
-		      const char *job, json_t **out, size_t *n_nodes)
+		      const char *job, bool settle, json_t **out, size_t *n_nodes)
 {
 	struct npf_api_request req = { .type = NPF_API_REQ_CHECK,
 				       .timeout_ms = timeout_ms,
-				       .max_timeout_ms = max_timeout_ms };
+				       .max_timeout_ms = max_timeout_ms,
+				       .settle = settle };
 	int r;
 
 	if (job && cli_set_job(job, &req) < 0)
 		return -EINVAL;
+	if (!job && settle) {
+		cli_err("--settle needs --job");
+		return -EINVAL;
+	}
 	r = cli_hostlist_peers(nodes, &req);
 	if (r < 0)
 		return r;
@@ -218,7 +223,7 @@ static void print_job(const json_t *job)
 static void usage(void)
 {
 	fprintf(stderr, "usage: netpreflight [--socket PATH] check --nodes HOSTLIST [--timeout S] "
-			"[--max-timeout S] [--job TAG] [--json]\n");
+			"[--max-timeout S] [--job TAG [--settle]] [--json]\n");
 }
 
 int cmd_check(int argc, char **argv, const struct cli_global *g)
@@ -228,6 +233,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "max-timeout", required_argument, NULL, 'T' },
 		{ "job", required_argument, NULL, 'J' },
+		{ "settle", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -237,7 +243,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 	struct npf_check chk = { 0 };
 	struct npf_api_error aerr;
 	const char *nodes = NULL, *job = NULL, *verdict, *summary;
-	bool json = g->json;
+	bool json = g->json, settle = false;
 	json_t *req = NULL, *reply = NULL, *cj, *vj;
 	uint32_t timeout_ms = 0, max_timeout_ms = 0;
 	char msg[512];
@@ -269,6 +275,11 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 			 * decide once, together (docs/decision.md §10). */
 			job = optarg;
 			break;
+		case 'S':
+			/* The job start's last try: an unknown better network gives way to a
+			 * verified one, degraded (the Prolog's retry, docs/slurm.md). */
+			settle = true;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -284,7 +295,7 @@ int cmd_check(int argc, char **argv, const struct cli_global *g)
 		usage();
 		return CLI_EXIT_ERROR;
 	}
-	if (cli_check_request(nodes, timeout_ms, max_timeout_ms, job, &req, &prog.n_nodes) < 0)
+	if (cli_check_request(nodes, timeout_ms, max_timeout_ms, job, settle, &req, &prog.n_nodes) < 0)
 		return CLI_EXIT_ERROR;
 	prog.timeout_ms = timeout_ms;
 	r = npf_client_request_progress(g->socket_path, req, &reply,

@@ -276,20 +276,36 @@ static void check_and_env(const struct cli_global *g, const struct run_job *job,
 	size_t n = 0;
 	int r;
 
-	a->verdict = "unknown";
-	a->summary = "";
-	if (cli_check_request(job->hostlist, timeout_ms, max_timeout_ms, job->tag, &rq, &n) < 0) {
-		snprintf(a->why, sizeof(a->why), "cannot build the check request");
-		return;
-	}
-	r = ask(g, rq, cli_check_wait_ms(timeout_ms, max_timeout_ms, true), &a->check_reply, a,
-		"job check");
-	json_decref(rq);
-	rq = NULL;
-	if (r < 0 && r != -EPERM)
-		return;
-	cj = json_object_get(a->check_reply, "check");
-	if (a->check_reply) {
+	/* The Prolog's rule (slurm/netpreflight-prolog, docs/decision.md): a job check that
+	 * ends unknown gets one more try as the job's last (its own tag, --settle), which may
+	 * settle on a network verified between every pair (degraded). */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		char tag[NPF_API_JOB_MAX + 2];
+		bool settle = attempt == 1;
+
+		a->verdict = "unknown";
+		a->summary = "";
+		snprintf(tag, sizeof(tag), "%s%s", job->tag, settle ? ".s" : "");
+		if (strlen(tag) >= NPF_API_JOB_MAX) {
+			snprintf(a->why, sizeof(a->why), "job tag too long for the last try");
+			return;
+		}
+		if (cli_check_request(job->hostlist, timeout_ms, max_timeout_ms, tag, settle, &rq,
+				      &n) < 0) {
+			snprintf(a->why, sizeof(a->why), "cannot build the check request");
+			return;
+		}
+		json_decref(a->check_reply);
+		a->check_reply = NULL;
+		r = ask(g, rq, cli_check_wait_ms(timeout_ms, max_timeout_ms, true), &a->check_reply,
+			a, "job check");
+		json_decref(rq);
+		rq = NULL;
+		if (r < 0 && r != -EPERM)
+			return;
+		if (!a->check_reply)
+			break;
+		cj = json_object_get(a->check_reply, "check");
 		v = json_object_get(cj, "verdict");
 		a->verdict = json_string_value(json_object_get(v, "verdict"));
 		a->summary = json_string_value(json_object_get(v, "summary"));
@@ -299,9 +315,11 @@ static void check_and_env(const struct cli_global *g, const struct run_job *job,
 		}
 		a->suspects =
 			json_array_size(json_object_get(json_object_get(cj, "job"), "suspects")) > 0;
-		if (classify(a->verdict) != RC_OK || a->suspects)
-			return;
+		if (classify(a->verdict) != RC_UNKNOWN)
+			break;
 	}
+	if (a->check_reply && (classify(a->verdict) != RC_OK || a->suspects))
+		return;
 	a->why[0] = '\0';
 	if (npf_hostlist_expand(job->hostlist, &names, &n, err, sizeof(err)) < 0)
 		return;

@@ -13,7 +13,7 @@ _netpreflight()
 	local -A cmd_opts=(
 		[interfaces]="--json --capture --help"
 		[rdma]="--json --sysfs-root --help"
-		[check]="--nodes --timeout --max-timeout --job --json --help"
+		[check]="--nodes --timeout --max-timeout --job --settle --json --help"
 		[key]="generate --json --help"
 		[explain]="--nodes --no-daemon --max-age --timeout --node-env --verbose --json --help"
 		[status]="--json --help"

@@ -54,6 +54,7 @@ struct dchk {
 	/* The job check (docs/decision.md §10): the run's tag ("" = this node decides
 	 * alone), the job id its row carries, and what the coordinator answered. */
 	char job_tag[NPF_API_JOB_MAX];
+	bool job_settle; /* the job start's last try: its row says "settle" */
 	char job_id[NPF_WIRE_JOB_ID_LEN + 1];
 	bool job_pending;	       /* the row is out, the decision not yet in */
 	struct npf_job_submit *job_sub; /* to a remote coordinator, while pending */
@@ -610,6 +611,7 @@ static int job_submit(struct npf_daemon *d, struct dchk *e)
 	memcpy(e->job_id, row->job, sizeof(e->job_id));
 	wait = e->timeout_ms + DCHK_JOB_SLACK_MS;
 	row->wait_ms = wait < NPF_WIRE_MAX_TIMEOUT_MS ? wait : NPF_WIRE_MAX_TIMEOUT_MS;
+	row->settle = e->job_settle;
 	e->job_pending = true;
 	if (strcmp(e->peers[0], d->node_name) == 0) {
 		/* May answer at once (a decided round, or the last row): job_done then runs
@@ -692,8 +694,10 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 		/* Same peer set already in flight: share its result (a tagged request makes
 		 * a run that has not ended a job check: its row goes out at the end). */
 		free(key);
-		if (req->job[0] && !e->job_tag[0] && !e->job_pending)
+		if (req->job[0] && !e->job_tag[0] && !e->job_pending) {
 			snprintf(e->job_tag, sizeof(e->job_tag), "%s", req->job);
+			e->job_settle = req->settle;
+		}
 		add_waiter(e, c);
 		return;
 	}
@@ -719,6 +723,7 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 		}
 	}
 	snprintf(e->job_tag, sizeof(e->job_tag), "%s", req->job);
+	e->job_settle = req->settle;
 	e->job_id[0] = '\0';
 	/* No budget asked for: the configured one, grown with the job (docs/config.md). */
 	e->timeout_ms = req->timeout_ms ? req->timeout_ms :

@@ -449,7 +449,7 @@ static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api
 		[NPF_API_REQ_STATUS] = { "version", "request" },
 		[NPF_API_REQ_INVENTORY] = { "version", "request" },
 		[NPF_API_REQ_CHECK] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
-					"max_timeout_ms", "job" },
+					"max_timeout_ms", "job", "settle" },
 		[NPF_API_REQ_VERDICT] = { "version", "request", "peers" },
 		[NPF_API_REQ_ENV] = { "version", "request", "peers", "timeout_ms", "max_age_ms",
 				      "format", "job_wide", "cached", "max_timeout_ms", "job" },
@@ -489,6 +489,15 @@ static int request_fields(json_t *j, struct npf_api_request *req, struct npf_api
 			return r;
 		req->max_age_set = json_object_get(j, "max_age_ms") != NULL;
 		r = get_job(j, req, err);
+		if (r < 0)
+			return r;
+	}
+	if (req->type == NPF_API_REQ_CHECK) {
+		r = get_flag(j, "settle", &req->settle, err);
+		if (r == 0 && req->settle && !req->job[0]) {
+			seterr(err, NPF_API_E_BAD_REQUEST, "\"settle\" needs \"job\"");
+			r = -EBADMSG;
+		}
 		if (r < 0)
 			return r;
 	}
@@ -577,6 +586,9 @@ json_t *npf_api_request_to_json(const struct npf_api_request *req)
 	    json_object_set_new(j, "max_timeout_ms", json_integer(req->max_timeout_ms)) < 0)
 		goto err;
 	if (timed && req->job[0] && json_object_set_new(j, "job", json_string(req->job)) < 0)
+		goto err;
+	if (req->type == NPF_API_REQ_CHECK && req->settle &&
+	    json_object_set_new(j, "settle", json_true()) < 0)
 		goto err;
 	/* For env an explicit 0 means "always probe", so it is sent when set. */
 	if (timed && (req->max_age_ms || (req->type == NPF_API_REQ_ENV && req->max_age_set)) &&

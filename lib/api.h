@@ -68,6 +68,10 @@ struct npf_api_request {
 	 * tag (the Prolog passes SLURM_JOB_ID), and the nodes decide once for the job
 	 * (docs/decision.md §10). 1..NPF_API_JOB_MAX-1 bytes of [A-Za-z0-9._-]. */
 	char job[NPF_API_JOB_MAX];
+	/* check with job: this is the job start's last try (the Prolog retried an unknown job
+	 * check): an unknown better network gives way to one verified between every pair,
+	 * degraded (docs/decision.md §10, "unknown is not nothing"). */
+	bool settle;
 	size_t n_peers;
 	/* env only */
 	char format[NPF_API_FORMAT_MAX]; /* "" (= json), "json", "shell", "taskprolog",

@@ -159,6 +159,17 @@ int npf_job_decide(const struct npf_job_input *in, struct npf_job_decision *out)
 								  : "");
 			goto done;
 		}
+		if (v.unknown_left && in->settle && w >= 0) {
+			/* The last try: what was verified beats nothing (issue 18). */
+			out->net = w;
+			out->verdict = NPF_JOB_DEGRADED;
+			snprintf(out->reason, sizeof(out->reason),
+				 "a better network could not be verified (evidence missing on %s): "
+				 "%s works for every pair",
+				 in->nets[k].name ? in->nets[k].name : "?",
+				 in->nets[w].name ? in->nets[w].name : "?");
+			goto done;
+		}
 		if (v.unknown_left) {
 			/* The better network might work: never decide past missing evidence. */
 			out->net = (int)k;

@@ -34,6 +34,10 @@ struct npf_job_input {
 	 * every pair there in NPF_PAIR_FAIL. */
 	const uint8_t *pairs;
 	bool degrade; /* [publish] fallback = degrade */
+	/* The job's last try (a participant's ROW said "settle"): an unknown pair on a better
+	 * network no longer holds the job when a worse network works for every pair: the job
+	 * settles on it, degraded ("a better network could not be verified"). */
+	bool settle;
 	const char *const *names; /* [n_nodes] for reasons, borrowed; NULL: "#i" */
 };
 
@@ -60,7 +64,8 @@ struct npf_job_decision {
  *    C, every pair among the others is ok), gives: C suspects (fail), everyone else ok on
  *    B — unless degrade, then everyone ok on W, verdict degraded;
  *  - an unknown pair on a network ranked before the chosen one, among the nodes that
- *    would use it, makes the verdict unknown (the better network might work);
+ *    would use it, makes the verdict unknown (the better network might work); on the
+ *    job's last try (settle) the job takes W instead, degraded, when there is a W;
  *  - no W and no B: fail, the suspects being a cover of the best network's failures
  *    when a minority explains them.
  * The cover is greedy and deterministic: the node in most failing pairs first, ties to

@@ -235,6 +235,9 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 				    .pairs = m.pairs,
 				    .degrade = degrade,
 				    .names = names};
+	/* A job start's last try (issue 18): one row saying so settles it, for everyone. */
+	for (size_t i = 0; i < n; i++)
+		in.settle = in.settle || rows[i]->settle;
 	r = npf_job_decide(&in, &d);
 	free(names);
 	if (r < 0) {

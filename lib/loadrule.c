@@ -37,11 +37,25 @@ bool npf_loop_was_late(uint32_t loop_late_us, uint32_t window_us)
 	return loop_late_us >= 250000u || (window_us && loop_late_us >= window_us / 4);
 }
 
+bool npf_measured_idle(uint32_t loop_late_us, uint32_t peer_hello_rtt_us)
+{
+	return loop_late_us < NPF_IDLE_LATE_US && peer_hello_rtt_us &&
+	       peer_hello_rtt_us < NPF_IDLE_RTT_US;
+}
+
 /* What a condition of a rule asks of the facts. */
 enum cond {
-	C_ALWAYS = 0,	/* the outcome discriminates by itself */
+	C_ALWAYS = 0,	/* nothing: the row applies to every attempt with its outcome */
 	C_STALL_PROVEN, /* bulk: nothing came back past the first full-size frame while the
 			 * control exchange answered, and our loop kept time */
+	C_PATH_LOSSY,	/* a silent phase whose request the peer's kernel never acknowledged
+			 * (TCP_INFO: unacked after retransmissions) while the same daemon
+			 * answered on another path, and our loop kept time */
+	C_DAEMON_SLOW,	/* a timeout on a connection the path had carried (TCP handshake
+			 * done, request not lost): the daemon, not the path, was late */
+	C_CUT_SHORT,	/* a timeout whose phase the deadline cut short */
+	C_IDLE,		/* load measured on both ends and found absent (facts.idle); for a
+			 * stall, also a bulk phase that ran its course (not cut short) */
 	C_SIBLING_OK,	/* another path to the peer, probed at the same time, worked, or the
 			 * peer's daemon answered on this very address and only the data
 			 * port's SYN was lost, or the path stayed silent on its retry while
@@ -51,24 +65,37 @@ enum cond {
 struct rule {
 	enum npf_outcome outcome;
 	enum cond cond;
-	const char *why; /* when the condition does not hold */
+	enum npf_judgement judgement;
+	const char *why; /* for an inconclusive row: the missing discrimination */
 };
 
-/* One row per outcome. Refusals, wrong peers, unreachables and egress mismatches are
- * answers from the network itself and cannot be produced by a slow CPU; a timeout or a
- * stalled bulk can, unless something else seen at the same time rules load out. */
+/* One row per case, read in order: the first row of the attempt's outcome whose condition
+ * holds judges it. Refusals, wrong peers, unreachables and egress mismatches are answers
+ * from the network itself and cannot be produced by a slow CPU; a timeout or a stalled bulk
+ * can, unless something seen at the same time rules load out. A lost request is told from
+ * a slow daemon by what the kernel knows (TCP_INFO): a loaded daemon's kernel still
+ * acknowledges what arrives, a lossy path does not deliver it. */
 static const struct rule rules[] = {
-    {NPF_OUT_OK, C_ALWAYS, NULL},
-    {NPF_OUT_WRONG_EGRESS, C_ALWAYS, NULL},
-    {NPF_OUT_BULK_STALL, C_STALL_PROVEN,
+    {NPF_OUT_OK, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_WRONG_EGRESS, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_BULK_STALL, C_STALL_PROVEN, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_BULK_STALL, C_IDLE, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_BULK_STALL, C_ALWAYS, NPF_JUDGE_INCONCLUSIVE,
      "bulk moved data or our loop was late: slow, not a black hole"},
-    {NPF_OUT_WRONG_PEER, C_ALWAYS, NULL},
-    {NPF_OUT_REFUSED, C_ALWAYS, NULL},
-    {NPF_OUT_TIMEOUT, C_SIBLING_OK,
-     "no other path to the peer worked meanwhile, or our loop was late"},
-    {NPF_OUT_UNREACHABLE, C_ALWAYS, NULL},
-    {NPF_OUT_PEER_UNAVAILABLE, C_ALWAYS, NULL}, /* already unknown evidence */
-    {NPF_OUT_NOT_PROBED, C_ALWAYS, NULL},	/* already unknown evidence */
+    {NPF_OUT_WRONG_PEER, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_REFUSED, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_TIMEOUT, C_PATH_LOSSY, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_TIMEOUT, C_DAEMON_SLOW, NPF_JUDGE_INCONCLUSIVE,
+     "the peer's kernel took our request and its daemon did not answer: a slow daemon"},
+    {NPF_OUT_TIMEOUT, C_CUT_SHORT, NPF_JUDGE_INCONCLUSIVE,
+     "the deadline cut the phase short"},
+    {NPF_OUT_TIMEOUT, C_SIBLING_OK, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_TIMEOUT, C_IDLE, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_TIMEOUT, C_ALWAYS, NPF_JUDGE_INCONCLUSIVE,
+     "no other path to the peer worked meanwhile, and load was not measured absent"},
+    {NPF_OUT_UNREACHABLE, C_ALWAYS, NPF_JUDGE_KEEP, NULL},
+    {NPF_OUT_PEER_UNAVAILABLE, C_ALWAYS, NPF_JUDGE_KEEP, NULL}, /* already unknown evidence */
+    {NPF_OUT_NOT_PROBED, C_ALWAYS, NPF_JUDGE_KEEP, NULL},	 /* already unknown evidence */
 };
 
 static bool holds(enum cond c, const struct npf_attempt_facts *f)
@@ -89,11 +116,22 @@ static bool holds(enum cond c, const struct npf_attempt_facts *f)
 				      (uint64_t)f->bulk_us < 4ull * f->ctl_us))
 			return false;
 		return f->ctl_answered && f->echoed == 0 && !late;
-	case C_SIBLING_OK:
-		/* The TCP handshake went through the path and only the daemon's answer was
-		 * missing: that is the daemon's load, whatever the siblings did. */
-		if (f->daemon_silent || f->cut_short)
+	case C_IDLE:
+		if (!f->idle || late)
 			return false;
+		/* A stall must have run its course, and nothing came back. */
+		if (f->outcome == NPF_OUT_BULK_STALL)
+			return f->bulk_timed && f->sent > 0 && f->bulk_us >= NPF_STALL_MIN_US &&
+			       (uint64_t)f->bulk_us >= 4ull * f->ctl_us &&
+			       (!f->echo_known || f->echoed == 0);
+		return true;
+	case C_PATH_LOSSY:
+		return f->path_lossy && (f->sibling_ok || f->peer_answered) && !late;
+	case C_DAEMON_SLOW:
+		return f->daemon_silent;
+	case C_CUT_SHORT:
+		return f->cut_short;
+	case C_SIBLING_OK:
 		return (f->sibling_ok || f->data_syn_lost ||
 			(f->final_attempt && f->peer_answered)) &&
 		       !late;
@@ -150,6 +188,25 @@ static const char *const silent_details[] = {
     NPF_DETAIL_LATE_CONNECT, NPF_DETAIL_LATE_DATA,
 };
 
+/* An NPF_DETAIL_LOST text: "<PHASE> to <addr> lost: U unacked, R retransmits" (phase and
+ * address are the prober's, read only up to " lost: "). */
+static void parse_lost(struct npf_attempt_facts *f, const char *d)
+{
+	const char *p = strstr(d, " lost: ");
+	uint64_t u = 0, r = 0;
+
+	if (!p || !strstr(d, " to ") || strstr(d, " to ") > p)
+		return;
+	p += strlen(" lost: ");
+	if (take_num(&p, &u) && take_lit(&p, " unacked, ") && take_num(&p, &r) &&
+	    take_lit(&p, " retransmits") && *p == '\0' && u > 0 &&
+	    r > 0 && u <= UINT32_MAX && r <= UINT32_MAX) {
+		f->path_lossy = true;
+		f->unacked = (uint32_t)u;
+		f->retrans = (uint32_t)r;
+	}
+}
+
 static bool prefix_of_format(const char *detail, const char *format)
 {
 	const char *p = strchr(format, '%');
@@ -184,6 +241,8 @@ void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *deta
 		for (size_t i = 0; i < sizeof(silent_details) / sizeof(silent_details[0]); i++)
 			if (prefix_of_format(detail, silent_details[i]))
 				f->daemon_silent = true;
+	if (f->outcome == NPF_OUT_TIMEOUT)
+		parse_lost(f, detail);
 	p = strstr(NPF_DETAIL_DATA_SYN, "%s");
 	if (f->outcome == NPF_OUT_TIMEOUT && p &&
 	    strncmp(detail, NPF_DETAIL_DATA_SYN, (size_t)(p - NPF_DETAIL_DATA_SYN)) == 0 &&
@@ -212,13 +271,11 @@ void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *deta
 enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const char **why)
 {
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		if (rules[i].outcome != f->outcome)
+		if (rules[i].outcome != f->outcome || !holds(rules[i].cond, f))
 			continue;
-		if (holds(rules[i].cond, f))
-			return NPF_JUDGE_KEEP;
-		if (why)
+		if (why && rules[i].judgement == NPF_JUDGE_INCONCLUSIVE)
 			*why = rules[i].why;
-		return NPF_JUDGE_INCONCLUSIVE;
+		return rules[i].judgement;
 	}
 	/* An outcome outside the table is not evidence of anything. */
 	if (why)

@@ -51,6 +51,18 @@ struct npf_attempt_facts {
 	uint32_t sent;	       /* bulk bytes we managed to send */
 	uint32_t bulk_us;      /* how long the bulk phase ran before it was given up */
 	uint32_t ctl_us;       /* how long the control and data handshakes took before it */
+	/* TCP_INFO of the connection a silent phase waited on (ours; a reverse result says
+	 * the peer's end, in its detail): our request stayed unacknowledged through
+	 * retransmissions, i.e. the path lost it (the peer's kernel would have acknowledged
+	 * it whatever its daemon's load). */
+	bool path_lossy;
+	uint32_t unacked;      /* segments unacknowledged at the deadline */
+	uint32_t retrans;      /* retransmissions on the connection */
+	/* Load measured, not presumed: our loop's worst lateness during the attempt stayed
+	 * under NPF_IDLE_LATE_US and the peer's daemon answered its discovery HELLO within
+	 * NPF_IDLE_RTT_US (npf_measured_idle()). On such a machine a timeout or a stall that
+	 * ran its course is no starved CPU's doing. */
+	bool idle;
 	uint32_t loop_late_us; /* our loop's worst lateness during the attempt */
 	uint32_t window_us;    /* the attempt's time window (start to deadline) */
 };
@@ -79,6 +91,13 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
 #define NPF_DETAIL_NO_HELLO "no HELLO reply from %s"
 #define NPF_DETAIL_NO_OPEN_DATA "no OPEN_DATA reply from %s"
 #define NPF_DETAIL_NO_DATA_AUTH "no reply on data port %s:%u"
+/* The peer speaks another probe protocol version (its ERROR, or a frame header of another
+ * version): it cannot be asked, which is no evidence about the path (not-probed). */
+#define NPF_DETAIL_OTHER_VERSION "another probe protocol version (%s)"
+/* A silent phase whose request the peer's kernel never acknowledged (TCP_INFO: unacked
+ * segments after retransmissions): the phase's name ("HELLO", "OPEN_DATA", "DATA_AUTH"),
+ * the peer address, the counts. lib/loadrule.c parses it back (path_lossy). */
+#define NPF_DETAIL_LOST "%s to %s lost: %u unacked, %u retransmits"
 /* The connection was made, but our loop saw it only at the deadline (probe/tprobe.c asks
  * the socket before calling a connect timed out). */
 #define NPF_DETAIL_LATE_CONNECT "connected to %s port %u only at the deadline"
@@ -92,6 +111,12 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
  * more): echoed bytes of a stalled bulk, a lost data-port SYN. Never fails: text that
  * does not match leaves the facts unknown. */
 void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *detail);
+
+/* Measured idleness (struct npf_attempt_facts.idle): our loop's worst lateness during the
+ * attempt, the peer's discovery HELLO round trip (0 = not measured: never idle). */
+#define NPF_IDLE_LATE_US 20000u
+#define NPF_IDLE_RTT_US 50000u
+bool npf_measured_idle(uint32_t loop_late_us, uint32_t peer_hello_rtt_us);
 
 /* Our loop counts as late during an attempt when its worst timer lateness reached a
  * quarter of the attempt's window, or 250 ms. */

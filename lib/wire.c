@@ -386,6 +386,34 @@ static int cand_from_json(json_t *j, struct npf_candidate *c)
 	return 0;
 }
 
+void npf_wire_path_hello(const char *node, uint64_t instance, struct npf_msg_hello *h)
+{
+	memset(h, 0, sizeof(*h));
+	copy_str(h->node, sizeof(h->node), node);
+	h->instance = instance;
+}
+
+void npf_wire_hello_answer(const struct npf_msg_hello *h, const char *node, uint64_t instance,
+			   struct npf_candidate *cands, size_t n_cands,
+			   char (*ifnames)[IFNAMSIZ], size_t n_ifnames,
+			   struct npf_msg_hello_reply *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	copy_str(rep->node, sizeof(rep->node), node);
+	rep->instance = instance;
+	rep->proto = NPF_WIRE_VERSION;
+	if (!h->want_candidates)
+		return; /* a path probe: identity only, one small frame */
+	rep->cands = cands;
+	rep->n_cands = n_cands;
+	rep->ifnames = ifnames;
+	rep->n_ifnames = n_ifnames;
+	rep->lists = true;
+	/* A requester that announces its addresses is new enough to read the candidates'
+	 * GID indices. */
+	rep->gids = h->addrs_present;
+}
+
 json_t *npf_wire_hello_reply_to_json(const struct npf_msg_hello_reply *m)
 {
 	char inst[17];
@@ -729,7 +757,7 @@ void npf_wire_row_clear(struct npf_msg_row *m)
 json_t *npf_wire_row_to_json(const struct npf_msg_row *m)
 {
 	char inst[17];
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *o;
 
 	if (!arr)
 		return NULL;
@@ -746,9 +774,16 @@ json_t *npf_wire_row_to_json(const struct npf_msg_row *m)
 		}
 	}
 	instance_hex(m->instance, inst);
-	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:I}", "job", m->job, "node", m->node,
-			 "instance", inst, "index", (json_int_t)m->index, "n_nodes",
-			 (json_int_t)m->n_nodes, "nets", arr, "wait_ms", (json_int_t)m->wait_ms);
+	o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:I}", "job", m->job, "node", m->node,
+		      "instance", inst, "index", (json_int_t)m->index, "n_nodes",
+		      (json_int_t)m->n_nodes, "nets", arr, "wait_ms", (json_int_t)m->wait_ms);
+	/* Only when set: a coordinator from before the key rejects it (strict keys), and only
+	 * a Prolog's last try sends it. */
+	if (o && m->settle && json_object_set_new(o, "settle", json_true()) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* One state string of a ROW: n characters of "ofu-", '.' exactly at self. */
@@ -770,15 +805,18 @@ int npf_wire_row_from_json(json_t *j, struct npf_msg_row *m)
 	const char *job, *node, *inst;
 	json_int_t index, n_nodes, wait_ms = 0;
 	uint8_t jb[NPF_WIRE_JOB_ID_LEN / 2];
-	json_t *arr, *v;
+	json_t *arr, *v, *settle = NULL;
 	size_t i;
 
 	memset(m, 0, sizeof(*m));
 	/* wait_ms is optional: a row shown in a check JSON (job_row) is the same object. */
-	if (json_unpack(j, "{s:s, s:s, s:s, s:I, s:I, s:o, s?I !}", "job", &job, "node", &node,
-			"instance", &inst, "index", &index, "n_nodes", &n_nodes, "nets", &arr,
-			"wait_ms", &wait_ms) < 0)
+	if (json_unpack(j, "{s:s, s:s, s:s, s:I, s:I, s:o, s?I, s?o !}", "job", &job, "node",
+			&node, "instance", &inst, "index", &index, "n_nodes", &n_nodes, "nets",
+			&arr, "wait_ms", &wait_ms, "settle", &settle) < 0)
 		return -EBADMSG;
+	if (settle && !json_is_true(settle))
+		return -EBADMSG; /* present only as true */
+	m->settle = settle != NULL;
 	if (wait_ms < 0 || wait_ms > NPF_WIRE_MAX_TIMEOUT_MS)
 		return -EBADMSG;
 	m->wait_ms = (uint32_t)wait_ms;

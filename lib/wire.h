@@ -25,6 +25,15 @@
 #define NPF_WIRE_MAX_ROW_NETS 16u    /* networks in one ROW */
 #define NPF_WIRE_JOB_ID_LEN 32       /* hex digits of a job id (lib/jobrows.h) */
 #define NPF_WIRE_NET_KEY_MAX 52      /* INET6_ADDRSTRLEN + "/128" */
+/* Control connections clamp their TCP MSS to this (probe/fconn.c): a 1280-byte IPv6
+ * packet carries a segment, so a switch port with a smaller MTU than the NICs' cannot eat
+ * the control exchange (docs/protocol.md, "MTU black holes"). */
+#define NPF_WIRE_CTL_MSS 1200
+/* Every frame of one path probe before its bulk phase (HELLO, OPEN_DATA, DATA_AUTH, their
+ * replies, ERROR, the authentication frames with their tags) fits in one such segment:
+ * per-peer facts (candidates, announced addresses) travel once, on the discovery
+ * connection, never on a path's own. tests/unit/test_wire.c holds the codec to it. */
+#define NPF_WIRE_PATH_FRAME_MAX 1200u
 
 /* Frame types. Values are on the wire: append only. */
 enum npf_wire_type {
@@ -173,6 +182,19 @@ struct npf_msg_error {
 json_t *npf_wire_hello_to_json(const struct npf_msg_hello *m);
 int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m);
 
+/* The HELLO of one path probe (probe/tprobe.c): identity only. Per-peer facts (our
+ * addresses, the peer's candidates) travel on the discovery connection, once per peer, so
+ * the path's frames stay within NPF_WIRE_PATH_FRAME_MAX. */
+void npf_wire_path_hello(const char *node, uint64_t instance, struct npf_msg_hello *h);
+
+/* The daemon's answer to HELLO h (probe/server.c): the lists only when h asks for them
+ * (discovery), borrowed from cands/ifnames (they must outlive rep's serialisation; rep owns
+ * nothing: never npf_wire_hello_reply_clear() it). */
+void npf_wire_hello_answer(const struct npf_msg_hello *h, const char *node, uint64_t instance,
+			   struct npf_candidate *cands, size_t n_cands,
+			   char (*ifnames)[IFNAMSIZ], size_t n_ifnames,
+			   struct npf_msg_hello_reply *rep);
+
 json_t *npf_wire_hello_reply_to_json(const struct npf_msg_hello_reply *m);
 /* On success m owns cands/ifnames: release with npf_wire_hello_reply_clear(). On
  * failure nothing is left allocated. */
@@ -220,6 +242,10 @@ struct npf_msg_row {
 	 * budget plus the exchange's): the coordinator decides before the first waiter gives
 	 * up. 0 (absent) = the coordinator's own default. <= NPF_WIRE_MAX_TIMEOUT_MS. */
 	uint32_t wait_ms;
+	/* "settle" (optional, only ever true): the sender's last try of this job start (its
+	 * Prolog retried an unknown job check): the coordinator lets an unknown better network
+	 * give way to a verified one (lib/jobcheck.h settle). */
+	bool settle;
 };
 
 json_t *npf_wire_row_to_json(const struct npf_msg_row *m);

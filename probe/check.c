@@ -207,6 +207,8 @@ static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg
 
 		if (ours > f.loop_late_us)
 			f.loop_late_us = ours;
+		/* Load measured on both ends (our loop, the peer's discovery answer). */
+		f.idle = npf_measured_idle(ours, n->hello_rtt_us);
 	}
 	/* A second reverse result: the peer's daemon answered us twice meanwhile. */
 	f.final_attempt = pp->rev_attempts >= CHECK_MAX_ATTEMPTS;
@@ -422,6 +424,7 @@ static void fwd_judge(struct ppeer *pp, bool final)
 		f.echo_known = true;
 		f.window_us = (uint32_t)(t1 > sl->res.t_begin ? t1 - sl->res.t_begin : 0);
 		f.loop_late_us = late_during(pc, sl->res.t_begin, t1);
+		f.idle = npf_measured_idle(f.loop_late_us, node_of(pp)->hello_rtt_us);
 		npf_attempt_facts_from_detail(&f, sl->res.detail);
 		f.echoed = sl->res.echoed;
 		for (size_t j = 0; j < pp->n_fwd; j++) {
@@ -756,6 +759,12 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 			    e.message);
 		else
 			fmt(pp->last_err, sizeof(pp->last_err), "malformed ERROR");
+		if (e.code == NPF_WERR_UNSUPPORTED_VERSION) {
+			/* Another address reaches the same daemon: unavailable (unknown), now. */
+			peer_fail(pp, "the daemon on %s speaks " NPF_DETAIL_OTHER_VERSION,
+				  node_of(pp)->name, e.message);
+			return 0;
+		}
 		try_next(pp);
 		return 0;
 	}
@@ -826,6 +835,11 @@ static int disc_error(struct fconn *c, int err)
 			n->available = false;
 		}
 		maybe_peer_done(pp);
+		return 0;
+	}
+	if (err == -EPROTONOSUPPORT) {
+		peer_fail(pp, "the daemon on %s speaks " NPF_DETAIL_OTHER_VERSION,
+			  node_of(pp)->name, "its frame header's");
 		return 0;
 	}
 	fmt(pp->last_err, sizeof(pp->last_err), "%s",

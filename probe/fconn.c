@@ -213,8 +213,18 @@ int fconn_adopt(struct fconn *c, sd_event *e, int fd, uint32_t max_payload,
 	return attach(c, e, fd, max_payload, ops, owner);
 }
 
-int fconn_connect(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint16_t port,
-		  uint32_t max_payload, const struct fconn_ops *ops, void *owner)
+void fconn_clamp_mss(int fd)
+{
+	int mss = NPF_WIRE_CTL_MSS;
+
+	/* Best effort: a kernel that refuses leaves the route's MSS, as before. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss));
+}
+
+/* fconn_connect(), with the control connections' MSS clamp when ctl is set (before
+ * connect(), so the SYN announces it and the peer's segments are clamped too). */
+static int connect_to(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint16_t port,
+		      bool ctl, uint32_t max_payload, const struct fconn_ops *ops, void *owner)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
@@ -229,6 +239,8 @@ int fconn_connect(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint
 	if (fd < 0)
 		return -errno;
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ctl)
+		fconn_clamp_mss(fd);
 	/* No bind(): the kernel picks the source and egress, exactly as for NCCL. */
 	if (connect(fd, (struct sockaddr *)&ss, sl) < 0 && errno != EINPROGRESS) {
 		int err = -errno;
@@ -239,6 +251,12 @@ int fconn_connect(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint
 	/* Even an immediate success is reported from the loop, never synchronously. */
 	c->connecting = true;
 	return attach(c, e, fd, max_payload, ops, owner);
+}
+
+int fconn_connect(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint16_t port,
+		  uint32_t max_payload, const struct fconn_ops *ops, void *owner)
+{
+	return connect_to(c, e, dst, port, false, max_payload, ops, owner);
 }
 
 static int queue(struct fconn *c, const uint8_t *buf, size_t len)
@@ -462,7 +480,7 @@ static int auth_client_start(struct fconn *c)
 int fconn_connect_ctl(struct fconn *c, struct npf_probe_ctx *ctx, const struct npf_addr *dst,
 		      uint32_t max_payload, const struct fconn_ops *ops, void *owner)
 {
-	int r = fconn_connect(c, ctx->event, dst, ctx->port, max_payload, ops, owner);
+	int r = connect_to(c, ctx->event, dst, ctx->port, true, max_payload, ops, owner);
 
 	if (r < 0 || !ctx->keys.n)
 		return r;

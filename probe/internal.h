@@ -109,7 +109,14 @@ int fconn_adopt(struct fconn *c, sd_event *e, int fd, uint32_t max_payload,
 int fconn_connect(struct fconn *c, sd_event *e, const struct npf_addr *dst, uint16_t port,
 		  uint32_t max_payload, const struct fconn_ops *ops, void *owner);
 
-/* Connects to a daemon's control port (ctx->port). With a cluster key the
+/* Clamps the TCP MSS of a control socket to NPF_WIRE_CTL_MSS (a listener passes it on to
+ * the connections it accepts): no control segment is larger than a 1280-byte IPv6 packet,
+ * so a switch port whose MTU is smaller than the NICs' (an MTU black hole) cannot eat the
+ * control exchange, whatever its frames hold, and the path reaches the bulk phase that
+ * exists to find that hole. Data connections are never clamped. */
+void fconn_clamp_mss(int fd);
+
+/* Connects to a daemon's control port (ctx->port), MSS clamped. With a cluster key the
  * handshake runs first and ops->connected sees 0 only once both sides proved the
  * key; a peer that cannot gets -EKEYREJECTED. Returns as fconn_connect(). */
 int fconn_connect_ctl(struct fconn *c, struct npf_probe_ctx *ctx, const struct npf_addr *dst,

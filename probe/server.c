@@ -324,7 +324,7 @@ static int on_hello(struct sconn *sc, json_t *j)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
 	struct npf_msg_hello h;
-	struct npf_msg_hello_reply rep = {.instance = ctx->instance, .proto = NPF_WIRE_VERSION};
+	struct npf_msg_hello_reply rep;
 
 	if (sc->hello)
 		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "HELLO already received");
@@ -351,18 +351,9 @@ static int on_hello(struct sconn *sc, json_t *j)
 	sc->peer_instance = h.instance;
 	sc->t_hello = fconn_now_usec();
 	snprintf(sc->peer_node, sizeof(sc->peer_node), "%s", h.node);
-	snprintf(rep.node, sizeof(rep.node), "%s", ctx->node);
-	if (h.want_candidates) {
-		/* Borrowed: the reply is serialised before the arrays can change. */
-		rep.cands = ctx->cands;
-		rep.n_cands = ctx->n_cands;
-		rep.ifnames = ctx->ifnames;
-		rep.n_ifnames = ctx->n_ifnames;
-		rep.lists = true;
-		/* A requester that announces its addresses is new enough to read
-		 * the candidates' GID indices. */
-		rep.gids = h.addrs_present;
-	}
+	/* Lists borrowed: the reply is serialised before the arrays can change. */
+	npf_wire_hello_answer(&h, ctx->node, ctx->instance, ctx->cands, ctx->n_cands,
+			      ctx->ifnames, ctx->n_ifnames, &rep);
 	return send_or_drop(sc, NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep));
 }
 
@@ -949,6 +940,9 @@ static int plisten_open(struct npf_probe_ctx *ctx, const struct npf_addr *a, str
 	(void)setsockopt(pl->fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
 	if (a->family == AF_INET6)
 		(void)setsockopt(pl->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/* Accepted control connections inherit it: the SYN-ACK announces it to a peer of any
+	 * version, and our replies are cut to it. */
+	fconn_clamp_mss(pl->fd);
 	if (bind(pl->fd, (struct sockaddr *)&ss, sl) < 0 || listen(pl->fd, SOMAXCONN) < 0)
 		goto err;
 	r = sd_event_add_io(ctx->event, &pl->src, pl->fd, EPOLLIN, listen_accept, pl);

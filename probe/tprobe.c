@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <net/if.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -243,6 +244,25 @@ static bool connected_now(int fd)
 	       getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0 && err == 0;
 }
 
+/* A phase that waited for the peer's answer on fd (control or data connection) reached its
+ * deadline. TCP_INFO tells a lossy path from a slow daemon (lib/loadrule.h): the peer's
+ * kernel acknowledges what reaches it whatever its daemon's load, so a request still
+ * unacknowledged after retransmissions was lost on the way. Finishes the probe so and
+ * returns true; false: the daemon was silent (the caller says so). */
+static bool finish_lost(struct tprobe *tp, int fd, const char *phase, const char *a)
+{
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 || !ti.tcpi_unacked ||
+	    !ti.tcpi_total_retrans)
+		return false;
+	finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LOST, phase, a, ti.tcpi_unacked,
+	       ti.tcpi_total_retrans);
+	return true;
+}
+
 static void finish_by_phase(struct tprobe *tp)
 {
 	char a[INET6_ADDRSTRLEN];
@@ -303,10 +323,12 @@ static void finish_by_phase(struct tprobe *tp)
 		       (unsigned int)(w > 600000 ? 600000 : w));
 	} break;
 	case TP_HELLO:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
+		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "HELLO", a))
+			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
 		break;
 	case TP_OPEN_DATA:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
+		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "OPEN_DATA", a))
+			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
 		break;
 	case TP_DATA_CONNECT: {
 		/* With the phase's times, as for a stall (lib/loadrule.h). */
@@ -320,7 +342,8 @@ static void finish_by_phase(struct tprobe *tp)
 		       (unsigned int)(h > 600000 ? 600000 : h));
 	} break;
 	case TP_AUTH:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a, tp->data_port);
+		if (!finish_lost(tp, ph == tp->phase ? tp->data.fd : -1, "DATA_AUTH", a))
+			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a, tp->data_port);
 		break;
 	case TP_BULK: {
 		/* With the phase's times: the requester of a reverse probe judges them too. */
@@ -380,7 +403,12 @@ static void peer_error(struct tprobe *tp, json_t *j)
 		finish(tp, NPF_OUT_WRONG_PEER, "malformed ERROR frame");
 		return;
 	}
-	/* A busy peer ran out of slots: that says nothing about the path. */
+	/* A busy peer ran out of slots, a peer of another protocol version cannot be
+	 * asked: neither says anything about the path. */
+	if (e.code == NPF_WERR_UNSUPPORTED_VERSION) {
+		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, e.message);
+		return;
+	}
 	finish(tp, e.code == NPF_WERR_BUSY ? NPF_OUT_NOT_PROBED : NPF_OUT_REFUSED,
 	       "peer error %s: %s", npf_wire_err_name(e.code), e.message);
 }
@@ -423,7 +451,7 @@ static void begin(struct tprobe *tp)
 		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
 		return;
 	}
-	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, 4096, &ctl_ops, tp);
+	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, NPF_WIRE_PATH_FRAME_MAX, &ctl_ops, tp);
 	if (r < 0) {
 		finish(tp, fconn_errno_outcome(-r), "connect to %s port %u: %s", a, ctx->port,
 		       strerror(-r));
@@ -457,7 +485,7 @@ void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 static int ctl_connected(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
-	struct npf_msg_hello h = {.instance = tp->ctx->instance, .want_candidates = false};
+	struct npf_msg_hello h;
 	struct npf_msg_open_data od = {.bytes = tp->bulk};
 	char a[INET6_ADDRSTRLEN];
 	json_t *j, *o;
@@ -469,7 +497,7 @@ static int ctl_connected(struct fconn *c, int err)
 		       strerror(-err));
 		return 0;
 	}
-	snprintf(h.node, sizeof(h.node), "%s", tp->ctx->node);
+	npf_wire_path_hello(tp->ctx->node, tp->ctx->instance, &h);
 	j = npf_wire_hello_to_json(&h);
 	r = fconn_send(c, NPF_MSG_HELLO, j);
 	json_decref(j);
@@ -546,10 +574,16 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 static int ctl_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
-	char a[INET6_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN], why[32 + INET6_ADDRSTRLEN];
 
 	addr_txt(&tp->target, a, sizeof(a));
-	if (c->closing)
+	/* A path's frames fit NPF_WIRE_PATH_FRAME_MAX in every version that has the cap: a
+	 * bigger one, like another header version, is a protocol mismatch, no evidence. */
+	snprintf(why, sizeof(why), "a frame over %u bytes from %s", NPF_WIRE_PATH_FRAME_MAX, a);
+	if (err == -EPROTONOSUPPORT || err == -EMSGSIZE)
+		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION,
+		       err == -EMSGSIZE ? why : a);
+	else if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
 	else if (err == 0)
 		/* A refusal of the path is a reset to our SYN (connect fails). A daemon that
@@ -641,7 +675,9 @@ static int data_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
 
-	if (c->closing)
+	if (err == -EPROTONOSUPPORT)
+		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, "the data port");
+	else if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error on the data port");
 	else if (err == 0)
 		finish(tp, NPF_OUT_REFUSED, "data connection closed by the peer");

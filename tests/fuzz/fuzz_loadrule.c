@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		npf_attempt_facts_from_detail(&f, detail);
 		if ((f.echo_known || f.ctl_answered) && o != NPF_OUT_BULK_STALL)
 			abort();
-		if (f.data_syn_lost && o != NPF_OUT_TIMEOUT)
+		if ((f.data_syn_lost || f.path_lossy) && o != NPF_OUT_TIMEOUT)
 			abort();
 		j = npf_attempt_judge(&f, NULL);
 		/* Unknown evidence stays unknown, ok stays ok, whatever the text. */

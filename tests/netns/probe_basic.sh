@@ -183,6 +183,29 @@ expect_link drop eth0 node3 fwd timeout
 expect_link drop eth0 node2 fwd ok
 nodex node3 nft delete table inet npfpr
 
+# 3b. A lossy control path (issue 18): node3's second address 198.18.1.33 passes the TCP
+# handshake but drops every data segment to the control port, so our HELLO is lost there
+# while node3's daemon answers on 198.18.1.3. TCP_INFO (the HELLO still unacknowledged after
+# retransmissions) tells it from a slow daemon: a timeout "HELLO to 198.18.1.33 lost" that
+# stands as evidence, not an inconclusive not-probed.
+ip -n "$(ns node3)" addr add 198.18.1.33/24 dev eth0
+wait_port node3 198.18.1.33 || exit 1
+nodex node3 nft -f - <<'NFT'
+table inet npfpr {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		ip daddr 198.18.1.33 tcp dport 7718 meta length > 100 drop
+	}
+}
+NFT
+run_check lossy 3000
+completed lossy
+grep -qE '^path forward peer=node3 .*198\.18\.1\.33.* outcome=timeout .*detail="HELLO to 198\.18\.1\.33 lost: [1-9][0-9]* unacked, [1-9][0-9]* retransmits"' \
+	"$TMP/lossy.out" || fail "lossy: the path to 198.18.1.33 is not a lost HELLO: $(grep '198.18.1.33' "$TMP/lossy.out")"
+expect_link lossy eth0 node3 fwd ok
+nodex node3 nft delete table inet npfpr
+ip -n "$(ns node3)" addr del 198.18.1.33/24 dev eth0
+
 # 4. MTU black hole: node1 and node3 at 9000, their switch ports at 1500.
 # veths hand GSO super-packets across a smaller-MTU peer untouched, which real
 # wires never do: gso_max_segs 1 makes every skb one wire-sized frame.

@@ -6,7 +6,10 @@
 # --max-timeout of what is left of it, halved for a job check (the exchange waits up to the
 # budget again, docs/decision.md §10); NPF_TIMEOUT_MS sets --timeout outright; an absurd
 # PrologEpilogTimeout is clamped to the API's range; a requeued job's restart count is part of
-# its job tag. Exit 77 when the Prolog is not built.
+# its job tag. A job check that ends unknown is tried once more as the job start's last try
+# (`--job TAG.s --settle`, issue 18) within what is left of the budget, and the last answer is
+# the one kept; not when the first answer was a verdict, nor when no time is left. Exit 77
+# when the Prolog is not built.
 set -uo pipefail
 
 # "cond && pass || fail" is used on purpose below: pass only prints, it cannot fail.
@@ -80,6 +83,37 @@ run requeued SLURM_RESTART_COUNT=2
 j=$(arg_after requeued --job)
 [ "$j" = 7.r2 ] && pass "a requeued start is its own job check: --job $j" ||
 	fail "requeued: --job '$j'"
+
+# unknown, then the last try: a stand-in that answers unknown unless asked to settle.
+cat >"$T/cli2" <<'CLI'
+#!/bin/bash
+n=$(($(cat "$ARGS_FILE.n" 2>/dev/null || echo 0) + 1))
+echo "$n" >"$ARGS_FILE.n"
+printf '%s\n' "$@" >"$ARGS_FILE.$n"
+case " $* " in
+*" --settle "*) echo '{"verdict":{"verdict":"degraded","summary":"settled on eno1"}}' ;;
+*) echo '{"verdict":{"verdict":"unknown","summary":"evidence missing"}}'; exit 3 ;;
+esac
+CLI
+chmod +x "$T/cli2"
+run retry NPF_CLI="$T/cli2" NPF_PROLOG_TIMEOUT_S=30
+[ "$(cat "$T/retry.n" 2>/dev/null)" = 2 ] && [ "$(arg_after retry.1 --job)" = 7 ] &&
+	! grep -qx -- '--settle' "$T/retry.1" && [ "$(arg_after retry.2 --job)" = 7.s ] &&
+	grep -qx -- '--settle' "$T/retry.2" &&
+	pass "unknown: tried once more as the last try (--job 7.s --settle)" ||
+	fail "retry: calls $(cat "$T/retry.n" 2>/dev/null): $(tr '\n' ' ' <"$T/retry.1" 2>/dev/null) / $(tr '\n' ' ' <"$T/retry.2" 2>/dev/null)"
+m=$(arg_after retry.2 --max-timeout)
+awk -v m="$m" 'BEGIN { exit !(m >= 1 && m <= 11) }' &&
+	pass "the last try fits what is left of the budget: --max-timeout $m" ||
+	fail "retry: the last try's --max-timeout '$m'"
+grep -q '"degraded"' "$T/log/job-7.json" 2>/dev/null && pass "the last answer is the one kept" ||
+	fail "retry: job log holds $(cat "$T/log/job-7.json" 2>/dev/null)"
+run retry_tiny NPF_CLI="$T/cli2" NPF_PROLOG_TIMEOUT_S=2
+[ "$(cat "$T/retry_tiny.n" 2>/dev/null)" = 1 ] && pass "unknown with no time left: no second try" ||
+	fail "retry_tiny: $(cat "$T/retry_tiny.n" 2>/dev/null) calls"
+run noretry NPF_CLI="$T/cli2" SLURM_JOB_ID=
+[ "$(cat "$T/noretry.n" 2>/dev/null)" = 1 ] && pass "not a job check (health check): no second try" ||
+	fail "noretry: $(cat "$T/noretry.n" 2>/dev/null) calls"
 
 run junk NPF_PROLOG_TIMEOUT_S=soon
 grep -qx -- '--max-timeout' "$T/junk" &&

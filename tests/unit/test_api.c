@@ -68,6 +68,7 @@ static void test_frame_encode_roundtrip(void **state)
 	req.n_peers = 2;
 	req.timeout_ms = 2500;
 	strcpy(req.job, "4242.0");
+	req.settle = true;
 	j = npf_api_request_to_json(&req);
 	assert_non_null(j);
 	assert_int_equal(npf_api_frame_encode(j, NPF_API_MAX_REQUEST, &buf, &len), 0);
@@ -80,6 +81,7 @@ static void test_frame_encode_roundtrip(void **state)
 	assert_int_equal(back.timeout_ms, 2500);
 	assert_int_equal(back.max_age_ms, 0);
 	assert_string_equal(back.job, "4242.0"); /* the job tag travels (docs/decision.md §10) */
+	assert_true(back.settle);		  /* and the Prolog's last try (issue 18) */
 	npf_api_request_clear(&back);
 	free(buf);
 	json_decref(j);
@@ -264,6 +266,15 @@ static void test_request_malformed(void **state)
 		  "\"12345678901234567890123456789012345678901234567890123456789012345\"}",
 		  -EBADMSG, NPF_API_E_BAD_REQUEST },
 		{ "{\"version\":1,\"request\":\"verdict\",\"peers\":[\"a\"],\"job\":\"1\"}",
+		  -EBADMSG, NPF_API_E_BAD_REQUEST },
+		/* settle: a check's, a boolean, and only with a job. */
+		{ "{\"version\":1,\"request\":\"check\",\"peers\":[\"a\"],\"settle\":true}",
+		  -EBADMSG, NPF_API_E_BAD_REQUEST },
+		{ "{\"version\":1,\"request\":\"check\",\"peers\":[\"a\"],\"job\":\"1\","
+		  "\"settle\":1}",
+		  -EBADMSG, NPF_API_E_BAD_REQUEST },
+		{ "{\"version\":1,\"request\":\"env\",\"peers\":[\"a\"],\"job\":\"1\","
+		  "\"settle\":true}",
 		  -EBADMSG, NPF_API_E_BAD_REQUEST },
 		{ "{\"version\":2,\"request\":\"status\"}", -EPROTONOSUPPORT,
 		  NPF_API_E_UNSUPPORTED_VERSION },

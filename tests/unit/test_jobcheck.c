@@ -197,6 +197,56 @@ static void test_unknown(void **state)
 	npf_job_decision_clear(&d);
 }
 
+/* Issue 18: `unknown` is not "nothing". On the job's last try (settle), an unknown pair on
+ * the better network gives way to the network verified between every pair, degraded, with
+ * the reason; nothing verified between every pair stays unknown (no env); settle changes
+ * nothing that was decided without it. */
+static void test_settle(void **state)
+{
+	const int64_t q[] = {2, 1};
+	struct npf_job_input in;
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	lab_init(&l, 4, 2, q);
+	set_pair(&l, 0, 1, 2, NPF_PAIR_UNKNOWN);
+	in = (struct npf_job_input){
+	    .n_nodes = l.n, .n_nets = l.k, .nets = l.nets, .pairs = l.pairs, .settle = true};
+	assert_int_equal(npf_job_decide(&in, &d), 0);
+	assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+	assert_int_equal(d.net, 1);
+	assert_int_equal(d.n_suspects, 0);
+	assert_non_null(strstr(d.reason, "a better network could not be verified"));
+	assert_non_null(strstr(d.reason, "fabric"));
+	npf_job_decision_clear(&d);
+	/* The same decision from the same matrix, whatever node computes it. */
+	assert_int_equal(npf_job_decide(&in, &d), 0);
+	assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+	assert_int_equal(d.net, 1);
+	npf_job_decision_clear(&d);
+	/* The worse network has an unknown pair too: nothing verified, still unknown. */
+	set_pair(&l, 1, 0, 3, NPF_PAIR_UNKNOWN);
+	assert_int_equal(npf_job_decide(&in, &d), 0);
+	assert_int_equal(d.verdict, NPF_JOB_UNKNOWN);
+	assert_int_equal(d.net, 0);
+	npf_job_decision_clear(&d);
+	/* ... or fails between a pair (no network works for every pair): never degraded. */
+	set_pair(&l, 1, 0, 3, NPF_PAIR_FAIL);
+	assert_int_equal(npf_job_decide(&in, &d), 0);
+	assert_int_not_equal(d.verdict, NPF_JOB_DEGRADED);
+	assert_int_not_equal(d.verdict, NPF_JOB_OK);
+	npf_job_decision_clear(&d);
+	/* Everything verified, or a suspect explaining the better network: settle is moot. */
+	lab_init(&l, 4, 2, q);
+	kill_node(&l, 0, 3);
+	assert_int_equal(npf_job_decide(&in, &d), 0);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_int_equal(d.net, 0);
+	assert_true(d.suspect[3]);
+	npf_job_decision_clear(&d);
+}
+
 /* Sparse: pairs outside the plan are no evidence; node2's fabric drops TCP. */
 static void test_sparse(void **state)
 {
@@ -296,7 +346,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_healthy),	    cmocka_unit_test(test_one_dead_node),
 	    cmocka_unit_test(test_asymmetric_pair), cmocka_unit_test(test_equal_quality),
-	    cmocka_unit_test(test_no_minority),	    cmocka_unit_test(test_unknown),
+	    cmocka_unit_test(test_no_minority),	    cmocka_unit_test(test_unknown), cmocka_unit_test(test_settle),
 	    cmocka_unit_test(test_sparse),	    cmocka_unit_test(test_fail),
 	    cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_bad_args),
 	};

@@ -494,6 +494,49 @@ static void test_round_decision(void **state)
 	rows_free(rows, 4);
 }
 
+/* Issue 18: a Prolog's last try says "settle" in its ROW; one such row settles the job for
+ * every node: the fabric's unknown pair gives way to eno1, verified between every pair,
+ * degraded. Without it the same rows are unknown. The key travels only as true. */
+static void test_settle_round(void **state)
+{
+	static const char *const spec[3] = {
+	    "198.18.1.0/24,9,5,.uo;10.0.0.0/24,1,1,.oo",
+	    "198.18.1.0/24,9,5,u.o;10.0.0.0/24,1,1,o.o",
+	    "198.18.1.0/24,9,5,oo.;10.0.0.0/24,1,1,oo.",
+	};
+	struct npf_msg_row *rows[3], m;
+	struct npf_msg_job_decision d;
+	json_t *j;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		rows[i] = row_make(3, i, spec[i]);
+	assert_int_equal(npf_job_round_decide((const struct npf_msg_row *const *)rows, 3, false, &d),
+			 0);
+	assert_int_equal(d.verdict, NPF_JOB_UNKNOWN);
+	npf_wire_job_decision_clear(&d);
+	rows[2]->settle = true;
+	j = npf_wire_row_to_json(rows[2]);
+	assert_non_null(j);
+	assert_true(json_is_true(json_object_get(j, "settle")));
+	assert_int_equal(npf_wire_row_from_json(j, &m), 0);
+	assert_true(m.settle);
+	npf_wire_row_clear(&m);
+	assert_int_equal(json_object_set_new(j, "settle", json_false()), 0);
+	assert_int_equal(npf_wire_row_from_json(j, &m), -EBADMSG);
+	json_decref(j);
+	assert_int_equal(npf_job_round_decide((const struct npf_msg_row *const *)rows, 3, false, &d),
+			 0);
+	assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+	assert_string_equal(d.net, "10.0.0.0/24");
+	assert_string_equal(d.nodes, "...");
+	assert_non_null(strstr(d.reason, "a better network could not be verified"));
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(npf_job_role_of(&d, i), NPF_JOB_ROLE_DEGRADED);
+	npf_wire_job_decision_clear(&d);
+	rows_free(rows, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +545,7 @@ int main(void)
 	    cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
 	    cmocka_unit_test(test_sparse_eight),     cmocka_unit_test(test_row_codec),
 	    cmocka_unit_test(test_answer),	     cmocka_unit_test(test_round_decision),
+	    cmocka_unit_test(test_settle_round),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -182,6 +183,134 @@ static void test_from_detail(void **state)
 
 /* Every node of a job checking at once on few cores: phases the deadline cut short and
  * daemons that answered late are load, whatever the raw outcome (issue 11). */
+/* Issue 18: a reply lost on one path while the same daemon answers others is evidence, not
+ * load. TCP_INFO says which: a request the peer's kernel never acknowledged, through
+ * retransmissions, was lost by the path (a loaded daemon's kernel still acknowledges it); a
+ * request acknowledged and not answered is a slow daemon. */
+static void test_lossy_path_vs_slow_daemon(void **state)
+{
+	static const char *const not_lost[] = {
+	    "HELLO to 198.18.1.3 lost: 0 unacked, 3 retransmits",	 /* all acknowledged */
+	    "HELLO to 198.18.1.3 lost: 2 unacked, 0 retransmits",	 /* not resent yet */
+	    "HELLO to 198.18.1.3 lost: 2 unacked, 3 retransmits x", /* not our text */
+	    "HELLO to 198.18.1.3 lost: 99999999999 unacked, 3 retransmits",
+	    "HELLO lost: 2 unacked, 3 retransmits",
+	    "no HELLO reply from 198.18.1.3",
+	};
+	struct npf_attempt_facts f;
+	const char *why;
+	char d[128];
+
+	(void)state;
+	/* Lost on this path while a sibling path to the same daemon worked: a fault. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "HELLO", "198.18.1.3", 2u, 3u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_true(f.path_lossy);
+	assert_false(f.daemon_silent);
+	assert_int_equal(f.unacked, 2);
+	assert_int_equal(f.retrans, 3);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	/* The daemon answered on another path (its control exchange), none ok yet: a fault. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .peer_answered = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "DATA_AUTH", "2001:db8::3", 1u, 1u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	/* Nothing else of that daemon answered: it may have gone away, no evidence. */
+	f.peer_answered = false;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Our loop late: the retransmissions may be its own starvation's. */
+	f.peer_answered = true;
+	f.loop_late_us = 300000;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* Acknowledged but unanswered, a sibling ok: the daemon was slow, never a failure. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_NO_OPEN_DATA, "198.18.1.3");
+	npf_attempt_facts_from_detail(&f, d);
+	why = NULL;
+	assert_int_equal(npf_attempt_judge(&f, &why), NPF_JUDGE_INCONCLUSIVE);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "slow daemon"));
+	/* Only the exact text counts; a lost request never makes another outcome evidence. */
+	for (size_t i = 0; i < sizeof(not_lost) / sizeof(not_lost[0]); i++) {
+		f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .sibling_ok = true};
+		npf_attempt_facts_from_detail(&f, not_lost[i]);
+		assert_false(f.path_lossy);
+	}
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .sibling_ok = true};
+	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "HELLO", "198.18.1.3", 2u, 3u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_false(f.path_lossy);
+}
+
+/* Issue 18: load is measured, not presumed. With our loop on time (under 20 ms late) and the
+ * peer's daemon answering its discovery HELLO fast, a timeout or a stall that ran its course
+ * is evidence even without a sibling; a silent daemon or a phase cut short never is. */
+static void test_measured_load(void **state)
+{
+	struct npf_attempt_facts f;
+	char d[128];
+
+	(void)state;
+	assert_true(npf_measured_idle(0, 300));
+	assert_true(npf_measured_idle(NPF_IDLE_LATE_US - 1, NPF_IDLE_RTT_US - 1));
+	assert_false(npf_measured_idle(NPF_IDLE_LATE_US, 300));
+	assert_false(npf_measured_idle(0, NPF_IDLE_RTT_US));
+	assert_false(npf_measured_idle(0, 0)); /* not measured: never idle */
+	/* A SYN that went unanswered for 900 ms, no sibling, nothing answered: evidence only
+	 * where load was measured absent. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 900u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f.idle = true;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	/* Idle, but the phase was cut short, or the daemon was silent: still nothing. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .idle = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 20u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_TIMEOUT, .idle = true, .window_us = 1000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_NO_HELLO, "198.18.1.3");
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* "idle" with our loop late after all (the fact and the lateness disagree): late wins. */
+	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT,
+				       .idle = true,
+				       .loop_late_us = 300000,
+				       .window_us = 1000000};
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* A reverse stall (the peer's measurement) with no sibling in its batch: evidence when
+	 * idle and the bulk ran its course with nothing back; not when cut short. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE, .window_us = 2000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
+		 900u, 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	f.echo_known = false; /* as a reverse requester knows it */
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	f.idle = true;
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE, .idle = true};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
+		 30u, 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+	/* A forward stall that moved part of the echo stays inconclusive, idle or not. */
+	f = (struct npf_attempt_facts){
+	    .outcome = NPF_OUT_BULK_STALL, .idle = true, .window_us = 2000000};
+	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)9000,
+		 72000u, 900u, 5u);
+	npf_attempt_facts_from_detail(&f, d);
+	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
+}
+
 static void test_cut_short(void **state)
 {
 	struct npf_attempt_facts f;
@@ -287,7 +416,8 @@ int main(void)
 	    cmocka_unit_test(test_bulk_bytes),	   cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_discriminating), cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_bulk_stall),	   cmocka_unit_test(test_unknown_stays_unknown),
-	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short),
+	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short), cmocka_unit_test(test_lossy_path_vs_slow_daemon),
+	    cmocka_unit_test(test_measured_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

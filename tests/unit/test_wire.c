@@ -14,6 +14,7 @@
 
 #include "npf_test.h"
 
+#include "auth.h"
 #include "candidates.h"
 #include "wire.h"
 
@@ -201,6 +202,121 @@ static void test_hello(void **state)
 		assert_int_equal(npf_wire_hello_from_json(j, &out), -EBADMSG);
 		json_decref(j);
 	}
+}
+
+/* Bytes one frame of type t takes on the wire, with the authentication tag it carries
+ * once a cluster key is in use (the handshake frames themselves carry none, but counting
+ * it for every frame is the stricter bound). Takes j. */
+static size_t wire_len(uint16_t t, json_t *j)
+{
+	uint8_t *f = NULL;
+	size_t len = 0;
+
+	assert_non_null(j);
+	assert_int_equal(npf_wire_frame(t, j, &f, &len), 0);
+	json_decref(j);
+	free(f);
+	return len + NPF_AUTH_TAG_LEN;
+}
+
+/* Issue 18: every frame of one path probe before its bulk phase fits in
+ * NPF_WIRE_PATH_FRAME_MAX bytes of TCP payload, for a node with 64 addresses (the longest
+ * IPv6 text), 256 interfaces and the longest names: a switch port with a smaller MTU than
+ * the NICs' cannot eat a path's control exchange. The same node's discovery answer (the
+ * per-peer facts) is far larger: it must never be what a path probe gets. */
+static void test_path_frames_fit(void **state)
+{
+	struct npf_candidate *c = calloc(64, sizeof(*c));
+	char(*names)[IFNAMSIZ] = calloc(NPF_WIRE_MAX_IFNAMES, IFNAMSIZ);
+	char node[NPF_NAME_MAX], msg[128], a[64];
+	struct npf_msg_hello h, disc;
+	struct npf_msg_hello_reply rep;
+	struct npf_msg_open_data od = { .bytes = NPF_WIRE_MAX_BULK };
+	struct npf_msg_open_data_reply odr = { .port = 65535 };
+	struct npf_msg_data_auth da;
+	struct npf_msg_data_auth_reply dar;
+	struct npf_msg_error e = { .code = NPF_WERR_UNSUPPORTED_VERSION };
+	struct npf_auth_hello ah = { .n_ids = NPF_AUTH_MAX_KEYS };
+	struct npf_auth_challenge ac;
+	struct npf_auth_finish af;
+	const uint64_t inst = 0xffffffffffffffffull;
+	size_t worst = 0, n;
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(names);
+	memset(node, 'n', sizeof(node) - 1);
+	node[sizeof(node) - 1] = '\0';
+	for (int i = 0; i < 64; i++) {
+		snprintf(a, sizeof(a), "2001:db8:ffff:ffff:ffff:ffff:ffff:ff%02x", i);
+		assert_int_equal(npf_wire_addr_parse(a, &c[i].addr), 0);
+		c[i].addr.prefixlen = 128;
+		snprintf(c[i].ifname, IFNAMSIZ, "ens1f0np%07d", i);
+		c[i].kind = NPF_KIND_PHYSICAL;
+		c[i].mtu = 9000;
+		c[i].speed_mbps = 400000;
+		snprintf(c[i].rdma_dev, sizeof(c[i].rdma_dev), "mlx5_%d", i);
+		c[i].rdma_port = 1;
+		c[i].rdma_ll = NPF_LL_ETHERNET;
+		c[i].rdma_active = true;
+	}
+	for (size_t i = 0; i < NPF_WIRE_MAX_IFNAMES; i++)
+		snprintf(names[i], IFNAMSIZ, "enp%012zu", i);
+	memset(msg, 0x01, sizeof(msg) - 1); /* every byte escaped as \u0001 */
+	msg[sizeof(msg) - 1] = '\0';
+	snprintf(e.message, sizeof(e.message), "%s", msg);
+	memset(&da, 0xff, sizeof(da));
+	memset(odr.token, 0xff, sizeof(odr.token));
+	snprintf(dar.node, sizeof(dar.node), "%s", node);
+	dar.instance = inst;
+	snprintf(ah.node, sizeof(ah.node), "%s", node);
+	memset(&ac, 0xff, sizeof(ac));
+	snprintf(ac.node, sizeof(ac.node), "%s", node);
+	memset(&af, 0xff, sizeof(af));
+
+	npf_wire_path_hello(node, inst, &h);
+	npf_wire_hello_answer(&h, node, inst, c, 64, names, NPF_WIRE_MAX_IFNAMES, &rep);
+	{
+		const struct {
+			uint16_t type;
+			json_t *j;
+		} f[] = {
+			{ NPF_MSG_HELLO, npf_wire_hello_to_json(&h) },
+			{ NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep) },
+			{ NPF_MSG_OPEN_DATA, npf_wire_open_data_to_json(&od) },
+			{ NPF_MSG_OPEN_DATA_REPLY, npf_wire_open_data_reply_to_json(&odr) },
+			{ NPF_MSG_DATA_AUTH, npf_wire_data_auth_to_json(&da) },
+			{ NPF_MSG_DATA_AUTH_REPLY, npf_wire_data_auth_reply_to_json(&dar) },
+			{ NPF_MSG_ERROR, npf_wire_error_to_json(&e) },
+			{ 48, npf_auth_hello_to_json(&ah) }, /* AUTH_HELLO, _CHALLENGE, _FINISH */
+			{ 49, npf_auth_challenge_to_json(&ac) },
+			{ 50, npf_auth_finish_to_json(&af) },
+		};
+
+		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+			n = wire_len(f[i].type, f[i].j);
+			worst = n > worst ? n : worst;
+		}
+	}
+	print_message("largest pre-bulk path frame: %zu bytes (limit %u)\n", worst,
+		      NPF_WIRE_PATH_FRAME_MAX);
+	assert_true(worst <= NPF_WIRE_PATH_FRAME_MAX);
+
+	/* The discovery HELLO and its answer carry the per-peer facts: several kB here,
+	 * which is why a path never asks for them. */
+	disc = h;
+	disc.want_candidates = true;
+	disc.addrs_present = true;
+	for (int i = 0; i < 64; i++)
+		disc.addrs[disc.n_addrs++] = c[i].addr;
+	assert_true(wire_len(NPF_MSG_HELLO, npf_wire_hello_to_json(&disc)) >
+		    NPF_WIRE_PATH_FRAME_MAX);
+	npf_wire_hello_answer(&disc, node, inst, c, 64, names, NPF_WIRE_MAX_IFNAMES, &rep);
+	assert_true(rep.lists && rep.n_cands == 64);
+	assert_true(wire_len(NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep)) >
+		    4 * NPF_WIRE_PATH_FRAME_MAX);
+	free(names);
+	free(c);
 }
 
 static void test_hello_reply(void **state)
@@ -511,7 +627,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header),     cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_strict_json), cmocka_unit_test(test_hello),
-		cmocka_unit_test(test_hello_reply), cmocka_unit_test(test_open_data),
+		cmocka_unit_test(test_hello_reply), cmocka_unit_test(test_path_frames_fit),
+		cmocka_unit_test(test_open_data),
 		cmocka_unit_test(test_reverse),    cmocka_unit_test(test_error_and_frame),
 		cmocka_unit_test(test_names),
 	};
