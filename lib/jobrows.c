@@ -45,16 +45,37 @@ void npf_job_matrix_clear(struct npf_job_matrix *m)
 	free(m->keys);
 	free(m->nets);
 	free(m->pairs);
+	free(m->said);
+	free(m->absent);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Node i's row's entry for network key, NULL when absent (no address there). */
+static const struct npf_row_net *row_net(const struct npf_msg_row *r, const char *key)
+{
+	for (size_t k = 0; k < r->n_nets; k++)
+		if (strcmp(r->nets[k].key, key) == 0)
+			return &r->nets[k];
+	return NULL;
 }
 
 /* Node i's view of its pair with j on network key: '-', 'o', 'u' or 'f'. */
 static char view(const struct npf_msg_row *r, const char *key, size_t j)
 {
-	for (size_t k = 0; k < r->n_nets; k++)
-		if (strcmp(r->nets[k].key, key) == 0)
-			return r->nets[k].states[j];
-	return 'f'; /* no address there: the node cannot use the network */
+	const struct npf_row_net *x = row_net(r, key);
+
+	return x ? x->states[j] : 'f'; /* no address there: the node cannot use the network */
+}
+
+/* One row's own account of a pair, as a pair state. */
+static uint8_t said(char c)
+{
+	switch (c) {
+	case 'o': return NPF_PAIR_OK;
+	case 'f': return NPF_PAIR_FAIL;
+	case '-': return NPF_PAIR_OUTSIDE;
+	default: return NPF_PAIR_UNKNOWN;
+	}
 }
 
 /* The one merge rule (docs/decision.md §10): symmetric in a and b. */
@@ -136,7 +157,9 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct n
 	m->keys = calloc(nu ? (size_t)nu : 1, sizeof(*m->keys));
 	m->nets = calloc(nu ? (size_t)nu : 1, sizeof(*m->nets));
 	m->pairs = calloc(nu ? (size_t)nu * n * n : 1, 1);
-	if (!m->keys || !m->nets || !m->pairs) {
+	m->said = calloc(nu ? (size_t)nu * n * n : 1, 1);
+	m->absent = calloc(nu ? (size_t)nu * n : 1, sizeof(*m->absent));
+	if (!m->keys || !m->nets || !m->pairs || !m->said || !m->absent) {
 		npf_job_matrix_clear(m);
 		return -ENOMEM;
 	}
@@ -144,12 +167,17 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct n
 		memcpy(m->keys[k], u[k]->key, sizeof(m->keys[k]));
 		m->nets[k].name = m->keys[k];
 		m->nets[k].quality = u[k]->quality;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			m->absent[k * n + i] = !row_net(rows[i], u[k]->key);
 			for (size_t j = 0; j < n; j++)
-				if (i != j)
+				if (i != j) {
+					char a = view(rows[i], u[k]->key, j);
+
+					m->said[k * n * n + i * n + j] = said(a);
 					m->pairs[k * n * n + i * n + j] =
-					    merge(view(rows[i], u[k]->key, j),
-						  view(rows[j], u[k]->key, i));
+					    merge(a, view(rows[j], u[k]->key, i));
+				}
+		}
 	}
 	return 0;
 }
@@ -165,13 +193,13 @@ const char *npf_job_role_name(enum npf_job_role r)
 	return (unsigned int)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
 
-/* The evidence against suspect s on network k: its first failing pair, as "node1". */
+/* The evidence against suspect s on network k: the first peer its own row fails with. */
 static const char *first_fail_peer(const struct npf_job_matrix *m, size_t k, size_t s,
 				   const struct npf_msg_row *const *rows)
 {
 	for (size_t j = 0; j < m->n_nodes; j++)
 		if (j != s &&
-		    m->pairs[k * m->n_nodes * m->n_nodes + s * m->n_nodes + j] == NPF_PAIR_FAIL)
+		    m->said[k * m->n_nodes * m->n_nodes + s * m->n_nodes + j] == NPF_PAIR_FAIL)
 			return rows[j]->node;
 	return "?";
 }
@@ -233,6 +261,8 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 				    .n_nets = m.n_nets,
 				    .nets = m.nets,
 				    .pairs = m.pairs,
+				    .said = m.said,
+				    .absent = m.absent,
 				    .degrade = degrade,
 				    .names = names};
 	r = npf_job_decide(&in, &d);
@@ -249,14 +279,24 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 	for (size_t i = 0; i < n; i++)
 		if (d.suspect[i])
 			out->nodes[i] = 's';
-	/* The reason: the decision's line, then each suspect with its evidence on the best
-	 * network (the one it breaks). Names are the rows' own (every row is here). */
+	/* The reason: the decision's line, then each suspect with its own evidence on the
+	 * network it breaks. Names are the rows' own (every row is here). */
 	off = (size_t)snprintf(out->reason, sizeof(out->reason), "%s", d.reason);
-	for (size_t i = 0; i < n && d.best >= 0 && off < sizeof(out->reason); i++)
-		if (d.suspect[i])
+	for (size_t i = 0; i < n && d.best >= 0 && off < sizeof(out->reason); i++) {
+		size_t k = (size_t)(d.net >= 0 ? d.net : d.best);
+
+		if (!d.suspect[i])
+			continue;
+		if (d.why[i] == NPF_BLAME_CORROBORATED)
 			off += (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
-						"; %s fails %s with %s", rows[i]->node,
-						m.keys[d.best], first_fail_peer(&m, (size_t)d.best, i, rows));
+						"; %s fails %s with %s and another peer that works "
+						"with it (its own row)",
+						rows[i]->node, m.keys[k], first_fail_peer(&m, k, i, rows));
+		else
+			off += (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
+						"; %s on %s: %s", rows[i]->node, m.keys[k],
+						npf_job_blame_text((enum npf_job_blame)d.why[i]));
+	}
 	npf_job_decision_clear(&d);
 	npf_job_matrix_clear(&m);
 	return 0;

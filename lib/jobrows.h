@@ -6,6 +6,7 @@
 #ifndef NPF_JOBROWS_H
 #define NPF_JOBROWS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,13 +29,17 @@ struct npf_job_matrix {
 	char (*keys)[NPF_WIRE_NET_KEY_MAX]; /* [n_nets] */
 	struct npf_job_net *nets;	    /* [n_nets], name -> keys[k] */
 	uint8_t *pairs;			    /* [n_nets * n_nodes * n_nodes] */
+	uint8_t *said;			    /* [n_nets * n_nodes * n_nodes]: row i's own
+					     * account of pair (i, j) (struct npf_job_input) */
+	bool *absent;			    /* [n_nets * n_nodes]: absent from row i */
 };
 
 /* Merges rows[i] (node i's row, in hostlist order) into m. A pair's state is the merge
  * of the two rows that hold it, symmetric in the two: fail if either says fail; the
  * other's state if one says outside (a sparse plan gave the pair to one of the two);
  * ok if both say ok; unknown otherwise. A network absent from a row is one the node has
- * no address on: its pairs there are fail. Returns
+ * no address on: its pairs there are fail. Each row's own account is kept beside the
+ * merge (said, absent): blame rests on it (lib/jobcheck.h). Returns
  *   0          m is the job's matrix;
  *   -ENODATA   a row is missing (rows[i] == NULL): the caller's verdict is unknown,
  *              never a network (a partial matrix differs between nodes);
