@@ -92,21 +92,58 @@ static uint8_t merge(char a, char b)
 	return a == 'o' && b == 'o' ? NPF_PAIR_OK : NPF_PAIR_UNKNOWN;
 }
 
+/* A network key's prefix ("198.18.2.0/24") as lib/rank.c compares it; -EINVAL for text
+ * that is no key (the codec refuses such rows before they get here). */
+static int key_prefix(const char *key, struct npf_addr *out)
+{
+	char ip[NPF_WIRE_NET_KEY_MAX];
+	const char *slash = strchr(key, '/');
+	size_t len = slash ? (size_t)(slash - key) : 0;
+
+	if (!slash || len >= sizeof(ip))
+		return -EINVAL;
+	memcpy(ip, key, len);
+	ip[len] = '\0';
+	if (npf_wire_addr_parse(ip, out) < 0)
+		return -EINVAL;
+	out->prefixlen = (uint8_t)atoi(slash + 1);
+	return 0;
+}
+
+int npf_job_net_order(int64_t rank_a, const char *key_a, int64_t rank_b, const char *key_b)
+{
+	struct npf_addr a, b;
+	int r;
+
+	if (rank_a != rank_b)
+		return rank_a > rank_b ? -1 : 1;
+	if (key_prefix(key_a, &a) < 0 || key_prefix(key_b, &b) < 0)
+		return strcmp(key_a, key_b);
+	r = memcmp(a.addr, b.addr, sizeof(a.addr));
+	if (r)
+		return r < 0 ? -1 : 1;
+	if (a.prefixlen != b.prefixlen)
+		return a.prefixlen < b.prefixlen ? -1 : 1;
+	return strcmp(key_a, key_b);
+}
+
 static int net_cmp(const void *pa, const void *pb)
 {
 	const struct npf_row_net *a = *(const struct npf_row_net *const *)pa;
 	const struct npf_row_net *b = *(const struct npf_row_net *const *)pb;
 
-	if (a->rank != b->rank)
-		return a->rank > b->rank ? -1 : 1;
-	return strcmp(a->key, b->key);
+	return npf_job_net_order(a->rank, a->key, b->rank, b->key);
 }
 
-/* The distinct networks of all rows into u[] (borrowed from the rows), each with the
- * lowest (rank, quality) any row gives it. Returns the count or -EPROTO (too many). */
+/* The distinct networks of all rows into u[] (borrowed from the rows). Each takes the
+ * coordinator's (rows[0], the hostlist's first node) rank and quality: its own policy and
+ * the candidates it knows, never a participant's, so no row can move the job to a worse
+ * network. A network the coordinator has no address on takes the lowest (rank, quality)
+ * any row gives it: it can be chosen only by blaming the coordinator, and a lower key only
+ * keeps that from happening. Returns the count or -EPROTO (too many). */
 static int collect(const struct npf_msg_row *const *rows, size_t n, const struct npf_row_net **u)
 {
-	size_t nu = 0;
+	size_t nu = 0, from_first = 0; /* u[0..from_first) come from rows[0] */
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < rows[i]->n_nets; k++) {
@@ -117,17 +154,19 @@ static int collect(const struct npf_msg_row *const *rows, size_t n, const struct
 				if (strcmp(u[q]->key, x->key) == 0)
 					break;
 			if (q < nu) {
-				/* One network, one place in the order: two views of it (a sparse
-				 * plan shows each node other members) are combined by the lower
-				 * key, the same whatever order the rows came in. */
-				if (x->rank < u[q]->rank ||
-				    (x->rank == u[q]->rank && x->quality < u[q]->quality))
+				/* Two views of one network: the same whatever order the rows
+				 * came in. */
+				if (q >= from_first &&
+				    (x->rank < u[q]->rank ||
+				     (x->rank == u[q]->rank && x->quality < u[q]->quality)))
 					u[q] = x;
 				continue;
 			}
 			if (nu == NPF_WIRE_MAX_ROW_NETS)
 				return -EPROTO;
 			u[nu++] = x;
+			if (i == 0)
+				from_first = nu;
 		}
 	qsort(u, nu, sizeof(*u), net_cmp);
 	return (int)nu;

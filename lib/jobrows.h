@@ -22,8 +22,14 @@ int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN 
 int npf_job_id_tag(const char *const *names, size_t n, const char *job_tag,
 		   char out[NPF_WIRE_JOB_ID_LEN + 1]);
 
-/* The merged matrix: networks in rank order (rank descending, key ascending), pairs as
- * struct npf_job_input wants them. Owned by the caller (npf_job_matrix_clear). */
+/* The job's order of two networks as a row carries them (rank, key): the local ranking's
+ * (lib/rank.c) -- rank descending (the quality rows and the family packed into it), then
+ * the prefix bytes and prefix length ascending, never the key's text (which would put
+ * 198.18.10.0/24 before 198.18.2.0/24). <0: a first. */
+int npf_job_net_order(int64_t rank_a, const char *key_a, int64_t rank_b, const char *key_b);
+
+/* The merged matrix: networks in npf_job_net_order(), pairs as struct npf_job_input wants
+ * them. Owned by the caller (npf_job_matrix_clear). */
 struct npf_job_matrix {
 	size_t n_nodes, n_nets;
 	char (*keys)[NPF_WIRE_NET_KEY_MAX]; /* [n_nets] */
@@ -45,8 +51,9 @@ struct npf_job_matrix {
  *              never a network (a partial matrix differs between nodes);
  *   -EPROTO    the rows do not describe one job (another job id or size, a row at the
  *              wrong index), or more than NPF_WIRE_MAX_ROW_NETS networks in all;
- * A network that two rows rank differently (a sparse plan shows each node other members
- * of it) takes the lowest (rank, quality) of all rows: the same on every node.
+ * A network's rank and quality are the coordinator's (rows[0]: its own policy and the
+ * candidates it knows), never a participant's; one that rows[0] lacks takes the lowest
+ * (rank, quality) any row gives it. The same on every node.
  *   -ENOMEM.
  * m is left zeroed on failure. */
 int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,

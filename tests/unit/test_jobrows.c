@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "decide.h"
 #include "jobrows.h"
 
 #define MAXN 8
@@ -166,16 +167,27 @@ static void test_incomplete_and_foreign(void **state)
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m),
 			 -ENODATA);
 	assert_null(m.pairs);
-	/* Another view of the same network: the lowest rank and quality, whichever row
-	 * holds it. */
+	/* Another view of the same network: the coordinator's (rows[0]) rank and quality,
+	 * never a participant's lower or higher one (issue 19: one row moved the job). */
 	rows[1] = row_make(3, 1, "198.18.1.0/24,8,4,o.o");
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
-	assert_int_equal(m.nets[0].quality, 4);
+	assert_int_equal(m.nets[0].quality, 5);
 	npf_job_matrix_clear(&m);
 	rows_free(rows + 1, 1);
 	rows[1] = row_make(3, 1, "198.18.1.0/24,10,6,o.o");
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
 	assert_int_equal(m.nets[0].quality, 5);
+	npf_job_matrix_clear(&m);
+	rows_free(rows + 1, 1);
+	/* A network the coordinator lacks: the lowest any row gives it. */
+	rows_free(rows, 1);
+	rows_free(rows + 2, 1);
+	rows[0] = row_make(3, 0, "10.0.0.0/24,1,1,.oo");
+	rows[1] = row_make(3, 1, "198.18.1.0/24,9,5,o.o;10.0.0.0/24,1,1,o.o");
+	rows[2] = row_make(3, 2, "198.18.1.0/24,7,3,oo.;10.0.0.0/24,1,1,oo.");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
+	assert_string_equal(m.nets[0].name, "198.18.1.0/24");
+	assert_int_equal(m.nets[0].quality, 3);
 	npf_job_matrix_clear(&m);
 	rows_free(rows + 1, 1);
 	/* A row of a 2-node job among rows of a 3-node job. */
@@ -254,6 +266,75 @@ static void test_asymmetric_three(void **state)
 	assert_int_equal(d.pair_b, 2);
 	npf_job_decision_clear(&d);
 	rows_free(rows, 3);
+}
+
+/* A random network of the ranking table's facts. */
+static void random_net(unsigned int *seed, struct net *n)
+{
+	static const unsigned int prefers[] = {0, 1, 2, PREFER_NONE};
+	static const int64_t speeds[] = {0, 1000, 10000, 25000, 100000, 400000};
+	size_t len;
+
+	memset(n, 0, sizeof(*n));
+	n->prefix.family = rand_r(seed) % 3 ? AF_INET : AF_INET6;
+	len = n->prefix.family == AF_INET ? 4 : 16;
+	n->prefix.prefixlen = (uint8_t)(8 + rand_r(seed) % (len * 8 - 7));
+	/* Few distinct bytes, so equal keys and shared leading bytes come up. */
+	for (size_t b = 0; b < len; b++)
+		n->prefix.addr[b] = (uint8_t)(b < 2 ? 198 + rand_r(seed) % 2 : rand_r(seed) % 12);
+	for (size_t b = 0; b < len; b++) {
+		size_t bits = b * 8 >= n->prefix.prefixlen ? 0 : n->prefix.prefixlen - b * 8;
+
+		if (bits < 8)
+			n->prefix.addr[b] &= (uint8_t)(0xff00u >> bits);
+	}
+	n->avoid = rand_r(seed) % 5 == 0;
+	n->prefer = prefers[rand_r(seed) % 4];
+	n->role = rand_r(seed) % 6 == 0;
+	n->rdma = rand_r(seed) % 2;
+	n->speed = speeds[rand_r(seed) % 6];
+}
+
+static int sign(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
+/* Property: the job's order of networks (the keys a row carries, npf_job_net_order) is
+ * the local ranking's (lib/rank.c dec_net_cmp), tie-breakers included. Text order of the
+ * keys would put 198.18.10.0/24 before 198.18.2.0/24; the local ranking does not. */
+static void test_order_agrees(void **state)
+{
+	unsigned int seed = 19;
+	struct net a, b;
+	int64_t ra, qa, rb, qb;
+	char ka[NPF_WIRE_NET_KEY_MAX], kb[NPF_WIRE_NET_KEY_MAX];
+
+	(void)state;
+	for (int t = 0; t < 20000; t++) {
+		random_net(&seed, &a);
+		random_net(&seed, &b);
+		if (t == 0) {
+			/* The case that disagreed. */
+			memset(&a, 0, sizeof(a));
+			a.prefix.family = AF_INET;
+			a.prefix.prefixlen = 24;
+			a.prefer = PREFER_NONE;
+			b = a;
+			memcpy(a.prefix.addr, (const uint8_t[]){198, 18, 10, 0}, 4);
+			memcpy(b.prefix.addr, (const uint8_t[]){198, 18, 2, 0}, 4);
+		}
+		dec_net_row_keys(&a, &ra, &qa);
+		dec_net_row_keys(&b, &rb, &qb);
+		cidr_str(&a.prefix, ka, sizeof(ka));
+		cidr_str(&b.prefix, kb, sizeof(kb));
+		assert_true(npf_wire_net_key_valid(ka));
+		assert_int_equal(sign(npf_job_net_order(ra, ka, rb, kb)), sign(dec_net_cmp(&a, &b)));
+		/* The quality key alone agrees with the quality rows. */
+		assert_int_equal(sign(qa < qb) - sign(qa > qb), sign(dec_net_quality_cmp(&a, &b)));
+		if (t == 0)
+			assert_true(npf_job_net_order(ra, ka, rb, kb) > 0);
+	}
 }
 
 /* The job's fabric ("198.18.1.0/24", quality 5) and eno1 ("10.0.0.0/24", quality 1) as each
@@ -666,7 +747,7 @@ int main(void)
 	    cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
 	    cmocka_unit_test(test_sparse_eight),     cmocka_unit_test(test_row_codec),
 	    cmocka_unit_test(test_answer),	     cmocka_unit_test(test_round_decision),
-	    cmocka_unit_test(test_blame_every_position),
+	    cmocka_unit_test(test_blame_every_position), cmocka_unit_test(test_order_agrees),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
