@@ -221,6 +221,17 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct n
 	return 0;
 }
 
+struct npf_job_input npf_job_matrix_input(const struct npf_job_matrix *m, bool degrade)
+{
+	return (struct npf_job_input){.n_nodes = m->n_nodes,
+				      .n_nets = m->n_nets,
+				      .nets = m->nets,
+				      .pairs = m->pairs,
+				      .said = m->said,
+				      .absent = m->absent,
+				      .degrade = degrade};
+}
+
 const char *npf_job_role_name(enum npf_job_role r)
 {
 	static const char *const names[] = {
@@ -296,14 +307,8 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 	}
 	for (size_t i = 0; i < n; i++)
 		names[i] = rows[i]->node;
-	in = (struct npf_job_input){.n_nodes = n,
-				    .n_nets = m.n_nets,
-				    .nets = m.nets,
-				    .pairs = m.pairs,
-				    .said = m.said,
-				    .absent = m.absent,
-				    .degrade = degrade,
-				    .names = names};
+	in = npf_job_matrix_input(&m, degrade);
+	in.names = names;
 	r = npf_job_decide(&in, &d);
 	free(names);
 	if (r < 0) {

@@ -61,6 +61,10 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,
 
 void npf_job_matrix_clear(struct npf_job_matrix *m);
 
+/* The decision's input over m (borrowed: valid while m is), each row's own account
+ * included, so blame rests on it. */
+struct npf_job_input npf_job_matrix_input(const struct npf_job_matrix *m, bool degrade);
+
 
 /* One node's answer from the job's rows: what the daemon of node self says once the
  * exchange is over (docs/decision.md §10). */

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Shared by netns.jobrows and netns.deadnode (source it inside a lab run, after lib.sh, with
-# CLI, LAB and T set): start one job check on several nodes of the lab at once, as a Slurm
+# Shared by netns.jobrows, netns.deadnode and netns.blamepair (source it inside a lab run,
+# after lib.sh, with CLI, LAB and T set; MERGE for job_merge): start one job check on several nodes of the lab at once, as a Slurm
 # Prolog does (`netpreflight check --nodes HOSTLIST --job TAG --json`, docs/decision.md §10),
 # then assert what EACH daemon answered. Not a test itself (no .sh: the CTest glob skips it).
 # shellcheck shell=bash
@@ -130,4 +130,28 @@ job_print() {
 	for n in "$@"; do
 		echo "  $c $n: $(jf "$c-$n" .verdict.verdict) $(jf "$c-$n" '.recommendation.choice.ifname // "-"') role $(jf "$c-$n" '.job.role // "-"')"
 	done
+}
+
+# fw NODE [RULE...]: NODE's nft input chain (the lab's table, made when missing) flushed, then
+# RULE added when given; `fw NODE` alone clears it.
+fw() {
+	"$LAB" exec "$1" nft add table inet npflab &&
+		"$LAB" exec "$1" nft add chain inet npflab input \
+			'{ type filter hook input priority 0; policy accept; }' &&
+		"$LAB" exec "$1" nft flush chain inet npflab input &&
+		{ [ $# -eq 1 ] || "$LAB" exec "$1" nft add rule inet npflab input "${@:2}"; }
+}
+
+# job_merge CASE HEAD SUSPECTS NODE...: tests/tools/npf_jobmerge ($MERGE) over the same check
+# JSONs decides as the daemons did: its line starts "verdict=HEAD suspects=SUSPECTS " (HEAD
+# e.g. "ok net=198.18.1.0/24", SUSPECTS comma separated or "-").
+job_merge() {
+	local c=$1 head=$2 want=$3 got files=() n
+	shift 3
+	for n in "$@"; do files+=("$T/$c-$n.json"); done
+	got=$("$MERGE" "${files[@]}" 2>"$T/$c.merge.err")
+	case "$got" in
+	"verdict=$head suspects=$want "*) pass "$c: npf_jobmerge agrees: ${got%% nets=*}" ;;
+	*) fail "$c: npf_jobmerge over the daemons' rows: '$got' $(cat "$T/$c.merge.err"), want $head suspects=$want" ;;
+	esac
 }

@@ -204,8 +204,7 @@ static void decide(struct npf_msg_row **rows, size_t n, bool degrade, struct npf
 	struct npf_job_input in;
 
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, n, &m), 0);
-	in = (struct npf_job_input){
-	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs, .degrade = degrade};
+	in = npf_job_matrix_input(&m, degrade);
 	assert_int_equal(npf_job_decide(&in, d), 0);
 	npf_job_matrix_clear(&m);
 }
