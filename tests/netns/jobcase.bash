@@ -61,7 +61,8 @@ jtrue() {
 #  - every other node: VERDICT (ok or degraded), exit 0, on IFNAME with network NET, and the
 #    published NCCL_SOCKET_IFNAME is exactly that interface;
 #  - every node: the same job (id, coordinator, tag), the same job verdict, network NET and
-#    suspect list, no node missing, every row in.
+#    suspect list, no node missing, every row in (JOB_SIZE rows when set: a job with nodes
+#    that send a row but are not asserted here).
 # Counts failures through fail(); prints one pass line per node.
 job_expect() {
 	local c=$1 want=$2 ifname=$3 net=$4 susp=$5 n f v rc role first="" same
@@ -96,7 +97,7 @@ job_expect() {
 			fi
 		fi
 		# The job as this node holds it; compared with the first node's below.
-		jq -c --arg tag "$JOB_TAG" --argjson n "${#nodes[@]}" '.job | {tag, id, coordinator,
+		jq -c --arg tag "$JOB_TAG" --argjson n "${JOB_SIZE:-${#nodes[@]}}" '.job | {tag, id, coordinator,
 			verdict, net, suspects, missing, rows, nodes, tag_ok: (.tag == $tag),
 			complete: (.rows == $n and .nodes == $n and (.missing | length) == 0)}' \
 			"$T/$f.json" >"$T/$f.job" 2>/dev/null
