@@ -24,7 +24,7 @@
 #define DMN_CLIENT_IDLE_MS 5000     /* a request must arrive (whole) within this */
 #define DMN_CLIENT_WRITE_MS 5000    /* a reply must drain within this */
 #define DMN_MAX_RUNNING 4           /* distinct peer sets probed at once */
-#define DMN_MAX_JOBS_PER_UID 1      /* job checks one non-root uid runs at once (root: the Prolog) */
+#define DMN_MAX_JOBS_PER_UID 1      /* job checks of one uid at once (not root) */
 #define DMN_MAX_CACHED 64           /* peer sets remembered */
 #define DMN_DEBOUNCE_MS 200         /* netlink burst -> one rebuild */
 #define DMN_REDUMP_MS 60000         /* safety re-dump when no event arrives */

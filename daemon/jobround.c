@@ -19,14 +19,20 @@
 #define JR_LINGER_US (120ull * 1000000)	 /* a decided round answers late rows this long */
 #define JR_MARGIN_US (300ull * 1000)	 /* decide this long before the first waiter gives up */
 #define JR_DEFAULT_WAIT_MS 10000	 /* a row that names no wait */
-#define JR_MAX_PER_PEER 8		 /* open rounds one remote node may have opened: one
-					  * key holder cannot fill the table with made-up
-					  * job ids (a node is in few jobs starting at once) */
+/* Open rounds one remote node may have opened: one key holder cannot fill the table with
+ * made-up job ids (a node is in few jobs starting at once). */
+#define JR_MAX_PER_PEER 8
 
 struct jwaiter {
 	uint64_t remote;   /* npf_probe_job_answer() id, 0 = local */
 	jround_local_fn fn; /* local */
 	void *ud;
+};
+
+/* A remote row that came before the hostlist (jround_add_row()). */
+struct jpend {
+	struct npf_msg_row *row; /* owned */
+	struct jwaiter w;
 };
 
 struct jround {
@@ -45,10 +51,7 @@ struct jround {
 	/* The job's hostlist, from this node's own check of it (its row comes with it): a
 	 * row is taken only from hostlist[index]. NULL until then; remote rows wait in pend. */
 	char (*hostlist)[NPF_NAME_MAX];
-	struct jpend {
-		struct npf_msg_row *row; /* owned */
-		struct jwaiter w;
-	} *pend; /* owned, [n_pend] */
+	struct jpend *pend; /* owned, [n_pend] */
 	size_t n_pend;
 	char opener[NPF_NAME_MAX]; /* the remote node whose row opened the round, "" = us */
 };
@@ -260,8 +263,8 @@ static struct jround *round_new(struct npf_daemon *d, const struct npf_msg_row *
 static void arm_deadline(struct jround *jr, const struct npf_msg_row *row)
 {
 	uint64_t wait_us = (uint64_t)(row->wait_ms ? row->wait_ms : JR_DEFAULT_WAIT_MS) * 1000;
-	uint64_t until = dmn_now_mono_us() +
-			 (wait_us > 2 * JR_MARGIN_US ? wait_us - JR_MARGIN_US : wait_us / 2);
+	uint64_t until =
+	    dmn_now_mono_us() + (wait_us > 2 * JR_MARGIN_US ? wait_us - JR_MARGIN_US : wait_us / 2);
 
 	if (until < jr->deadline_us) {
 		jr->deadline_us = until;
@@ -321,7 +324,7 @@ refuse:
 void jround_add_row(struct npf_daemon *d, struct npf_msg_row *row, uint64_t remote,
 		    jround_local_fn fn, void *ud, const char *const *hostlist)
 {
-	struct jwaiter w = { .remote = remote, .fn = fn, .ud = ud };
+	struct jwaiter w = {.remote = remote, .fn = fn, .ud = ud};
 	struct jround *jr = find(d, row->job);
 	size_t bytes = row_bytes(row);
 

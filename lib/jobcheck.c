@@ -38,10 +38,10 @@ static uint8_t said_at(const struct npf_job_input *in, size_t k, size_t i, size_
 
 /* Scratch of one decision, n_nodes entries each. */
 struct scratch {
-	size_t *comp;  /* union-find parent, then each node's component of working pairs */
-	size_t *seen;  /* per component: the stamp of the last node that failed with it */
+	size_t *comp; /* union-find parent, then each node's component of working pairs */
+	size_t *seen; /* per component: the stamp of the last node that failed with it */
 	size_t stamp;
-	uint8_t *why;  /* enum npf_job_blame per node on the network being viewed */
+	uint8_t *why; /* enum npf_job_blame per node on the network being viewed */
 };
 
 static size_t find_root(size_t *parent, size_t i)
@@ -125,8 +125,8 @@ const char *npf_job_blame_text(enum npf_job_blame why)
 struct netview {
 	bool all_ok; /* every pair ok */
 	bool any_ok;
-	size_t n_suspects; /* s->why[] != NPF_BLAME_NONE */
-	bool unknown_left; /* an unknown pair between two non-suspects */
+	size_t n_suspects;  /* s->why[] != NPF_BLAME_NONE */
+	bool unknown_left;  /* an unknown pair between two non-suspects */
 	int pair_a, pair_b; /* the first failing pair between two non-suspects, -1 none */
 };
 
@@ -302,8 +302,7 @@ int npf_job_decide(const struct npf_job_input *in, struct npf_job_decision *out)
 			    net_name(in, (int)k));
 			goto done;
 		}
-		if (v.any_ok && v.n_suspects * 2 < n &&
-		    in->nets[k].quality > quality_of(in, w)) {
+		if (v.any_ok && v.n_suspects * 2 < n && in->nets[k].quality > quality_of(in, w)) {
 			if (in->degrade && w >= 0) {
 				skipped_q = in->nets[k].quality > skipped_q ? in->nets[k].quality
 									    : skipped_q;

@@ -71,10 +71,14 @@ static char view(const struct npf_msg_row *r, const char *key, size_t j)
 static uint8_t said(char c)
 {
 	switch (c) {
-	case 'o': return NPF_PAIR_OK;
-	case 'f': return NPF_PAIR_FAIL;
-	case '-': return NPF_PAIR_OUTSIDE;
-	default: return NPF_PAIR_UNKNOWN;
+	case 'o':
+		return NPF_PAIR_OK;
+	case 'f':
+		return NPF_PAIR_FAIL;
+	case '-':
+		return NPF_PAIR_OUTSIDE;
+	default:
+		return NPF_PAIR_UNKNOWN;
 	}
 }
 
@@ -335,7 +339,8 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 			off += (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
 						"; %s fails %s with %s and another peer that works "
 						"with it (its own row)",
-						rows[i]->node, m.keys[k], first_fail_peer(&m, k, i, rows));
+						rows[i]->node, m.keys[k],
+						first_fail_peer(&m, k, i, rows));
 		else
 			off += (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
 						"; %s on %s: %s", rows[i]->node, m.keys[k],

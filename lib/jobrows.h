@@ -65,7 +65,6 @@ void npf_job_matrix_clear(struct npf_job_matrix *m);
  * included, so blame rests on it. */
 struct npf_job_input npf_job_matrix_input(const struct npf_job_matrix *m, bool degrade);
 
-
 /* One node's answer from the job's rows: what the daemon of node self says once the
  * exchange is over (docs/decision.md §10). */
 enum npf_job_role {

@@ -124,8 +124,8 @@ static int on_frame(struct fconn *c, uint16_t type, json_t *payload)
 	 * key on this connection (the one our row went out on) must be the hostlist's first
 	 * node, not another key holder answering in its place. */
 	if (fconn_auth_peer(c) && strcmp(fconn_auth_peer(c), s->coordinator) != 0) {
-		snprintf(s->last_err, sizeof(s->last_err), "JOB_DECISION from %.40s, not the coordinator",
-			 fconn_auth_peer(c));
+		snprintf(s->last_err, sizeof(s->last_err),
+			 "JOB_DECISION from %.40s, not the coordinator", fconn_auth_peer(c));
 		npf_wire_job_decision_clear(&d);
 		return finish(s, NULL, -EPROTO);
 	}

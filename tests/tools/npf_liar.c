@@ -15,10 +15,10 @@
  * Prints one line, "decision verdict=V net=N nodes=S reason=R" or "no decision: WHY", and
  * exits 0 once an answer (or a refusal) came; 2 on bad arguments or setup. */
 #include <errno.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sodium.h>
 #include <systemd/sd-event.h>
 
 #include "jobcheck.h"
@@ -47,8 +47,8 @@ static void on_done(void *ud, const struct npf_msg_job_decision *d, int err)
 
 	if (d)
 		printf("decision verdict=%s net=%s nodes=%s reason=%s\n",
-		       npf_job_verdict_name((enum npf_job_verdict)d->verdict), d->net[0] ? d->net : "-",
-		       d->nodes, d->reason);
+		       npf_job_verdict_name((enum npf_job_verdict)d->verdict),
+		       d->net[0] ? d->net : "-", d->nodes, d->reason);
 	else
 		printf("no decision: %s\n", strerror(-err));
 	l->done = true;
@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 	int r = 2;
 
 	if (argc < 8) {
-		fprintf(stderr, "usage: npf_liar KEYFILE NODE COORDINATOR HOSTLIST TAG INDEX NET...\n");
+		fprintf(stderr,
+			"usage: npf_liar KEYFILE NODE COORDINATOR HOSTLIST TAG INDEX NET...\n");
 		return 2;
 	}
 	if (sodium_init() < 0 || npf_keyfile_load(argv[1], &keys, err, sizeof(err)) < 0) {
@@ -113,8 +114,13 @@ int main(int argc, char **argv)
 		goto out;
 	{
 		struct npf_probe_params p = {
-		    .event = l.ev, .port = PORT, .node_name = argv[2], .instance = row.instance,
-		    .inventory = no_inventory, .userdata = &l, .keys = &keys,
+		    .event = l.ev,
+		    .port = PORT,
+		    .node_name = argv[2],
+		    .instance = row.instance,
+		    .inventory = no_inventory,
+		    .userdata = &l,
+		    .keys = &keys,
 		};
 
 		if (npf_probe_ctx_new(&ctx, &p) < 0 ||

@@ -160,8 +160,11 @@ static void test_liar(void **state)
 					set_pair(&l, 0, liar, v, NPF_PAIR_FAIL);
 					said[liar * n + v] = NPF_PAIR_FAIL;
 				}
-			in = (struct npf_job_input){.n_nodes = n, .n_nets = 2, .nets = l.nets,
-						    .pairs = l.pairs, .said = said};
+			in = (struct npf_job_input){.n_nodes = n,
+						    .n_nets = 2,
+						    .nets = l.nets,
+						    .pairs = l.pairs,
+						    .said = said};
 			assert_int_equal(npf_job_decide(&in, &d), 0);
 			assert_int_equal(d.verdict, NPF_JOB_OK);
 			assert_int_equal(d.net, 0);
@@ -202,8 +205,8 @@ static void test_absent(void **state)
 			if (j != x)
 				set_pair(&l, 0, x, j, NPF_PAIR_FAIL);
 		/* The local row of the blame table comes first: no pair needed. */
-		in = (struct npf_job_input){.n_nodes = 5, .n_nets = 2, .nets = l.nets,
-					    .pairs = l.pairs, .absent = absent};
+		in = (struct npf_job_input){
+		    .n_nodes = 5, .n_nets = 2, .nets = l.nets, .pairs = l.pairs, .absent = absent};
 		assert_int_equal(npf_job_decide(&in, &d), 0);
 		assert_int_equal(d.verdict, NPF_JOB_OK);
 		assert_int_equal(d.net, 0);
@@ -379,12 +382,18 @@ static void test_bad_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_healthy),	    cmocka_unit_test(test_one_dead_node),
-	    cmocka_unit_test(test_asymmetric_pair), cmocka_unit_test(test_equal_quality),
-	    cmocka_unit_test(test_no_minority),	    cmocka_unit_test(test_unknown),
-	    cmocka_unit_test(test_sparse),	    cmocka_unit_test(test_fail),
-	    cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_bad_args),
-	    cmocka_unit_test(test_liar),	    cmocka_unit_test(test_absent),
+	    cmocka_unit_test(test_healthy),
+	    cmocka_unit_test(test_one_dead_node),
+	    cmocka_unit_test(test_asymmetric_pair),
+	    cmocka_unit_test(test_equal_quality),
+	    cmocka_unit_test(test_no_minority),
+	    cmocka_unit_test(test_unknown),
+	    cmocka_unit_test(test_sparse),
+	    cmocka_unit_test(test_fail),
+	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_bad_args),
+	    cmocka_unit_test(test_liar),
+	    cmocka_unit_test(test_absent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,7 +328,8 @@ static void test_order_agrees(void **state)
 		cidr_str(&a.prefix, ka, sizeof(ka));
 		cidr_str(&b.prefix, kb, sizeof(kb));
 		assert_true(npf_wire_net_key_valid(ka));
-		assert_int_equal(sign(npf_job_net_order(ra, ka, rb, kb)), sign(dec_net_cmp(&a, &b)));
+		assert_int_equal(sign(npf_job_net_order(ra, ka, rb, kb)),
+				 sign(dec_net_cmp(&a, &b)));
 		/* The quality key alone agrees with the quality rows. */
 		assert_int_equal(sign(qa < qb) - sign(qa > qb), sign(dec_net_quality_cmp(&a, &b)));
 		if (t == 0)
@@ -741,12 +742,18 @@ static void test_round_decision(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_job_id),	     cmocka_unit_test(test_merge_rule),
-	    cmocka_unit_test(test_order_and_absent), cmocka_unit_test(test_incomplete_and_foreign),
-	    cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
-	    cmocka_unit_test(test_sparse_eight),     cmocka_unit_test(test_row_codec),
-	    cmocka_unit_test(test_answer),	     cmocka_unit_test(test_round_decision),
-	    cmocka_unit_test(test_blame_every_position), cmocka_unit_test(test_order_agrees),
+	    cmocka_unit_test(test_job_id),
+	    cmocka_unit_test(test_merge_rule),
+	    cmocka_unit_test(test_order_and_absent),
+	    cmocka_unit_test(test_incomplete_and_foreign),
+	    cmocka_unit_test(test_dead_fabric_node),
+	    cmocka_unit_test(test_asymmetric_three),
+	    cmocka_unit_test(test_sparse_eight),
+	    cmocka_unit_test(test_row_codec),
+	    cmocka_unit_test(test_answer),
+	    cmocka_unit_test(test_round_decision),
+	    cmocka_unit_test(test_blame_every_position),
+	    cmocka_unit_test(test_order_agrees),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
