@@ -21,6 +21,8 @@
 #           and node2 ok on the fabric;
 #   index:  node3 also sends a row at node2's index first: refused ("index 1 of the job is
 #           node2"), node2's own row counts, the job ok on the fabric, no suspect.
+# Then the per-uid cap: a check_group user (nobody:nogroup) with one job check running gets
+# `busy` for a second (another tag and hostlist); root beside it is not capped.
 # Runs as root (exit 77 = skipped otherwise); lab id bp<pid>, removed by `lab run` on any exit.
 # shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
 set -uo pipefail
@@ -116,12 +118,36 @@ if [ "${1:-}" = --inside ]; then
 	grep -q 'index 1 of the job is node2, not node3' "$T/index1.out" &&
 		pass "index: node3's row at node2's index was refused: $(head -c 200 "$T/index1.out")" ||
 		fail "index: the row at node2's index: $(cat "$T/index1.out" "$T/index1.err")"
+
+	# One job check at a time per non-root uid: a check_group user with many tags cannot
+	# hold the coordinators' rounds of everyone's jobs (root, the Prolog, is not capped).
+	"$LAB" daemons stop >/dev/null 2>&1
+	"$LAB" daemons start -- --prefer "$FABRIC_IF" --check-group nogroup >"$T/daemons.out" 2>&1 ||
+		die "daemons with check_group: $(cat "$T/daemons.out")"
+	as_nobody() { setpriv --reuid=65534 --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups "$@"; }
+	sock=$("$LAB" sock node2)
+	as_nobody "$CLI" --socket "$sock" check --nodes "node[1-3]" --job capA --timeout 2 \
+		>"$T/capA.out" 2>&1 &
+	capa=$!
+	sleep 0.5
+	as_nobody "$CLI" --socket "$sock" check --nodes "node[1-4]" --job capB --timeout 2 \
+		>"$T/capB.out" 2>&1
+	rc=$?
+	[ $rc -ne 0 ] && grep -q "already has a job check running" "$T/capB.out" &&
+		pass "uid cap: nobody's second job check (another tag, another hostlist) is busy: $(head -c 120 "$T/capB.out")" ||
+		fail "uid cap: nobody's second job check: exit $rc: $(head -c 300 "$T/capB.out")"
+	"$CLI" --socket "$sock" check --nodes "node[1-4]" --job capC --timeout 2 >"$T/capC.out" 2>&1
+	grep -q "already has a job check running" "$T/capC.out" &&
+		fail "uid cap: root was capped: $(head -c 300 "$T/capC.out")" ||
+		pass "uid cap: root's job check beside it is not capped"
+	wait "$capa"
 	finish
 	exit
 fi
 
 need_root
-need_cmds ip nft jq unshare timeout
+need_cmds ip nft jq unshare timeout setpriv getent
+getent group nogroup >/dev/null || skip "no group nogroup for the check_group case"
 need_netns
 [ -x "$MERGE" ] || skip "npf_jobmerge not built"
 [ -x "$LIAR" ] || skip "npf_liar not built"
