@@ -168,6 +168,10 @@ static void decide(struct jround *jr)
 		/* Out of memory: the waiters time out and say unknown on their side. */
 		return;
 	}
+	/* No row placed (ours never came, the others waited for it): the decision names the
+	 * round's job all the same, or its waiters would take it for another job's. */
+	if (!jr->dec.job[0])
+		memcpy(jr->dec.job, jr->job, sizeof(jr->dec.job));
 	jr->decided = true;
 	log_info("job %.8s: %s on %s, %zu of %u rows: %s", jr->job,
 		 npf_job_verdict_name((enum npf_job_verdict)jr->dec.verdict),

@@ -21,7 +21,8 @@
 #           and node2 ok on the fabric;
 #   index:  node3 also sends a row at node2's index first: refused ("index 1 of the job is
 #           node2"), node2's own row counts, the job ok on the fabric, no suspect.
-# Then the per-uid cap: a check_group user (nobody:nogroup) with one job check running gets
+# Then the caps: node3 opens rounds at node1 under 9 made-up tags, the 9th is refused (8 per
+# remote node); a check_group user (nobody:nogroup) with one job check running gets
 # `busy` for a second (another tag and hostlist); root beside it is not capped.
 # Runs as root (exit 77 = skipped otherwise); lab id bp<pid>, removed by `lab run` on any exit.
 # shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
@@ -118,6 +119,25 @@ if [ "${1:-}" = --inside ]; then
 	grep -q 'index 1 of the job is node2, not node3' "$T/index1.out" &&
 		pass "index: node3's row at node2's index was refused: $(head -c 200 "$T/index1.out")" ||
 		fail "index: the row at node2's index: $(cat "$T/index1.out" "$T/index1.err")"
+
+	# Per-peer cap: node3 (a key holder) opens rounds at node1 under 8 made-up tags (jobs
+	# node1 never checks): the 9th is refused, so one key holder cannot take all 64 rounds.
+	for i in 1 2 3 4 5 6 7 8; do
+		liar "peer$i" "peer$i" 2 "$FAB.0/24,9,5,oo." "$ENO.0/24,1,1,oo."
+	done
+	sleep 1
+	liar peer9 peer9 2 "$FAB.0/24,9,5,oo." "$ENO.0/24,1,1,oo."
+	wait
+	grep -q 'too many open job checks from this node' "$T/peer9.out" &&
+		pass "peer cap: node3's 9th open round is refused: $(head -c 160 "$T/peer9.out")" ||
+		fail "peer cap: node3's 9th round: $(cat "$T/peer9.out" "$T/peer9.err")"
+	if grep -l 'too many open job checks' "$T"/peer[1-8].out >/dev/null 2>&1; then
+		fail "peer cap: one of node3's first 8 rounds was refused"
+	elif [ "$(cat "$T"/peer[1-8].out | grep -c '^decision verdict=unknown .*no row from 3 of 3')" = 8 ]; then
+		pass "peer cap: node3's first 8 rounds were taken, each unknown at its deadline (its row waits for node1's own, which never comes)"
+	else
+		fail "peer cap: node3's first 8 rounds: $(cat "$T"/peer[1-8].out | head -c 400)"
+	fi
 
 	# One job check at a time per non-root uid: a check_group user with many tags cannot
 	# hold the coordinators' rounds of everyone's jobs (root, the Prolog, is not capped).
