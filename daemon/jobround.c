@@ -299,6 +299,11 @@ static void place(struct jround *jr, struct npf_msg_row *row, const struct jwait
 		answer_alone(d, row, w, why);
 		goto refuse;
 	}
+	/* Our own row comes from our own check, never over the network under our name. */
+	if (w->remote && strcmp(row->node, d->node_name) == 0) {
+		answer_alone(d, row, w, "the coordinator's own row comes from its own check");
+		goto refuse;
+	}
 	if (jr->n_w >= 2 * (size_t)jr->n + 8) {
 		answer_alone(d, row, w, "too many waiters");
 		goto refuse;

@@ -9,7 +9,8 @@
 # end of that pair could be at fault, so no node may fail for it: every node lands on eno1,
 # `degraded`, and the job's reason names the pair (until issue 19 the later node of the pair
 # was drained); tests/tools/npf_jobmerge over the same rows must agree.
-#   pair3: job node[1-3], node1 (the coordinator) drops node2's fabric address;
+#   pair3: job node[1-3], node1 (the coordinator) drops node2's fabric address; and a row
+#          from node3 under node1's name (no key yet) is refused;
 #   pair4: job node[1-4], node4 drops node2's fabric address.
 # A liar (daemons restarted with a cluster key): node1 and node2 run `check --job`, node3's
 # row comes from tests/tools/npf_liar (node3's key and name; node3's daemon runs and answers
@@ -51,7 +52,17 @@ if [ "${1:-}" = --inside ]; then
 		mapfile -t nodes < <(seq -f 'node%g' "$n")
 		fw "$at" ip saddr "$FAB.${from#node}" ct state new drop ||
 			die "$c: cannot set the firewall on $at"
+		# Without a key, a row from node3 under the coordinator's name and index: refused
+		# (the coordinator's row comes from its own check), the job decided as without it.
+		[ "$n" = 3 ] && LIAR_KEY=- LIAR_NODE=node1 liar "$c" "$c.spoof" 0 \
+			"$FAB.0/24,9,5,.ff" "$ENO.0/24,1,1,.oo"
 		job_check "$c" "node[1-$n]" "${nodes[@]}"
+		wait
+		if [ "$n" = 3 ]; then
+			grep -q "the coordinator's own row comes from its own check" "$T/$c.spoof.out" &&
+				pass "$c: a row under node1's name from node3 is refused" ||
+				fail "$c: the row under node1's name: $(cat "$T/$c.spoof.out" "$T/$c.spoof.err")"
+		fi
 		job_print "$c" "${nodes[@]}"
 		# Nobody fails; everyone degraded on eno1, one decision.
 		job_expect "$c" degraded eno1 "$ENO.0/24" "" "${nodes[@]}"
@@ -72,7 +83,8 @@ if [ "${1:-}" = --inside ]; then
 	liar() {
 		local c=$1 out=$2 idx=$3
 		shift 3
-		"$LAB" exec node3 "$LIAR" "$T/cluster.key" node3 node1 node1,node2,node3 \
+		"$LAB" exec node3 "$LIAR" "${LIAR_KEY:-$T/cluster.key}" "${LIAR_NODE:-node3}" node1 \
+			node1,node2,node3 \
 			"$c-$$" "$idx" "$@" >"$T/$out.out" 2>"$T/$out.err" &
 	}
 	trap 'daemon_logs_on_failure 30 "/run/npflab/$LAB_ID" node1 node2 node3 node4' EXIT

@@ -6,6 +6,7 @@
  * coordinator address it is given.
  *
  *   npf_liar KEYFILE NODE COORDINATOR HOSTLIST TAG INDEX NET...
+ *     KEYFILE      the cluster key, or "-" for a cluster without one
  *     NODE         the name it proves the key as (a node of the job: the liar)
  *     COORDINATOR  the coordinator's address (the hostlist's first node)
  *     HOSTLIST     the job's nodes, comma separated, in order; TAG its job tag
@@ -88,7 +89,10 @@ int main(int argc, char **argv)
 			"usage: npf_liar KEYFILE NODE COORDINATOR HOSTLIST TAG INDEX NET...\n");
 		return 2;
 	}
-	if (sodium_init() < 0 || npf_keyfile_load(argv[1], &keys, err, sizeof(err)) < 0) {
+	memset(&keys, 0, sizeof(keys));
+	err[0] = '\0';
+	if (sodium_init() < 0 ||
+	    (strcmp(argv[1], "-") != 0 && npf_keyfile_load(argv[1], &keys, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "npf_liar: key: %s\n", err);
 		return 2;
 	}
@@ -120,7 +124,7 @@ int main(int argc, char **argv)
 		    .instance = row.instance,
 		    .inventory = no_inventory,
 		    .userdata = &l,
-		    .keys = &keys,
+		    .keys = strcmp(argv[1], "-") != 0 ? &keys : NULL,
 		};
 
 		if (npf_probe_ctx_new(&ctx, &p) < 0 ||
