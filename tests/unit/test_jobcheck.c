@@ -366,6 +366,84 @@ static void test_deterministic(void **state)
 	}
 }
 
+/* The merge rule of lib/jobrows on two accounts of one pair. */
+static uint8_t merged(uint8_t a, uint8_t b)
+{
+	if (a == NPF_PAIR_FAIL || b == NPF_PAIR_FAIL)
+		return NPF_PAIR_FAIL;
+	if (a == NPF_PAIR_OUTSIDE)
+		return b;
+	if (b == NPF_PAIR_OUTSIDE)
+		return a;
+	return a == NPF_PAIR_OK && b == NPF_PAIR_OK ? NPF_PAIR_OK : NPF_PAIR_UNKNOWN;
+}
+
+/* Property over random accounts (every row says anything): a node whose own row reports no
+ * failure and keeps the network is never a suspect, whatever the other rows say; every
+ * suspect's own row says it fails with two peers or lacks the network; a 2-node job
+ * blames nobody. */
+static void test_own_evidence_only(void **state)
+{
+	static const uint8_t states[] = {NPF_PAIR_OK,	NPF_PAIR_OK,	  NPF_PAIR_OK,
+					 NPF_PAIR_FAIL, NPF_PAIR_UNKNOWN, NPF_PAIR_OUTSIDE};
+	const int64_t q[] = {3, 2, 1};
+	uint8_t said[MAXK * MAXN * MAXN];
+	bool absent[MAXK * MAXN];
+	unsigned int seed = 1919;
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	for (int round = 0; round < 3000; round++) {
+		size_t n = 2 + (size_t)rand_r(&seed) % 7;
+		struct npf_job_input in;
+
+		lab_init(&l, n, 3, q);
+		memset(said, 0, sizeof(said));
+		memset(absent, 0, sizeof(absent));
+		for (size_t k = 0; k < 3; k++)
+			for (size_t i = 0; i < n; i++) {
+				/* Some nodes report nothing wrong at all: the honest, healthy. */
+				bool clean = rand_r(&seed) % 3 == 0;
+
+				absent[k * n + i] = !clean && rand_r(&seed) % 9 == 0;
+				for (size_t j = 0; j < n; j++)
+					if (j != i)
+						said[k * n * n + i * n + j] =
+						    absent[k * n + i] ? NPF_PAIR_FAIL
+						    : clean	      ? NPF_PAIR_OK
+								      : states[rand_r(&seed) % 6];
+			}
+		for (size_t k = 0; k < 3; k++)
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < n; j++)
+					if (i != j)
+						l.pairs[k * n * n + i * n + j] =
+						    merged(said[k * n * n + i * n + j],
+							   said[k * n * n + j * n + i]);
+		in = (struct npf_job_input){.n_nodes = n,
+					    .n_nets = 3,
+					    .nets = l.nets,
+					    .pairs = l.pairs,
+					    .said = said,
+					    .absent = absent,
+					    .degrade = round % 4 == 0};
+		assert_int_equal(npf_job_decide(&in, &d), 0);
+		if (n == 2)
+			assert_int_equal(d.n_suspects, 0);
+		for (size_t x = 0; x < n; x++) {
+			size_t own = 0, k = (size_t)(d.net >= 0 ? d.net : d.best);
+
+			if (!d.suspect[x])
+				continue;
+			for (size_t j = 0; j < n; j++)
+				own += j != x && said[k * n * n + x * n + j] == NPF_PAIR_FAIL;
+			assert_true(absent[k * n + x] || own >= 2);
+		}
+		npf_job_decision_clear(&d);
+	}
+}
+
 static void test_bad_args(void **state)
 {
 	struct npf_job_decision d;
@@ -394,6 +472,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_args),
 	    cmocka_unit_test(test_liar),
 	    cmocka_unit_test(test_absent),
+	    cmocka_unit_test(test_own_evidence_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
