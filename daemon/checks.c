@@ -61,6 +61,7 @@ struct dchk {
 	bool have_job;		       /* job_dec or job_err holds the exchange's end */
 	struct npf_msg_job_decision job_dec; /* owned; nodes NULL when job_err */
 	int job_err;		       /* 0, or why no decision came (-ETIMEDOUT ...) */
+	uid_t job_uid;		       /* who started the job check (DMN_MAX_JOBS_PER_UID) */
 };
 
 static void drop_env(struct dchk *e)
@@ -616,7 +617,7 @@ static int job_submit(struct npf_daemon *d, struct dchk *e)
 	if (strcmp(e->peers[0], d->node_name) == 0) {
 		/* May answer at once (a decided round, or the last row): job_done then runs
 		 * inside, and the run is complete when this returns. */
-		jround_add_row(d, row, 0, job_local_done, e);
+		jround_add_row(d, row, 0, job_local_done, e, (const char *const *)e->peers);
 		return 0;
 	}
 	r = npf_probe_job_submit(d->probe, e->peers[0], row, row->wait_ms, job_remote_done, e,
@@ -683,6 +684,18 @@ static void add_waiter(struct dchk *e, struct ctl_client *c)
 	ctl_wait(c, e->job_tag[0] ? 2 * e->timeout_ms + DCHK_JOB_SLACK_MS : e->timeout_ms);
 }
 
+/* Job checks running for uid: each holds a round at the job's coordinator until it is
+ * answered, so one user with many tags cannot take the rounds of everyone's jobs. */
+static size_t jobs_of(const struct npf_daemon *d, uid_t uid)
+{
+	size_t k = 0;
+
+	for (const struct dchk *e = d->checks; e; e = e->next)
+		if (e->running && e->job_tag[0] && e->job_uid == uid)
+			k++;
+	return k;
+}
+
 /* Starts a run for req's peer set, or joins the one in flight, and parks c on it.
  * Takes key. Always ends in a ctl_reply() or a parked client. */
 static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
@@ -707,6 +720,13 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 						 d->n_running));
 		return;
 	}
+	if (req->job[0] && c->uid != 0 && jobs_of(d, c->uid) >= DMN_MAX_JOBS_PER_UID) {
+		free(key);
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_BUSY,
+						 "uid %u already has a job check running",
+						 (unsigned)c->uid));
+		return;
+	}
 	if (e) {
 		free(key);
 	} else {
@@ -725,6 +745,7 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 	snprintf(e->job_tag, sizeof(e->job_tag), "%s", req->job);
 	e->job_settle = req->settle;
 	e->job_id[0] = '\0';
+	e->job_uid = c->uid;
 	/* No budget asked for: the configured one, grown with the job (docs/config.md). */
 	e->timeout_ms = req->timeout_ms ? req->timeout_ms :
 					  npf_probe_check_budget(d->probe,

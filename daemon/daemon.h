@@ -24,6 +24,7 @@
 #define DMN_CLIENT_IDLE_MS 5000     /* a request must arrive (whole) within this */
 #define DMN_CLIENT_WRITE_MS 5000    /* a reply must drain within this */
 #define DMN_MAX_RUNNING 4           /* distinct peer sets probed at once */
+#define DMN_MAX_JOBS_PER_UID 1      /* job checks of one uid at once (not root) */
 #define DMN_MAX_CACHED 64           /* peer sets remembered */
 #define DMN_DEBOUNCE_MS 200         /* netlink burst -> one rebuild */
 #define DMN_REDUMP_MS 60000         /* safety re-dump when no event arrives */
@@ -209,11 +210,14 @@ void dchk_publish_metrics(struct npf_daemon *d);
 /* A local participant's answer: d is borrowed for the call. */
 typedef void (*jround_local_fn)(void *ud, const struct npf_msg_job_decision *d);
 /* Adds row (ownership taken) to its job's round; the participant waits as remote (an
- * npf_probe_job_answer() id) or, remote == 0, through fn(ud). Every waiter of a round gets
- * the same decision, once all rows are in or before the first waiter's wait runs out;
- * a decided round answers late rows at once (fn may run inside this call). */
+ * npf_probe_job_answer() id) or, remote == 0, through fn(ud). This node's own row comes
+ * with the job's hostlist ([row->n_nodes], borrowed for the call; NULL for a remote row):
+ * a row is taken only from the node the hostlist names at its index, and remote rows
+ * wait for it. Every waiter of a round gets the same decision, once all rows are in or
+ * before the first waiter's wait runs out; a decided round answers late rows at once (fn
+ * may run inside this call). */
 void jround_add_row(struct npf_daemon *d, struct npf_msg_row *row, uint64_t remote,
-		    jround_local_fn fn, void *ud);
+		    jround_local_fn fn, void *ud, const char *const *hostlist);
 /* A local participant that goes away before its answer. */
 void jround_forget_local(struct npf_daemon *d, void *ud);
 /* npf_probe_job_row_fn for the probe engine (userdata is the daemon). */

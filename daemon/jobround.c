@@ -19,11 +19,20 @@
 #define JR_LINGER_US (120ull * 1000000)	 /* a decided round answers late rows this long */
 #define JR_MARGIN_US (300ull * 1000)	 /* decide this long before the first waiter gives up */
 #define JR_DEFAULT_WAIT_MS 10000	 /* a row that names no wait */
+/* Open rounds one remote node may have opened: one key holder cannot fill the table with
+ * made-up job ids (a node is in few jobs starting at once). */
+#define JR_MAX_PER_PEER 8
 
 struct jwaiter {
 	uint64_t remote;   /* npf_probe_job_answer() id, 0 = local */
 	jround_local_fn fn; /* local */
 	void *ud;
+};
+
+/* A remote row that came before the hostlist (jround_add_row()). */
+struct jpend {
+	struct npf_msg_row *row; /* owned */
+	struct jwaiter w;
 };
 
 struct jround {
@@ -39,6 +48,12 @@ struct jround {
 	uint64_t deadline_us;	   /* CLOCK_MONOTONIC */
 	bool decided;
 	struct npf_msg_job_decision dec;
+	/* The job's hostlist, from this node's own check of it (its row comes with it): a
+	 * row is taken only from hostlist[index]. NULL until then; remote rows wait in pend. */
+	char (*hostlist)[NPF_NAME_MAX];
+	struct jpend *pend; /* owned, [n_pend] */
+	size_t n_pend;
+	char opener[NPF_NAME_MAX]; /* the remote node whose row opened the round, "" = us */
 };
 
 static size_t row_bytes(const struct npf_msg_row *r)
@@ -60,6 +75,11 @@ static void drop_rows(struct jround *jr)
 		row_free(jr->rows[i]);
 	free(jr->rows);
 	jr->rows = NULL;
+	for (size_t i = 0; i < jr->n_pend; i++)
+		row_free(jr->pend[i].row);
+	free(jr->pend);
+	jr->pend = NULL;
+	jr->n_pend = 0;
 	jr->d->jround_bytes -= jr->bytes;
 	jr->bytes = 0;
 }
@@ -78,6 +98,7 @@ static void round_free(struct jround *jr)
 	jr->timer = sd_event_source_disable_unref(jr->timer);
 	npf_wire_job_decision_clear(&jr->dec);
 	free(jr->w);
+	free(jr->hostlist);
 	free(jr);
 }
 
@@ -120,10 +141,26 @@ static void decide(struct jround *jr)
 {
 	struct npf_daemon *d = jr->d;
 	bool degrade = d->cfg.publish.fallback == NPF_FALLBACK_DEGRADE;
-	struct jwaiter *w = jr->w;
-	size_t n_w = jr->n_w;
+	struct jwaiter *w;
+	size_t n_w;
 	int r;
 
+	/* Rows still waiting for the hostlist are no evidence (our own row never came, so
+	 * the verdict is unknown anyway), but their senders get the answer. */
+	if (jr->n_pend) {
+		struct jwaiter *nw = realloc(jr->w, (jr->n_w + jr->n_pend) * sizeof(*jr->w));
+
+		if (nw) {
+			jr->w = nw;
+			for (size_t i = 0; i < jr->n_pend; i++)
+				jr->w[jr->n_w++] = jr->pend[i].w;
+			for (size_t i = 0; i < jr->n_pend; i++)
+				row_free(jr->pend[i].row);
+			jr->n_pend = 0;
+		}
+	}
+	w = jr->w;
+	n_w = jr->n_w;
 	r = npf_job_round_decide((const struct npf_msg_row *const *)jr->rows, jr->n, degrade,
 				 &jr->dec);
 	if (r < 0) {
@@ -131,6 +168,10 @@ static void decide(struct jround *jr)
 		/* Out of memory: the waiters time out and say unknown on their side. */
 		return;
 	}
+	/* No row placed (ours never came, the others waited for it): the decision names the
+	 * round's job all the same, or its waiters would take it for another job's. */
+	if (!jr->dec.job[0])
+		memcpy(jr->dec.job, jr->job, sizeof(jr->dec.job));
 	jr->decided = true;
 	log_info("job %.8s: %s on %s, %zu of %u rows: %s", jr->job,
 		 npf_job_verdict_name((enum npf_job_verdict)jr->dec.verdict),
@@ -182,7 +223,18 @@ static bool make_room(struct npf_daemon *d)
 	return true;
 }
 
-static struct jround *round_new(struct npf_daemon *d, const struct npf_msg_row *row)
+/* Open rounds that node opened (a remote row started them, none decided yet). */
+static size_t opened_by(struct npf_daemon *d, const char *node)
+{
+	size_t k = 0;
+
+	for (struct jround *jr = d->jrounds; jr; jr = jr->next)
+		if (!jr->decided && strcmp(jr->opener, node) == 0)
+			k++;
+	return k;
+}
+
+static struct jround *round_new(struct npf_daemon *d, const struct npf_msg_row *row, bool remote)
 {
 	struct jround *jr;
 
@@ -203,19 +255,86 @@ static struct jround *round_new(struct npf_daemon *d, const struct npf_msg_row *
 	jr->n = row->n_nodes;
 	jr->deadline_us = UINT64_MAX;
 	memcpy(jr->job, row->job, sizeof(jr->job));
+	if (remote)
+		snprintf(jr->opener, sizeof(jr->opener), "%s", row->node);
 	jr->next = d->jrounds;
 	d->jrounds = jr;
 	d->n_jrounds++;
 	return jr;
 }
 
-/* Takes row. */
-void jround_add_row(struct npf_daemon *d, struct npf_msg_row *row, uint64_t remote,
-		    jround_local_fn fn, void *ud)
+/* Decide before the first waiter gives up (row's wait), whoever is missing by then. */
+static void arm_deadline(struct jround *jr, const struct npf_msg_row *row)
 {
-	struct jwaiter w = { .remote = remote, .fn = fn, .ud = ud }, *nw;
+	uint64_t wait_us = (uint64_t)(row->wait_ms ? row->wait_ms : JR_DEFAULT_WAIT_MS) * 1000;
+	uint64_t until =
+	    dmn_now_mono_us() + (wait_us > 2 * JR_MARGIN_US ? wait_us - JR_MARGIN_US : wait_us / 2);
+
+	if (until < jr->deadline_us) {
+		jr->deadline_us = until;
+		(void)sd_event_source_set_time(jr->timer, until);
+		(void)sd_event_source_set_enabled(jr->timer, SD_EVENT_ONESHOT);
+	}
+}
+
+static void hold_bytes(struct jround *jr, size_t bytes, bool add)
+{
+	jr->bytes = add ? jr->bytes + bytes : jr->bytes - bytes;
+	jr->d->jround_bytes = add ? jr->d->jround_bytes + bytes : jr->d->jround_bytes - bytes;
+}
+
+/* Puts row (held, its bytes counted) at its index once the hostlist is known. One node,
+ * one index: a row is taken only from the node the job's hostlist names at its index (with
+ * a cluster key that is the node that proved the key, server.c on_row()), so no node can
+ * speak for another. Takes row. */
+static void place(struct jround *jr, struct npf_msg_row *row, const struct jwaiter *w)
+{
+	struct npf_daemon *d = jr->d;
+	struct jwaiter *nw;
+	char why[160];
+
+	if (strcmp(jr->hostlist[row->index], row->node) != 0) {
+		snprintf(why, sizeof(why), "index %u of the job is %s, not %s", row->index,
+			 jr->hostlist[row->index], row->node);
+		answer_alone(d, row, w, why);
+		goto refuse;
+	}
+	/* Our own row comes from our own check, never over the network under our name. */
+	if (w->remote && strcmp(row->node, d->node_name) == 0) {
+		answer_alone(d, row, w, "the coordinator's own row comes from its own check");
+		goto refuse;
+	}
+	if (jr->n_w >= 2 * (size_t)jr->n + 8) {
+		answer_alone(d, row, w, "too many waiters");
+		goto refuse;
+	}
+	nw = realloc(jr->w, (jr->n_w + 1) * sizeof(*jr->w));
+	if (!nw) {
+		answer_alone(d, row, w, "out of memory");
+		goto refuse;
+	}
+	jr->w = nw;
+	jr->w[jr->n_w++] = *w;
+	/* A node that sends again (a second check with the same tag) replaces its row. */
+	if (jr->rows[row->index]) {
+		hold_bytes(jr, row_bytes(jr->rows[row->index]), false);
+		row_free(jr->rows[row->index]);
+		jr->n_rows--;
+	}
+	jr->rows[row->index] = row;
+	jr->n_rows++;
+	return;
+refuse:
+	hold_bytes(jr, row_bytes(row), false);
+	row_free(row);
+}
+
+/* Takes row. hostlist: the job's, with this node's own row (remote == 0), else NULL. */
+void jround_add_row(struct npf_daemon *d, struct npf_msg_row *row, uint64_t remote,
+		    jround_local_fn fn, void *ud, const char *const *hostlist)
+{
+	struct jwaiter w = {.remote = remote, .fn = fn, .ud = ud};
 	struct jround *jr = find(d, row->job);
-	uint64_t wait_us, until;
 	size_t bytes = row_bytes(row);
 
 	if (jr && jr->n != row->n_nodes) {
@@ -227,58 +346,62 @@ void jround_add_row(struct npf_daemon *d, struct npf_msg_row *row, uint64_t remo
 		answer(d, &w, &jr->dec);
 		goto out;
 	}
+	if (!remote && (!hostlist || strcmp(hostlist[row->index], row->node) != 0)) {
+		answer_alone(d, row, &w, "our own row without the job's hostlist");
+		goto out;
+	}
 	if (d->jround_bytes + bytes > JR_MAX_BYTES) {
 		answer_alone(d, row, &w, "too many rows held");
 		goto out;
 	}
-	/* One node, one index: a row under another node's position (a confused or hostile
-	 * peer) would make the matrix say what that node never saw. */
-	for (size_t i = 0; jr && i < jr->n; i++)
-		if (jr->rows[i] && i != row->index && strcmp(jr->rows[i]->node, row->node) == 0) {
-			answer_alone(d, row, &w, "this node already sent a row under another index");
-			goto out;
-		}
-	if (jr && jr->rows[row->index] && strcmp(jr->rows[row->index]->node, row->node) != 0) {
-		answer_alone(d, row, &w, "another node already sent the row of this index");
+	if (!jr && remote && opened_by(d, row->node) >= JR_MAX_PER_PEER) {
+		answer_alone(d, row, &w, "too many open job checks from this node");
 		goto out;
 	}
 	if (!jr)
-		jr = round_new(d, row);
-	if (!jr || (jr->n_w >= 2 * (size_t)jr->n + 8)) {
-		answer_alone(d, row, &w, jr ? "too many waiters" : "too many jobs at once");
+		jr = round_new(d, row, remote != 0);
+	if (!jr) {
+		answer_alone(d, row, &w, "too many jobs at once");
 		goto out;
 	}
-	nw = realloc(jr->w, (jr->n_w + 1) * sizeof(*jr->w));
-	if (!nw) {
-		answer_alone(d, row, &w, "out of memory");
-		goto out;
-	}
-	jr->w = nw;
-	jr->w[jr->n_w++] = w;
-	/* A node that sends again (a second check with the same tag) replaces its row. */
-	if (jr->rows[row->index]) {
-		jr->bytes -= row_bytes(jr->rows[row->index]);
-		d->jround_bytes -= row_bytes(jr->rows[row->index]);
-		row_free(jr->rows[row->index]);
-		jr->n_rows--;
-	}
-	jr->rows[row->index] = row;
-	jr->n_rows++;
-	jr->bytes += bytes;
-	d->jround_bytes += bytes;
-	wait_us = (uint64_t)(row->wait_ms ? row->wait_ms : JR_DEFAULT_WAIT_MS) * 1000;
-	row = NULL;
-	if (jr->n_rows == jr->n) {
-		decide(jr);
+	hold_bytes(jr, bytes, true);
+	arm_deadline(jr, row);
+	if (remote && !jr->hostlist) {
+		/* Before our own check of the job ends we cannot tell whose index this is:
+		 * the row waits, so that no early row can take another node's place. */
+		struct jpend *np;
+
+		if (jr->n_pend >= 2 * (size_t)jr->n + 8 ||
+		    !(np = realloc(jr->pend, (jr->n_pend + 1) * sizeof(*jr->pend)))) {
+			hold_bytes(jr, bytes, false);
+			answer_alone(d, row, &w, "too many rows before the coordinator's own");
+			goto out;
+		}
+		jr->pend = np;
+		jr->pend[jr->n_pend].row = row;
+		jr->pend[jr->n_pend++].w = w;
 		return;
 	}
-	/* Before the first waiter gives up, whoever is missing by then. */
-	until = dmn_now_mono_us() + (wait_us > 2 * JR_MARGIN_US ? wait_us - JR_MARGIN_US : wait_us / 2);
-	if (until < jr->deadline_us) {
-		jr->deadline_us = until;
-		(void)sd_event_source_set_time(jr->timer, until);
-		(void)sd_event_source_set_enabled(jr->timer, SD_EVENT_ONESHOT);
+	if (!remote && !jr->hostlist) {
+		jr->hostlist = calloc(jr->n, sizeof(*jr->hostlist));
+		if (!jr->hostlist) {
+			hold_bytes(jr, bytes, false);
+			answer_alone(d, row, &w, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < jr->n; i++)
+			snprintf(jr->hostlist[i], sizeof(jr->hostlist[i]), "%s", hostlist[i]);
 	}
+	place(jr, row, &w);
+	row = NULL;
+	for (size_t i = 0; i < jr->n_pend; i++)
+		place(jr, jr->pend[i].row, &jr->pend[i].w);
+	free(jr->pend);
+	jr->pend = NULL;
+	jr->n_pend = 0;
+	if (jr->n_rows == jr->n)
+		decide(jr);
+	return;
 out:
 	row_free(row);
 }
@@ -295,7 +418,7 @@ void jround_forget_local(struct npf_daemon *d, void *ud)
 
 void jround_on_remote_row(void *userdata, struct npf_msg_row *row, uint64_t waiter)
 {
-	jround_add_row(userdata, row, waiter, NULL, NULL);
+	jround_add_row(userdata, row, waiter, NULL, NULL, NULL);
 }
 
 json_t *jround_status_json(struct npf_daemon *d)

@@ -225,6 +225,12 @@ int dec_net_cmp(const void *pa, const void *pb);
 const char *dec_net_cmp_reason(const struct net *a, const struct net *b);
 /* Only the quality rows (policy, role, RDMA, speed): < 0 when a is strictly better. */
 int dec_net_quality_cmp(const struct net *a, const struct net *b);
+/* A network's keys in a job row (lib/jobrows): quality packs the quality rows of the
+ * ranking table (avoid, prefer, role, rdma, speed; prefer capped at 255, speed at 2^32-1
+ * Mbit/s), rank adds the family (IPv4 first); npf_job_net_order() then compares the prefix
+ * bytes, so the job orders networks as the local ranking does (test_jobrows
+ * test_order_agrees). */
+void dec_net_row_keys(const struct net *n, int64_t *rank, int64_t *quality);
 int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j);
 bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc);
 

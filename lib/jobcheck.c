@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The job decision from the job's pair-state matrix: blame a minority instead of degrading. */
+/* The job decision from the job's pair-state matrix: blame a minority, on its own evidence,
+ * instead of degrading. */
 #include "jobcheck.h"
 
 #include <errno.h>
@@ -27,69 +28,161 @@ static uint8_t pair_at(const struct npf_job_input *in, size_t k, size_t i, size_
 	return in->pairs[k * n * n + i * n + j];
 }
 
-/* What a network looks like for the whole job, once its failing pairs are covered. */
+/* What node i's own row says of its pair with j on network k. */
+static uint8_t said_at(const struct npf_job_input *in, size_t k, size_t i, size_t j)
+{
+	size_t n = in->n_nodes;
+
+	return in->said ? in->said[k * n * n + i * n + j] : pair_at(in, k, i, j);
+}
+
+/* Scratch of one decision, n_nodes entries each. */
+struct scratch {
+	size_t *comp; /* union-find parent, then each node's component of working pairs */
+	size_t *seen; /* per component: the stamp of the last node that failed with it */
+	size_t stamp;
+	uint8_t *why; /* enum npf_job_blame per node on the network being viewed */
+};
+
+static size_t find_root(size_t *parent, size_t i)
+{
+	while (parent[i] != i) {
+		parent[i] = parent[parent[i]];
+		i = parent[i];
+	}
+	return i;
+}
+
+/* The components of network k's working pairs: two nodes in one component work with each
+ * other, directly or through others. An ok pair needs both rows to say ok, so no single
+ * row can join two components. */
+static void components(const struct npf_job_input *in, size_t k, struct scratch *s)
+{
+	size_t n = in->n_nodes;
+
+	for (size_t i = 0; i < n; i++)
+		s->comp[i] = i;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (pair_at(in, k, i, j) == NPF_PAIR_OK) {
+				size_t a = find_root(s->comp, i), b = find_root(s->comp, j);
+
+				if (a != b)
+					s->comp[a > b ? a : b] = a > b ? b : a;
+			}
+	for (size_t i = 0; i < n; i++)
+		s->comp[i] = find_root(s->comp, i);
+}
+
+static bool blame_local(const struct npf_job_input *in, size_t k, size_t x, struct scratch *s)
+{
+	(void)s;
+	return in->absent && in->absent[k * in->n_nodes + x];
+}
+
+/* x's own row says it fails with two distinct peers of one component. A failure that only
+ * the peer reports does not count: it may be that peer's lie. */
+static bool blame_corroborated(const struct npf_job_input *in, size_t k, size_t x,
+			       struct scratch *s)
+{
+	s->stamp++;
+	for (size_t j = 0; j < in->n_nodes; j++) {
+		size_t c;
+
+		if (j == x || said_at(in, k, x, j) != NPF_PAIR_FAIL ||
+		    pair_at(in, k, x, j) != NPF_PAIR_FAIL)
+			continue;
+		c = s->comp[j];
+		if (s->seen[c] == s->stamp)
+			return true;
+		s->seen[c] = s->stamp;
+	}
+	return false;
+}
+
+/* The blame table (docs/decision.md §10): first row that holds makes x a suspect on a
+ * network. Every row reads x's own row only; a new kind of evidence is one more row. */
+static const struct blame_row {
+	enum npf_job_blame why;
+	bool (*holds)(const struct npf_job_input *in, size_t k, size_t x, struct scratch *s);
+	const char *text;
+} blame_rows[] = {
+    {NPF_BLAME_LOCAL, blame_local,
+     "has no usable address (its own row: no address, port down or no carrier)"},
+    {NPF_BLAME_CORROBORATED, blame_corroborated,
+     "fails with two peers that work with each other (its own row)"},
+};
+
+const char *npf_job_blame_text(enum npf_job_blame why)
+{
+	for (size_t i = 0; i < sizeof(blame_rows) / sizeof(blame_rows[0]); i++)
+		if (blame_rows[i].why == why)
+			return blame_rows[i].text;
+	return "is not a suspect";
+}
+
+/* What a network looks like for the whole job, each node judged on its own evidence. */
 struct netview {
 	bool all_ok; /* every pair ok */
 	bool any_ok;
-	size_t n_cover;	   /* nodes in the greedy cover of the failing pairs */
-	bool unknown_left; /* an unknown pair among the nodes outside the cover */
+	size_t n_suspects;  /* s->why[] != NPF_BLAME_NONE */
+	bool unknown_left;  /* an unknown pair between two non-suspects */
+	int pair_a, pair_b; /* the first failing pair between two non-suspects, -1 none */
 };
 
-/* Greedy, deterministic cover of the failing pairs of network k into cover[] (zeroed by
- * the caller): the node in most failing pairs first, ties to the later node. deg is
- * scratch of n_nodes entries. */
-static void view(const struct npf_job_input *in, size_t k, bool *cover, size_t *deg,
-		 struct netview *v)
+static void view(const struct npf_job_input *in, size_t k, struct scratch *s, struct netview *v)
 {
 	size_t n = in->n_nodes;
 
 	memset(v, 0, sizeof(*v));
 	v->all_ok = true;
-	for (size_t i = 0; i < n; i++) {
-		deg[i] = 0;
-		for (size_t j = 0; j < n; j++) {
-			uint8_t s;
+	v->pair_a = v->pair_b = -1;
+	components(in, k, s);
+	for (size_t x = 0; x < n; x++) {
+		s->why[x] = NPF_BLAME_NONE;
+		for (size_t r = 0; r < sizeof(blame_rows) / sizeof(blame_rows[0]); r++)
+			if (blame_rows[r].holds(in, k, x, s)) {
+				s->why[x] = (uint8_t)blame_rows[r].why;
+				v->n_suspects++;
+				break;
+			}
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			uint8_t st = pair_at(in, k, i, j);
+			bool others = !s->why[i] && !s->why[j];
 
-			if (j == i)
+			if (st == NPF_PAIR_OUTSIDE)
 				continue;
-			s = pair_at(in, k, i, j);
-			if (s == NPF_PAIR_OUTSIDE)
-				continue;
-			if (s != NPF_PAIR_OK)
+			if (st != NPF_PAIR_OK)
 				v->all_ok = false;
 			else
 				v->any_ok = true;
-			if (s == NPF_PAIR_FAIL)
-				deg[i]++;
-		}
-	}
-	for (;;) {
-		size_t best = n, max = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			if (!cover[i] && deg[i] >= max && deg[i] > 0) {
-				max = deg[i];
-				best = i;
+			if (others && st == NPF_PAIR_UNKNOWN)
+				v->unknown_left = true;
+			if (others && st == NPF_PAIR_FAIL && v->pair_a < 0) {
+				v->pair_a = (int)i;
+				v->pair_b = (int)j;
 			}
 		}
-		if (best == n)
-			break;
-		cover[best] = true;
-		v->n_cover++;
-		for (size_t j = 0; j < n; j++)
-			if (j != best && !cover[j] && pair_at(in, k, best, j) == NPF_PAIR_FAIL)
-				deg[j]--;
-		deg[best] = 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			if (!cover[i] && !cover[j] && pair_at(in, k, i, j) == NPF_PAIR_UNKNOWN)
-				v->unknown_left = true;
 }
 
 static int64_t quality_of(const struct npf_job_input *in, int k)
 {
 	return k < 0 ? INT64_MIN : in->nets[k].quality;
+}
+
+static const char *node_name(const struct npf_job_input *in, size_t i, char *buf, size_t len)
+{
+	if (in->names && in->names[i])
+		return in->names[i];
+	snprintf(buf, len, "#%zu", i);
+	return buf;
+}
+
+static const char *net_name(const struct npf_job_input *in, int k)
+{
+	return k >= 0 && in->nets[k].name ? in->nets[k].name : "?";
 }
 
 /* The suspects by name when the input has names, else by hostlist position ("#3", 0-based). */
@@ -100,24 +193,48 @@ static void name_suspects(const struct npf_job_input *in, const struct npf_job_d
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && off + 8 < len; i++) {
+		char num[24];
 		int w;
 
 		if (!d->suspect[i])
 			continue;
-		if (in->names && in->names[i])
-			w = snprintf(buf + off, len - off, "%s%s", off ? "," : "", in->names[i]);
-		else
-			w = snprintf(buf + off, len - off, "%s#%zu", off ? "," : "", i);
+		w = snprintf(buf + off, len - off, "%s%s", off ? "," : "",
+			     node_name(in, i, num, sizeof(num)));
 		if (w < 0)
 			break;
 		off += (size_t)w;
 	}
 }
 
+/* The pair the job left a better network for, appended to the reason: the operator's
+ * alert, with nobody drained for it. */
+static void name_pair(const struct npf_job_input *in, struct npf_job_decision *d)
+{
+	size_t off = strlen(d->reason);
+	char a[24], b[24];
+
+	if (d->pair_net < 0 || off >= sizeof(d->reason))
+		return;
+	snprintf(d->reason + off, sizeof(d->reason) - off,
+		 "; %s fails between %s and %s, which either end could explain (nobody drained)",
+		 net_name(in, d->pair_net), node_name(in, (size_t)d->pair_a, a, sizeof(a)),
+		 node_name(in, (size_t)d->pair_b, b, sizeof(b)));
+}
+
+static void set_suspects(struct npf_job_decision *d, const struct scratch *s, size_t n,
+			 size_t count)
+{
+	for (size_t i = 0; i < n; i++) {
+		d->suspect[i] = s->why[i] != NPF_BLAME_NONE;
+		d->why[i] = s->why[i];
+	}
+	d->n_suspects = count;
+}
+
 int npf_job_decide(const struct npf_job_input *in, struct npf_job_decision *out)
 {
-	size_t n, *deg = NULL;
-	bool *cover = NULL;
+	struct scratch s = {0};
+	size_t n;
 	int w = -1;
 	int64_t skipped_q = INT64_MIN; /* best quality passed over because of failures */
 	char who[96];
@@ -128,25 +245,26 @@ int npf_job_decide(const struct npf_job_input *in, struct npf_job_decision *out)
 	memset(out, 0, sizeof(*out));
 	n = in->n_nodes;
 	out->net = out->best = -1;
+	out->pair_net = out->pair_a = out->pair_b = -1;
 	out->suspect = calloc(n, sizeof(*out->suspect));
-	cover = calloc(n, sizeof(*cover));
-	deg = calloc(n, sizeof(*deg));
-	if (!out->suspect || !cover || !deg)
+	out->why = calloc(n, sizeof(*out->why));
+	s.comp = calloc(n, sizeof(*s.comp));
+	s.seen = calloc(n, sizeof(*s.seen));
+	s.why = calloc(n, sizeof(*s.why));
+	if (!out->suspect || !out->why || !s.comp || !s.seen || !s.why)
 		goto done;
 	r = 0;
 	for (size_t k = 0; k < in->n_nets && w < 0; k++) {
 		struct netview v;
 
-		memset(cover, 0, n * sizeof(*cover));
-		view(in, k, cover, deg, &v);
+		view(in, k, &s, &v);
 		if (v.all_ok)
 			w = (int)k;
 	}
 	for (size_t k = 0; k < in->n_nets; k++) {
 		struct netview v;
 
-		memset(cover, 0, n * sizeof(*cover));
-		view(in, k, cover, deg, &v);
+		view(in, k, &s, &v);
 		if (out->best < 0 && (v.any_ok || v.all_ok))
 			out->best = (int)k;
 		if ((int)k == w) {
@@ -154,20 +272,34 @@ int npf_job_decide(const struct npf_job_input *in, struct npf_job_decision *out)
 			out->verdict =
 			    skipped_q > quality_of(in, w) ? NPF_JOB_DEGRADED : NPF_JOB_OK;
 			snprintf(out->reason, sizeof(out->reason), "%s works for every pair%s",
-				 in->nets[k].name ? in->nets[k].name : "?",
+				 net_name(in, w),
 				 out->verdict == NPF_JOB_DEGRADED ? ", a better network does not"
 								  : "");
+			if (out->verdict == NPF_JOB_DEGRADED)
+				name_pair(in, out);
 			goto done;
 		}
+		if (v.pair_a >= 0) {
+			/* Either end could explain this pair: nobody is blamed, the job
+			 * moves on, and the pair is named for the operator. */
+			if (v.any_ok && in->nets[k].quality > quality_of(in, w) &&
+			    out->pair_net < 0) {
+				out->pair_net = (int)k;
+				out->pair_a = v.pair_a;
+				out->pair_b = v.pair_b;
+			}
+			if (v.any_ok && in->nets[k].quality > skipped_q)
+				skipped_q = in->nets[k].quality;
+			continue;
+		}
 		if (v.unknown_left && in->settle && w >= 0) {
-			/* The last try: what was verified beats nothing (issue 18). */
+			/* The job's last try: what was verified beats nothing (issue 18). */
 			out->net = w;
 			out->verdict = NPF_JOB_DEGRADED;
 			snprintf(out->reason, sizeof(out->reason),
 				 "a better network could not be verified (evidence missing on %s): "
 				 "%s works for every pair",
-				 in->nets[k].name ? in->nets[k].name : "?",
-				 in->nets[w].name ? in->nets[w].name : "?");
+				 net_name(in, (int)k), net_name(in, w));
 			goto done;
 		}
 		if (v.unknown_left) {
@@ -177,45 +309,42 @@ int npf_job_decide(const struct npf_job_input *in, struct npf_job_decision *out)
 			snprintf(
 			    out->reason, sizeof(out->reason),
 			    "evidence missing on %s, ranked before the network chosen otherwise",
-			    in->nets[k].name ? in->nets[k].name : "?");
+			    net_name(in, (int)k));
 			goto done;
 		}
-		if (v.any_ok && v.n_cover * 2 < n && in->nets[k].quality > quality_of(in, w)) {
+		if (v.any_ok && v.n_suspects * 2 < n && in->nets[k].quality > quality_of(in, w)) {
 			if (in->degrade && w >= 0) {
 				skipped_q = in->nets[k].quality > skipped_q ? in->nets[k].quality
 									    : skipped_q;
 				continue;
 			}
-			memcpy(out->suspect, cover, n * sizeof(*cover));
-			out->n_suspects = v.n_cover;
+			set_suspects(out, &s, n, v.n_suspects);
 			out->net = (int)k;
 			out->verdict = NPF_JOB_OK;
 			name_suspects(in, out, n, who, sizeof(who));
 			snprintf(out->reason, sizeof(out->reason),
-				 "%s works for every pair without %s", in->nets[k].name ? in->nets[k].name : "?",
-				 who);
+				 "%s works for every pair without %s", net_name(in, (int)k), who);
 			goto done;
 		}
 		if (v.any_ok && in->nets[k].quality > skipped_q)
 			skipped_q = in->nets[k].quality;
 	}
-	/* No network works for the job: fail, naming a minority that explains the best
-	 * network's failures when there is one. */
+	/* No network works for the job: fail, naming the suspects of the best network when
+	 * they are a minority. */
 	out->verdict = NPF_JOB_FAIL;
 	if (out->best >= 0) {
 		struct netview v;
 
-		memset(cover, 0, n * sizeof(*cover));
-		view(in, (size_t)out->best, cover, deg, &v);
-		if (v.n_cover * 2 < n) {
-			memcpy(out->suspect, cover, n * sizeof(*cover));
-			out->n_suspects = v.n_cover;
-		}
+		view(in, (size_t)out->best, &s, &v);
+		if (v.n_suspects * 2 < n)
+			set_suspects(out, &s, n, v.n_suspects);
 	}
 	snprintf(out->reason, sizeof(out->reason), "no network works for every pair");
+	name_pair(in, out);
 done:
-	free(cover);
-	free(deg);
+	free(s.comp);
+	free(s.seen);
+	free(s.why);
 	if (r < 0)
 		npf_job_decision_clear(out);
 	return r;
@@ -226,6 +355,8 @@ void npf_job_decision_clear(struct npf_job_decision *d)
 	if (!d)
 		return;
 	free(d->suspect);
+	free(d->why);
 	memset(d, 0, sizeof(*d));
 	d->net = d->best = -1;
+	d->pair_net = d->pair_a = d->pair_b = -1;
 }

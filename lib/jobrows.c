@@ -45,16 +45,41 @@ void npf_job_matrix_clear(struct npf_job_matrix *m)
 	free(m->keys);
 	free(m->nets);
 	free(m->pairs);
+	free(m->said);
+	free(m->absent);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Node i's row's entry for network key, NULL when absent (no address there). */
+static const struct npf_row_net *row_net(const struct npf_msg_row *r, const char *key)
+{
+	for (size_t k = 0; k < r->n_nets; k++)
+		if (strcmp(r->nets[k].key, key) == 0)
+			return &r->nets[k];
+	return NULL;
 }
 
 /* Node i's view of its pair with j on network key: '-', 'o', 'u' or 'f'. */
 static char view(const struct npf_msg_row *r, const char *key, size_t j)
 {
-	for (size_t k = 0; k < r->n_nets; k++)
-		if (strcmp(r->nets[k].key, key) == 0)
-			return r->nets[k].states[j];
-	return 'f'; /* no address there: the node cannot use the network */
+	const struct npf_row_net *x = row_net(r, key);
+
+	return x ? x->states[j] : 'f'; /* no address there: the node cannot use the network */
+}
+
+/* One row's own account of a pair, as a pair state. */
+static uint8_t said(char c)
+{
+	switch (c) {
+	case 'o':
+		return NPF_PAIR_OK;
+	case 'f':
+		return NPF_PAIR_FAIL;
+	case '-':
+		return NPF_PAIR_OUTSIDE;
+	default:
+		return NPF_PAIR_UNKNOWN;
+	}
 }
 
 /* The one merge rule (docs/decision.md §10): symmetric in a and b. */
@@ -71,21 +96,58 @@ static uint8_t merge(char a, char b)
 	return a == 'o' && b == 'o' ? NPF_PAIR_OK : NPF_PAIR_UNKNOWN;
 }
 
+/* A network key's prefix ("198.18.2.0/24") as lib/rank.c compares it; -EINVAL for text
+ * that is no key (the codec refuses such rows before they get here). */
+static int key_prefix(const char *key, struct npf_addr *out)
+{
+	char ip[NPF_WIRE_NET_KEY_MAX];
+	const char *slash = strchr(key, '/');
+	size_t len = slash ? (size_t)(slash - key) : 0;
+
+	if (!slash || len >= sizeof(ip))
+		return -EINVAL;
+	memcpy(ip, key, len);
+	ip[len] = '\0';
+	if (npf_wire_addr_parse(ip, out) < 0)
+		return -EINVAL;
+	out->prefixlen = (uint8_t)atoi(slash + 1);
+	return 0;
+}
+
+int npf_job_net_order(int64_t rank_a, const char *key_a, int64_t rank_b, const char *key_b)
+{
+	struct npf_addr a, b;
+	int r;
+
+	if (rank_a != rank_b)
+		return rank_a > rank_b ? -1 : 1;
+	if (key_prefix(key_a, &a) < 0 || key_prefix(key_b, &b) < 0)
+		return strcmp(key_a, key_b);
+	r = memcmp(a.addr, b.addr, sizeof(a.addr));
+	if (r)
+		return r < 0 ? -1 : 1;
+	if (a.prefixlen != b.prefixlen)
+		return a.prefixlen < b.prefixlen ? -1 : 1;
+	return strcmp(key_a, key_b);
+}
+
 static int net_cmp(const void *pa, const void *pb)
 {
 	const struct npf_row_net *a = *(const struct npf_row_net *const *)pa;
 	const struct npf_row_net *b = *(const struct npf_row_net *const *)pb;
 
-	if (a->rank != b->rank)
-		return a->rank > b->rank ? -1 : 1;
-	return strcmp(a->key, b->key);
+	return npf_job_net_order(a->rank, a->key, b->rank, b->key);
 }
 
-/* The distinct networks of all rows into u[] (borrowed from the rows), each with the
- * lowest (rank, quality) any row gives it. Returns the count or -EPROTO (too many). */
+/* The distinct networks of all rows into u[] (borrowed from the rows). Each takes the
+ * coordinator's (rows[0], the hostlist's first node) rank and quality: its own policy and
+ * the candidates it knows, never a participant's, so no row can move the job to a worse
+ * network. A network the coordinator has no address on takes the lowest (rank, quality)
+ * any row gives it: it can be chosen only by blaming the coordinator, and a lower key only
+ * keeps that from happening. Returns the count or -EPROTO (too many). */
 static int collect(const struct npf_msg_row *const *rows, size_t n, const struct npf_row_net **u)
 {
-	size_t nu = 0;
+	size_t nu = 0, from_first = 0; /* u[0..from_first) come from rows[0] */
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < rows[i]->n_nets; k++) {
@@ -96,17 +158,19 @@ static int collect(const struct npf_msg_row *const *rows, size_t n, const struct
 				if (strcmp(u[q]->key, x->key) == 0)
 					break;
 			if (q < nu) {
-				/* One network, one place in the order: two views of it (a sparse
-				 * plan shows each node other members) are combined by the lower
-				 * key, the same whatever order the rows came in. */
-				if (x->rank < u[q]->rank ||
-				    (x->rank == u[q]->rank && x->quality < u[q]->quality))
+				/* Two views of one network: the same whatever order the rows
+				 * came in. */
+				if (q >= from_first &&
+				    (x->rank < u[q]->rank ||
+				     (x->rank == u[q]->rank && x->quality < u[q]->quality)))
 					u[q] = x;
 				continue;
 			}
 			if (nu == NPF_WIRE_MAX_ROW_NETS)
 				return -EPROTO;
 			u[nu++] = x;
+			if (i == 0)
+				from_first = nu;
 		}
 	qsort(u, nu, sizeof(*u), net_cmp);
 	return (int)nu;
@@ -136,7 +200,9 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct n
 	m->keys = calloc(nu ? (size_t)nu : 1, sizeof(*m->keys));
 	m->nets = calloc(nu ? (size_t)nu : 1, sizeof(*m->nets));
 	m->pairs = calloc(nu ? (size_t)nu * n * n : 1, 1);
-	if (!m->keys || !m->nets || !m->pairs) {
+	m->said = calloc(nu ? (size_t)nu * n * n : 1, 1);
+	m->absent = calloc(nu ? (size_t)nu * n : 1, sizeof(*m->absent));
+	if (!m->keys || !m->nets || !m->pairs || !m->said || !m->absent) {
 		npf_job_matrix_clear(m);
 		return -ENOMEM;
 	}
@@ -144,14 +210,30 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct n
 		memcpy(m->keys[k], u[k]->key, sizeof(m->keys[k]));
 		m->nets[k].name = m->keys[k];
 		m->nets[k].quality = u[k]->quality;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			m->absent[k * n + i] = !row_net(rows[i], u[k]->key);
 			for (size_t j = 0; j < n; j++)
-				if (i != j)
+				if (i != j) {
+					char a = view(rows[i], u[k]->key, j);
+
+					m->said[k * n * n + i * n + j] = said(a);
 					m->pairs[k * n * n + i * n + j] =
-					    merge(view(rows[i], u[k]->key, j),
-						  view(rows[j], u[k]->key, i));
+					    merge(a, view(rows[j], u[k]->key, i));
+				}
+		}
 	}
 	return 0;
+}
+
+struct npf_job_input npf_job_matrix_input(const struct npf_job_matrix *m, bool degrade)
+{
+	return (struct npf_job_input){.n_nodes = m->n_nodes,
+				      .n_nets = m->n_nets,
+				      .nets = m->nets,
+				      .pairs = m->pairs,
+				      .said = m->said,
+				      .absent = m->absent,
+				      .degrade = degrade};
 }
 
 const char *npf_job_role_name(enum npf_job_role r)
@@ -165,13 +247,13 @@ const char *npf_job_role_name(enum npf_job_role r)
 	return (unsigned int)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
 
-/* The evidence against suspect s on network k: its first failing pair, as "node1". */
+/* The evidence against suspect s on network k: the first peer its own row fails with. */
 static const char *first_fail_peer(const struct npf_job_matrix *m, size_t k, size_t s,
 				   const struct npf_msg_row *const *rows)
 {
 	for (size_t j = 0; j < m->n_nodes; j++)
 		if (j != s &&
-		    m->pairs[k * m->n_nodes * m->n_nodes + s * m->n_nodes + j] == NPF_PAIR_FAIL)
+		    m->said[k * m->n_nodes * m->n_nodes + s * m->n_nodes + j] == NPF_PAIR_FAIL)
 			return rows[j]->node;
 	return "?";
 }
@@ -229,12 +311,8 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 	}
 	for (size_t i = 0; i < n; i++)
 		names[i] = rows[i]->node;
-	in = (struct npf_job_input){.n_nodes = n,
-				    .n_nets = m.n_nets,
-				    .nets = m.nets,
-				    .pairs = m.pairs,
-				    .degrade = degrade,
-				    .names = names};
+	in = npf_job_matrix_input(&m, degrade);
+	in.names = names;
 	/* A job start's last try (issue 18): one row saying so settles it, for everyone. */
 	for (size_t i = 0; i < n; i++)
 		in.settle = in.settle || rows[i]->settle;
@@ -252,14 +330,25 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 	for (size_t i = 0; i < n; i++)
 		if (d.suspect[i])
 			out->nodes[i] = 's';
-	/* The reason: the decision's line, then each suspect with its evidence on the best
-	 * network (the one it breaks). Names are the rows' own (every row is here). */
+	/* The reason: the decision's line, then each suspect with its own evidence on the
+	 * network it breaks. Names are the rows' own (every row is here). */
 	off = (size_t)snprintf(out->reason, sizeof(out->reason), "%s", d.reason);
-	for (size_t i = 0; i < n && d.best >= 0 && off < sizeof(out->reason); i++)
-		if (d.suspect[i])
+	for (size_t i = 0; i < n && d.best >= 0 && off < sizeof(out->reason); i++) {
+		size_t k = (size_t)(d.net >= 0 ? d.net : d.best);
+
+		if (!d.suspect[i])
+			continue;
+		if (d.why[i] == NPF_BLAME_CORROBORATED)
 			off += (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
-						"; %s fails %s with %s", rows[i]->node,
-						m.keys[d.best], first_fail_peer(&m, (size_t)d.best, i, rows));
+						"; %s fails %s with %s and another peer that works "
+						"with it (its own row)",
+						rows[i]->node, m.keys[k],
+						first_fail_peer(&m, k, i, rows));
+		else
+			off += (size_t)snprintf(out->reason + off, sizeof(out->reason) - off,
+						"; %s on %s: %s", rows[i]->node, m.keys[k],
+						npf_job_blame_text((enum npf_job_blame)d.why[i]));
+	}
 	npf_job_decision_clear(&d);
 	npf_job_matrix_clear(&m);
 	return 0;

@@ -6,6 +6,7 @@
 #ifndef NPF_JOBROWS_H
 #define NPF_JOBROWS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,27 +22,38 @@ int npf_job_id(const char *const *names, size_t n, char out[NPF_WIRE_JOB_ID_LEN 
 int npf_job_id_tag(const char *const *names, size_t n, const char *job_tag,
 		   char out[NPF_WIRE_JOB_ID_LEN + 1]);
 
-/* The merged matrix: networks in rank order (rank descending, key ascending), pairs as
- * struct npf_job_input wants them. Owned by the caller (npf_job_matrix_clear). */
+/* The job's order of two networks as a row carries them (rank, key): the local ranking's
+ * (lib/rank.c) -- rank descending (the quality rows and the family packed into it), then
+ * the prefix bytes and prefix length ascending, never the key's text (which would put
+ * 198.18.10.0/24 before 198.18.2.0/24). <0: a first. */
+int npf_job_net_order(int64_t rank_a, const char *key_a, int64_t rank_b, const char *key_b);
+
+/* The merged matrix: networks in npf_job_net_order(), pairs as struct npf_job_input wants
+ * them. Owned by the caller (npf_job_matrix_clear). */
 struct npf_job_matrix {
 	size_t n_nodes, n_nets;
 	char (*keys)[NPF_WIRE_NET_KEY_MAX]; /* [n_nets] */
 	struct npf_job_net *nets;	    /* [n_nets], name -> keys[k] */
 	uint8_t *pairs;			    /* [n_nets * n_nodes * n_nodes] */
+	uint8_t *said;			    /* [n_nets * n_nodes * n_nodes]: row i's own
+					     * account of pair (i, j) (struct npf_job_input) */
+	bool *absent;			    /* [n_nets * n_nodes]: absent from row i */
 };
 
 /* Merges rows[i] (node i's row, in hostlist order) into m. A pair's state is the merge
  * of the two rows that hold it, symmetric in the two: fail if either says fail; the
  * other's state if one says outside (a sparse plan gave the pair to one of the two);
  * ok if both say ok; unknown otherwise. A network absent from a row is one the node has
- * no address on: its pairs there are fail. Returns
+ * no address on: its pairs there are fail. Each row's own account is kept beside the
+ * merge (said, absent): blame rests on it (lib/jobcheck.h). Returns
  *   0          m is the job's matrix;
  *   -ENODATA   a row is missing (rows[i] == NULL): the caller's verdict is unknown,
  *              never a network (a partial matrix differs between nodes);
  *   -EPROTO    the rows do not describe one job (another job id or size, a row at the
  *              wrong index), or more than NPF_WIRE_MAX_ROW_NETS networks in all;
- * A network that two rows rank differently (a sparse plan shows each node other members
- * of it) takes the lowest (rank, quality) of all rows: the same on every node.
+ * A network's rank and quality are the coordinator's (rows[0]: its own policy and the
+ * candidates it knows), never a participant's; one that rows[0] lacks takes the lowest
+ * (rank, quality) any row gives it. The same on every node.
  *   -ENOMEM.
  * m is left zeroed on failure. */
 int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,
@@ -49,6 +61,9 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n_nodes,
 
 void npf_job_matrix_clear(struct npf_job_matrix *m);
 
+/* The decision's input over m (borrowed: valid while m is), each row's own account
+ * included, so blame rests on it. */
+struct npf_job_input npf_job_matrix_input(const struct npf_job_matrix *m, bool degrade);
 
 /* One node's answer from the job's rows: what the daemon of node self says once the
  * exchange is over (docs/decision.md §10). */

@@ -226,6 +226,16 @@ const char *dec_net_cmp_reason(const struct net *a, const struct net *b)
 	return r ? r->reason : "lower network prefix";
 }
 
+void dec_net_row_keys(const struct net *n, int64_t *rank, int64_t *quality)
+{
+	int64_t prefer = n->prefer > 255 ? 255 : (int64_t)n->prefer;
+	int64_t speed = n->speed < 0 ? 0 : n->speed > 0xffffffffLL ? 0xffffffffLL : n->speed;
+
+	*quality = (int64_t)!n->avoid << 42 | (255 - prefer) << 34 | (int64_t)!n->role << 33 |
+		   (int64_t)n->rdma << 32 | speed;
+	*rank = *quality * 2 + (n->prefix.family == AF_INET);
+}
+
 /* Our interface i's ranking facts as a one-member network. */
 static void iface_facts(const struct ctx *c, size_t i, struct net *n)
 {

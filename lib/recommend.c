@@ -754,18 +754,6 @@ out:
 	return r;
 }
 
-/* The quality key of a network as one integer, higher is better, in the order of the
- * quality rows of lib/rank.c (avoid, prefer, role, rdma, speed): each node computes it from
- * the same announcements, and lib/jobrows compares the integers. */
-static int64_t net_quality(const struct net *n)
-{
-	int64_t prefer = n->prefer > 255 ? 255 : (int64_t)n->prefer;
-	int64_t speed = n->speed < 0 ? 0 : n->speed > 0xffffffffLL ? 0xffffffffLL : n->speed;
-
-	return (int64_t)!n->avoid << 42 | (255 - prefer) << 34 | (int64_t)!n->role << 33 |
-	       (int64_t)n->rdma << 32 | speed;
-}
-
 static char pair_char(enum npf_pair_state s)
 {
 	switch (s) {
@@ -829,10 +817,7 @@ int npf_recommend_row(const struct npf_inventory *inv, const struct npf_check *c
 		}
 		out->n_nets++;
 		cidr_str(&net->prefix, x->key, sizeof(x->key));
-		x->quality = net_quality(net);
-		/* The tie-breakers that fit an integer (IPv4 first); lib/jobrows orders the
-		 * rest by key. */
-		x->rank = x->quality * 2 + (net->prefix.family == AF_INET);
+		dec_net_row_keys(net, &x->rank, &x->quality);
 		multi = dec_iface_multi(&c, (size_t)net->ifc);
 		for (size_t j = 0; j < n; j++) {
 			char detail[96];

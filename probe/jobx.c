@@ -17,6 +17,7 @@ struct npf_job_submit {
 	LIST_ENTRY(npf_job_submit) link;
 	char coordinator[NPF_NAME_MAX];
 	char job[NPF_WIRE_JOB_ID_LEN + 1];
+	uint32_t n_nodes;	 /* the job's size: a decision of another size is none */
 	json_t *row;		 /* owned: the encoded ROW, sent on each connection tried */
 	struct resolver *res;	 /* owned while resolving */
 	struct npf_addr addrs[PROBE_MAX_RESOLVED];
@@ -114,9 +115,18 @@ static int on_frame(struct fconn *c, uint16_t type, json_t *payload)
 		return finish(s, NULL, r == -ENOMEM ? r : -EPROTO);
 	}
 	/* An answer for another job is no answer (a confused or hostile coordinator). */
-	if (strcmp(d.job, s->job) != 0) {
+	if (strcmp(d.job, s->job) != 0 || d.n_nodes != s->n_nodes) {
 		npf_wire_job_decision_clear(&d);
 		snprintf(s->last_err, sizeof(s->last_err), "JOB_DECISION for another job");
+		return finish(s, NULL, -EPROTO);
+	}
+	/* Only the job's coordinator decides: with a cluster key, the node that proved the
+	 * key on this connection (the one our row went out on) must be the hostlist's first
+	 * node, not another key holder answering in its place. */
+	if (fconn_auth_peer(c) && strcmp(fconn_auth_peer(c), s->coordinator) != 0) {
+		snprintf(s->last_err, sizeof(s->last_err),
+			 "JOB_DECISION from %.40s, not the coordinator", fconn_auth_peer(c));
+		npf_wire_job_decision_clear(&d);
 		return finish(s, NULL, -EPROTO);
 	}
 	finish(s, &d, 0);
@@ -190,6 +200,7 @@ int npf_probe_job_submit(struct npf_probe_ctx *ctx, const char *coordinator,
 	s->ud = ud;
 	snprintf(s->coordinator, sizeof(s->coordinator), "%s", coordinator);
 	memcpy(s->job, row->job, sizeof(s->job));
+	s->n_nodes = row->n_nodes;
 	LIST_INSERT_HEAD(&ctx->submits, s, link);
 	s->row = npf_wire_row_to_json(row);
 	if (!s->row) {

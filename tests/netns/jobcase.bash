@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Shared by netns.jobrows and netns.deadnode (source it inside a lab run, after lib.sh, with
-# CLI, LAB and T set): start one job check on several nodes of the lab at once, as a Slurm
+# Shared by netns.jobrows, netns.deadnode and netns.blamepair (source it inside a lab run,
+# after lib.sh, with CLI, LAB and T set; MERGE for job_merge): start one job check on several nodes of the lab at once, as a Slurm
 # Prolog does (`netpreflight check --nodes HOSTLIST --job TAG --json`, docs/decision.md §10),
 # then assert what EACH daemon answered. Not a test itself (no .sh: the CTest glob skips it).
 # shellcheck shell=bash
@@ -61,7 +61,8 @@ jtrue() {
 #  - every other node: VERDICT (ok or degraded), exit 0, on IFNAME with network NET, and the
 #    published NCCL_SOCKET_IFNAME is exactly that interface;
 #  - every node: the same job (id, coordinator, tag), the same job verdict, network NET and
-#    suspect list, no node missing, every row in.
+#    suspect list, no node missing, every row in (JOB_SIZE rows when set: a job with nodes
+#    that send a row but are not asserted here).
 # Counts failures through fail(); prints one pass line per node.
 job_expect() {
 	local c=$1 want=$2 ifname=$3 net=$4 susp=$5 n f v rc role first="" same
@@ -96,7 +97,7 @@ job_expect() {
 			fi
 		fi
 		# The job as this node holds it; compared with the first node's below.
-		jq -c --arg tag "$JOB_TAG" --argjson n "${#nodes[@]}" '.job | {tag, id, coordinator,
+		jq -c --arg tag "$JOB_TAG" --argjson n "${JOB_SIZE:-${#nodes[@]}}" '.job | {tag, id, coordinator,
 			verdict, net, suspects, missing, rows, nodes, tag_ok: (.tag == $tag),
 			complete: (.rows == $n and .nodes == $n and (.missing | length) == 0)}' \
 			"$T/$f.json" >"$T/$f.job" 2>/dev/null
@@ -130,4 +131,28 @@ job_print() {
 	for n in "$@"; do
 		echo "  $c $n: $(jf "$c-$n" .verdict.verdict) $(jf "$c-$n" '.recommendation.choice.ifname // "-"') role $(jf "$c-$n" '.job.role // "-"')"
 	done
+}
+
+# fw NODE [RULE...]: NODE's nft input chain (the lab's table, made when missing) flushed, then
+# RULE added when given; `fw NODE` alone clears it.
+fw() {
+	"$LAB" exec "$1" nft add table inet npflab &&
+		"$LAB" exec "$1" nft add chain inet npflab input \
+			'{ type filter hook input priority 0; policy accept; }' &&
+		"$LAB" exec "$1" nft flush chain inet npflab input &&
+		{ [ $# -eq 1 ] || "$LAB" exec "$1" nft add rule inet npflab input "${@:2}"; }
+}
+
+# job_merge CASE HEAD SUSPECTS NODE...: tests/tools/npf_jobmerge ($MERGE) over the same check
+# JSONs decides as the daemons did: its line starts "verdict=HEAD suspects=SUSPECTS " (HEAD
+# e.g. "ok net=198.18.1.0/24", SUSPECTS comma separated or "-").
+job_merge() {
+	local c=$1 head=$2 want=$3 got files=() n
+	shift 3
+	for n in "$@"; do files+=("$T/$c-$n.json"); done
+	got=$("$MERGE" "${files[@]}" 2>"$T/$c.merge.err")
+	case "$got" in
+	"verdict=$head suspects=$want "*) pass "$c: npf_jobmerge agrees: ${got%% nets=*}" ;;
+	*) fail "$c: npf_jobmerge over the daemons' rows: '$got' $(cat "$T/$c.merge.err"), want $head suspects=$want" ;;
+	esac
 }

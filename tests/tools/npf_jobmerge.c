@@ -63,8 +63,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "merge: %s\n", strerror(-r));
 		goto out;
 	}
-	in = (struct npf_job_input){
-	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs};
+	in = npf_job_matrix_input(&m, false);
 	r = npf_job_decide(&in, &d);
 	if (r < 0) {
 		fprintf(stderr, "decide: %s\n", strerror(-r));

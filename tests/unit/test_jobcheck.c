@@ -122,11 +122,99 @@ static void test_asymmetric_pair(void **state)
 	lab_init(&l, 3, 2, q);
 	set_pair(&l, 0, 0, 2, NPF_PAIR_FAIL);
 	decide(&l, false, &d);
-	assert_int_equal(d.verdict, NPF_JOB_OK);
-	assert_int_equal(d.net, 0);
-	assert_int_equal(d.n_suspects, 1);
-	assert_true(d.suspect[2]); /* tie: the later node */
+	/* Either end could explain it: nobody drained (issue 19; the greedy cover blamed the
+	 * later node), the job moves, degraded, and the pair is named. */
+	assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+	assert_int_equal(d.net, 1);
+	assert_int_equal(d.n_suspects, 0);
+	assert_int_equal(d.pair_net, 0);
+	assert_int_equal(d.pair_a, 0);
+	assert_int_equal(d.pair_b, 2);
+	assert_non_null(strstr(d.reason, "fabric fails between #0 and #2"));
 	npf_job_decision_clear(&d);
+}
+
+/* Each node's own account (said) beside the merged matrix: a failure only the accuser
+ * reports never makes the accused a suspect, at every position of 3, 4, 5 and 8 nodes;
+ * the accuser that claims every pair fails is the only one it can blame. */
+static void test_liar(void **state)
+{
+	static const size_t sizes[] = {3, 4, 5, 8};
+	const int64_t q[] = {2, 1};
+	uint8_t said[MAXK * MAXN * MAXN];
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	for (size_t z = 0; z < 4; z++) {
+		size_t n = sizes[z];
+
+		for (size_t liar = 0; liar < n; liar++) {
+			struct npf_job_input in;
+
+			lab_init(&l, n, 2, q);
+			memcpy(said, l.pairs, sizeof(said));
+			for (size_t v = 0; v < n; v++)
+				if (v != liar) {
+					/* The merge: fail if either says fail. */
+					set_pair(&l, 0, liar, v, NPF_PAIR_FAIL);
+					said[liar * n + v] = NPF_PAIR_FAIL;
+				}
+			in = (struct npf_job_input){.n_nodes = n,
+						    .n_nets = 2,
+						    .nets = l.nets,
+						    .pairs = l.pairs,
+						    .said = said};
+			assert_int_equal(npf_job_decide(&in, &d), 0);
+			assert_int_equal(d.verdict, NPF_JOB_OK);
+			assert_int_equal(d.net, 0);
+			assert_int_equal(d.n_suspects, 1);
+			assert_true(d.suspect[liar]);
+			assert_int_equal(d.why[liar], NPF_BLAME_CORROBORATED);
+			npf_job_decision_clear(&d);
+			/* The same failures told only by the others (the liar now says all is
+			 * well): they accuse it, its own row does not: nobody. */
+			for (size_t v = 0; v < n; v++)
+				if (v != liar) {
+					said[liar * n + v] = NPF_PAIR_OK;
+					said[v * n + liar] = NPF_PAIR_FAIL;
+				}
+			assert_int_equal(npf_job_decide(&in, &d), 0);
+			assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+			assert_int_equal(d.n_suspects, 0);
+			npf_job_decision_clear(&d);
+		}
+	}
+}
+
+/* Local evidence: a node whose own row lacks the network is a suspect without any pair. */
+static void test_absent(void **state)
+{
+	const int64_t q[] = {2, 1};
+	bool absent[MAXK * MAXN] = {false};
+	struct npf_job_decision d;
+	struct npf_job_input in;
+	struct lab l;
+
+	(void)state;
+	for (size_t x = 0; x < 5; x++) {
+		lab_init(&l, 5, 2, q);
+		memset(absent, 0, sizeof(absent));
+		absent[x] = true;
+		for (size_t j = 0; j < 5; j++)
+			if (j != x)
+				set_pair(&l, 0, x, j, NPF_PAIR_FAIL);
+		/* The local row of the blame table comes first: no pair needed. */
+		in = (struct npf_job_input){
+		    .n_nodes = 5, .n_nets = 2, .nets = l.nets, .pairs = l.pairs, .absent = absent};
+		assert_int_equal(npf_job_decide(&in, &d), 0);
+		assert_int_equal(d.verdict, NPF_JOB_OK);
+		assert_int_equal(d.net, 0);
+		assert_int_equal(d.n_suspects, 1);
+		assert_int_equal(d.why[x], NPF_BLAME_LOCAL);
+		npf_job_decision_clear(&d);
+	}
+	assert_string_equal(npf_job_blame_text(NPF_BLAME_NONE), "is not a suspect");
 }
 
 /* Equal quality: fall back as before, no blame, not degraded. */
@@ -328,6 +416,84 @@ static void test_deterministic(void **state)
 	}
 }
 
+/* The merge rule of lib/jobrows on two accounts of one pair. */
+static uint8_t merged(uint8_t a, uint8_t b)
+{
+	if (a == NPF_PAIR_FAIL || b == NPF_PAIR_FAIL)
+		return NPF_PAIR_FAIL;
+	if (a == NPF_PAIR_OUTSIDE)
+		return b;
+	if (b == NPF_PAIR_OUTSIDE)
+		return a;
+	return a == NPF_PAIR_OK && b == NPF_PAIR_OK ? NPF_PAIR_OK : NPF_PAIR_UNKNOWN;
+}
+
+/* Property over random accounts (every row says anything): a node whose own row reports no
+ * failure and keeps the network is never a suspect, whatever the other rows say; every
+ * suspect's own row says it fails with two peers or lacks the network; a 2-node job
+ * blames nobody. */
+static void test_own_evidence_only(void **state)
+{
+	static const uint8_t states[] = {NPF_PAIR_OK,	NPF_PAIR_OK,	  NPF_PAIR_OK,
+					 NPF_PAIR_FAIL, NPF_PAIR_UNKNOWN, NPF_PAIR_OUTSIDE};
+	const int64_t q[] = {3, 2, 1};
+	uint8_t said[MAXK * MAXN * MAXN];
+	bool absent[MAXK * MAXN];
+	unsigned int seed = 1919;
+	struct npf_job_decision d;
+	struct lab l;
+
+	(void)state;
+	for (int round = 0; round < 3000; round++) {
+		size_t n = 2 + (size_t)rand_r(&seed) % 7;
+		struct npf_job_input in;
+
+		lab_init(&l, n, 3, q);
+		memset(said, 0, sizeof(said));
+		memset(absent, 0, sizeof(absent));
+		for (size_t k = 0; k < 3; k++)
+			for (size_t i = 0; i < n; i++) {
+				/* Some nodes report nothing wrong at all: the honest, healthy. */
+				bool clean = rand_r(&seed) % 3 == 0;
+
+				absent[k * n + i] = !clean && rand_r(&seed) % 9 == 0;
+				for (size_t j = 0; j < n; j++)
+					if (j != i)
+						said[k * n * n + i * n + j] =
+						    absent[k * n + i] ? NPF_PAIR_FAIL
+						    : clean	      ? NPF_PAIR_OK
+								      : states[rand_r(&seed) % 6];
+			}
+		for (size_t k = 0; k < 3; k++)
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < n; j++)
+					if (i != j)
+						l.pairs[k * n * n + i * n + j] =
+						    merged(said[k * n * n + i * n + j],
+							   said[k * n * n + j * n + i]);
+		in = (struct npf_job_input){.n_nodes = n,
+					    .n_nets = 3,
+					    .nets = l.nets,
+					    .pairs = l.pairs,
+					    .said = said,
+					    .absent = absent,
+					    .degrade = round % 4 == 0};
+		assert_int_equal(npf_job_decide(&in, &d), 0);
+		if (n == 2)
+			assert_int_equal(d.n_suspects, 0);
+		for (size_t x = 0; x < n; x++) {
+			size_t own = 0, k = (size_t)(d.net >= 0 ? d.net : d.best);
+
+			if (!d.suspect[x])
+				continue;
+			for (size_t j = 0; j < n; j++)
+				own += j != x && said[k * n * n + x * n + j] == NPF_PAIR_FAIL;
+			assert_true(absent[k * n + x] || own >= 2);
+		}
+		npf_job_decision_clear(&d);
+	}
+}
+
 static void test_bad_args(void **state)
 {
 	struct npf_job_decision d;
@@ -344,11 +510,20 @@ static void test_bad_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_healthy),	    cmocka_unit_test(test_one_dead_node),
-	    cmocka_unit_test(test_asymmetric_pair), cmocka_unit_test(test_equal_quality),
-	    cmocka_unit_test(test_no_minority),	    cmocka_unit_test(test_unknown), cmocka_unit_test(test_settle),
-	    cmocka_unit_test(test_sparse),	    cmocka_unit_test(test_fail),
-	    cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_bad_args),
+	    cmocka_unit_test(test_healthy),
+	    cmocka_unit_test(test_one_dead_node),
+	    cmocka_unit_test(test_asymmetric_pair),
+	    cmocka_unit_test(test_equal_quality),
+	    cmocka_unit_test(test_no_minority),
+	    cmocka_unit_test(test_unknown),
+	    cmocka_unit_test(test_settle),
+	    cmocka_unit_test(test_sparse),
+	    cmocka_unit_test(test_fail),
+	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_bad_args),
+	    cmocka_unit_test(test_liar),
+	    cmocka_unit_test(test_absent),
+	    cmocka_unit_test(test_own_evidence_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

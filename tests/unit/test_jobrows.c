@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "decide.h"
 #include "jobrows.h"
 
 #define MAXN 8
@@ -166,16 +167,27 @@ static void test_incomplete_and_foreign(void **state)
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m),
 			 -ENODATA);
 	assert_null(m.pairs);
-	/* Another view of the same network: the lowest rank and quality, whichever row
-	 * holds it. */
+	/* Another view of the same network: the coordinator's (rows[0]) rank and quality,
+	 * never a participant's lower or higher one (issue 19: one row moved the job). */
 	rows[1] = row_make(3, 1, "198.18.1.0/24,8,4,o.o");
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
-	assert_int_equal(m.nets[0].quality, 4);
+	assert_int_equal(m.nets[0].quality, 5);
 	npf_job_matrix_clear(&m);
 	rows_free(rows + 1, 1);
 	rows[1] = row_make(3, 1, "198.18.1.0/24,10,6,o.o");
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
 	assert_int_equal(m.nets[0].quality, 5);
+	npf_job_matrix_clear(&m);
+	rows_free(rows + 1, 1);
+	/* A network the coordinator lacks: the lowest any row gives it. */
+	rows_free(rows, 1);
+	rows_free(rows + 2, 1);
+	rows[0] = row_make(3, 0, "10.0.0.0/24,1,1,.oo");
+	rows[1] = row_make(3, 1, "198.18.1.0/24,9,5,o.o;10.0.0.0/24,1,1,o.o");
+	rows[2] = row_make(3, 2, "198.18.1.0/24,7,3,oo.;10.0.0.0/24,1,1,oo.");
+	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, 3, &m), 0);
+	assert_string_equal(m.nets[0].name, "198.18.1.0/24");
+	assert_int_equal(m.nets[0].quality, 3);
 	npf_job_matrix_clear(&m);
 	rows_free(rows + 1, 1);
 	/* A row of a 2-node job among rows of a 3-node job. */
@@ -192,8 +204,7 @@ static void decide(struct npf_msg_row **rows, size_t n, bool degrade, struct npf
 	struct npf_job_input in;
 
 	assert_int_equal(npf_job_rows_merge((const struct npf_msg_row *const *)rows, n, &m), 0);
-	in = (struct npf_job_input){
-	    .n_nodes = n, .n_nets = m.n_nets, .nets = m.nets, .pairs = m.pairs, .degrade = degrade};
+	in = npf_job_matrix_input(&m, degrade);
 	assert_int_equal(npf_job_decide(&in, d), 0);
 	npf_job_matrix_clear(&m);
 }
@@ -228,8 +239,10 @@ static void test_dead_fabric_node(void **state)
 }
 
 /* node3 drops SYNs from node1's fabric address only: node1 saw a timeout that stands,
- * node3 never got the reverse result (unknown). One network on all three: node3 is
- * blamed (ties go to the later node), node1 and node2 ok on the fabric. */
+ * node3 never got the reverse result (unknown). Either end could explain the pair, and
+ * node3's row does not confirm it: nobody is blamed (issue 19; until then node3 was, by a
+ * tie-break toward the later node), the job moves to eno1, degraded, and the pair is
+ * named for the operator. */
 static void test_asymmetric_three(void **state)
 {
 	static const char *const spec[3] = {
@@ -244,12 +257,244 @@ static void test_asymmetric_three(void **state)
 	for (size_t i = 0; i < 3; i++)
 		rows[i] = row_make(3, i, spec[i]);
 	decide(rows, 3, false, &d);
-	assert_int_equal(d.verdict, NPF_JOB_OK);
-	assert_int_equal(d.net, 0);
-	assert_int_equal(d.n_suspects, 1);
-	assert_true(d.suspect[2]);
+	assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+	assert_int_equal(d.net, 1);
+	assert_int_equal(d.n_suspects, 0);
+	assert_int_equal(d.pair_net, 0);
+	assert_int_equal(d.pair_a, 0);
+	assert_int_equal(d.pair_b, 2);
 	npf_job_decision_clear(&d);
 	rows_free(rows, 3);
+}
+
+/* A random network of the ranking table's facts. */
+static void random_net(unsigned int *seed, struct net *n)
+{
+	static const unsigned int prefers[] = {0, 1, 2, PREFER_NONE};
+	static const int64_t speeds[] = {0, 1000, 10000, 25000, 100000, 400000};
+	size_t len;
+
+	memset(n, 0, sizeof(*n));
+	n->prefix.family = rand_r(seed) % 3 ? AF_INET : AF_INET6;
+	len = n->prefix.family == AF_INET ? 4 : 16;
+	n->prefix.prefixlen = (uint8_t)(8 + rand_r(seed) % (len * 8 - 7));
+	/* Few distinct bytes, so equal keys and shared leading bytes come up. */
+	for (size_t b = 0; b < len; b++)
+		n->prefix.addr[b] = (uint8_t)(b < 2 ? 198 + rand_r(seed) % 2 : rand_r(seed) % 12);
+	for (size_t b = 0; b < len; b++) {
+		size_t bits = b * 8 >= n->prefix.prefixlen ? 0 : n->prefix.prefixlen - b * 8;
+
+		if (bits < 8)
+			n->prefix.addr[b] &= (uint8_t)(0xff00u >> bits);
+	}
+	n->avoid = rand_r(seed) % 5 == 0;
+	n->prefer = prefers[rand_r(seed) % 4];
+	n->role = rand_r(seed) % 6 == 0;
+	n->rdma = rand_r(seed) % 2;
+	n->speed = speeds[rand_r(seed) % 6];
+}
+
+static int sign(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
+/* Property: the job's order of networks (the keys a row carries, npf_job_net_order) is
+ * the local ranking's (lib/rank.c dec_net_cmp), tie-breakers included. Text order of the
+ * keys would put 198.18.10.0/24 before 198.18.2.0/24; the local ranking does not. */
+static void test_order_agrees(void **state)
+{
+	unsigned int seed = 19;
+	struct net a, b;
+	int64_t ra, qa, rb, qb;
+	char ka[NPF_WIRE_NET_KEY_MAX], kb[NPF_WIRE_NET_KEY_MAX];
+
+	(void)state;
+	for (int t = 0; t < 20000; t++) {
+		random_net(&seed, &a);
+		random_net(&seed, &b);
+		if (t == 0) {
+			/* The case that disagreed. */
+			memset(&a, 0, sizeof(a));
+			a.prefix.family = AF_INET;
+			a.prefix.prefixlen = 24;
+			a.prefer = PREFER_NONE;
+			b = a;
+			memcpy(a.prefix.addr, (const uint8_t[]){198, 18, 10, 0}, 4);
+			memcpy(b.prefix.addr, (const uint8_t[]){198, 18, 2, 0}, 4);
+		}
+		dec_net_row_keys(&a, &ra, &qa);
+		dec_net_row_keys(&b, &rb, &qb);
+		cidr_str(&a.prefix, ka, sizeof(ka));
+		cidr_str(&b.prefix, kb, sizeof(kb));
+		assert_true(npf_wire_net_key_valid(ka));
+		assert_int_equal(sign(npf_job_net_order(ra, ka, rb, kb)),
+				 sign(dec_net_cmp(&a, &b)));
+		/* The quality key alone agrees with the quality rows. */
+		assert_int_equal(sign(qa < qb) - sign(qa > qb), sign(dec_net_quality_cmp(&a, &b)));
+		if (t == 0)
+			assert_true(npf_job_net_order(ra, ka, rb, kb) > 0);
+	}
+}
+
+/* The job's fabric ("198.18.1.0/24", quality 5) and eno1 ("10.0.0.0/24", quality 1) as each
+ * node's row states them: fab[i] is node i's fabric string ("" = the fabric is absent from
+ * its row: no address, port down, no carrier), eno1 all ok. */
+struct scene {
+	size_t n;
+	char fab[MAXN][MAXN + 1];
+};
+
+static void scene_init(struct scene *sc, size_t n)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->n = n;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			sc->fab[i][j] = i == j ? '.' : 'o';
+}
+
+/* The coordinator's decision from the scene's rows, through the wire codec. */
+static void scene_decide(const struct scene *sc, struct npf_msg_job_decision *d)
+{
+	struct npf_msg_row *rows[MAXN];
+	char eth[MAXN + 1], spec[160];
+
+	for (size_t i = 0; i < sc->n; i++) {
+		for (size_t j = 0; j < sc->n; j++)
+			eth[j] = i == j ? '.' : 'o';
+		eth[sc->n] = '\0';
+		if (sc->fab[i][0])
+			snprintf(spec, sizeof(spec), "198.18.1.0/24,11,5,%s;10.0.0.0/24,3,1,%s",
+				 sc->fab[i], eth);
+		else
+			snprintf(spec, sizeof(spec), "10.0.0.0/24,3,1,%s", eth);
+		rows[i] = row_make(sc->n, i, spec);
+	}
+	assert_int_equal(
+	    npf_job_round_decide((const struct npf_msg_row *const *)rows, sc->n, false, d), 0);
+	rows_free(rows, sc->n);
+}
+
+/* No suspect, the job on eno1, degraded, the pair a-b (a < b) named; node victim never a
+ * suspect whatever the rows say. */
+static void assert_pair_named(const struct npf_msg_job_decision *d, size_t n, size_t a, size_t b)
+{
+	char want[64];
+
+	assert_int_equal(d->verdict, NPF_JOB_DEGRADED);
+	assert_string_equal(d->net, "10.0.0.0/24");
+	assert_string_equal(d->best, "198.18.1.0/24");
+	assert_null(memchr(d->nodes, 's', n));
+	snprintf(want, sizeof(want), "fails between %s and %s", NAMES[a < b ? a : b],
+		 NAMES[a < b ? b : a]);
+	assert_non_null(strstr(d->reason, want));
+}
+
+/* Exactly node x a suspect, the rest ok on the fabric, the reason giving x's evidence. */
+static void assert_only_suspect(const struct npf_msg_job_decision *d, size_t n, size_t x,
+				const char *evidence)
+{
+	assert_int_equal(d->verdict, NPF_JOB_OK);
+	assert_string_equal(d->net, "198.18.1.0/24");
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(d->nodes[i], i == x ? 's' : '.');
+	assert_non_null(strstr(d->reason, NAMES[x]));
+	assert_non_null(strstr(d->reason, evidence));
+}
+
+/* Issue 19, every hostlist position of 3, 4, 5 and 8 nodes: a pair that either end could
+ * explain blames nobody; a liar spoils only its own evidence; a dead node is still blamed
+ * on its own evidence; a 2-node job blames nobody. */
+static void test_blame_every_position(void **state)
+{
+	static const size_t sizes[] = {3, 4, 5, 8};
+	struct npf_msg_job_decision d;
+	struct scene sc;
+
+	(void)state;
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		size_t n = sizes[z];
+
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = 0; b < n; b++) {
+				if (a == b)
+					continue;
+				/* a's firewall drops new connections from b's fabric address:
+				 * both ends see the pair fail. */
+				scene_init(&sc, n);
+				sc.fab[a][b] = sc.fab[b][a] = 'f';
+				scene_decide(&sc, &d);
+				assert_pair_named(&d, n, a, b);
+				npf_wire_job_decision_clear(&d);
+				/* The same seen by one end only (the other's reverse never came
+				 * back). */
+				sc.fab[b][a] = 'u';
+				scene_decide(&sc, &d);
+				assert_pair_named(&d, n, a, b);
+				npf_wire_job_decision_clear(&d);
+				/* Liar a says its pair with b fails; b's row says it works. */
+				sc.fab[b][a] = 'o';
+				scene_decide(&sc, &d);
+				assert_pair_named(&d, n, a, b);
+				assert_int_equal(d.nodes[b], '.');
+				npf_wire_job_decision_clear(&d);
+			}
+		for (size_t x = 0; x < n; x++) {
+			/* Liar x says every pair of its fails: it can only blame itself. */
+			scene_init(&sc, n);
+			for (size_t j = 0; j < n; j++)
+				if (j != x)
+					sc.fab[x][j] = 'f';
+			scene_decide(&sc, &d);
+			assert_only_suspect(&d, n, x, "fails 198.18.1.0/24 with");
+			npf_wire_job_decision_clear(&d);
+			/* Dead node x, no carrier: the fabric is absent from its own row, the
+			 * others' probes of it fail or never came back. */
+			scene_init(&sc, n);
+			sc.fab[x][0] = '\0';
+			for (size_t j = 0; j < n; j++)
+				if (j != x)
+					sc.fab[j][x] = j % 2 ? 'f' : 'u';
+			scene_decide(&sc, &d);
+			assert_only_suspect(&d, n, x, "has no usable address");
+			npf_wire_job_decision_clear(&d);
+			/* Dead node x that still answers its row: fails with every peer, the
+			 * peers work with each other. */
+			scene_init(&sc, n);
+			for (size_t j = 0; j < n; j++)
+				if (j != x)
+					sc.fab[x][j] = sc.fab[j][x] = 'f';
+			scene_decide(&sc, &d);
+			assert_only_suspect(&d, n, x, "fails 198.18.1.0/24 with");
+			npf_wire_job_decision_clear(&d);
+			/* Every other node accuses x, x's row says all is well: its own
+			 * evidence is what it withholds, so nobody is drained (the job moves,
+			 * degraded). */
+			for (size_t j = 0; j < n; j++)
+				if (j != x)
+					sc.fab[x][j] = 'o';
+			scene_decide(&sc, &d);
+			assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+			assert_null(memchr(d.nodes, 's', n));
+			npf_wire_job_decision_clear(&d);
+		}
+	}
+	/* Two nodes: nobody, whatever the evidence. */
+	for (size_t x = 0; x < 2; x++) {
+		scene_init(&sc, 2);
+		sc.fab[x][0] = '\0';
+		scene_decide(&sc, &d);
+		assert_string_equal(d.nodes, "..");
+		assert_string_equal(d.net, "10.0.0.0/24");
+		npf_wire_job_decision_clear(&d);
+		scene_init(&sc, 2);
+		sc.fab[x][1 - x] = 'f';
+		scene_decide(&sc, &d);
+		assert_string_equal(d.nodes, "..");
+		assert_string_equal(d.net, "10.0.0.0/24");
+		npf_wire_job_decision_clear(&d);
+	}
 }
 
 /* Sparse (outside pairs): 8 nodes, each probing its ring neighbours only, node2's fabric
@@ -540,11 +785,18 @@ static void test_settle_round(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_job_id),	     cmocka_unit_test(test_merge_rule),
-	    cmocka_unit_test(test_order_and_absent), cmocka_unit_test(test_incomplete_and_foreign),
-	    cmocka_unit_test(test_dead_fabric_node), cmocka_unit_test(test_asymmetric_three),
-	    cmocka_unit_test(test_sparse_eight),     cmocka_unit_test(test_row_codec),
-	    cmocka_unit_test(test_answer),	     cmocka_unit_test(test_round_decision),
+	    cmocka_unit_test(test_job_id),
+	    cmocka_unit_test(test_merge_rule),
+	    cmocka_unit_test(test_order_and_absent),
+	    cmocka_unit_test(test_incomplete_and_foreign),
+	    cmocka_unit_test(test_dead_fabric_node),
+	    cmocka_unit_test(test_asymmetric_three),
+	    cmocka_unit_test(test_sparse_eight),
+	    cmocka_unit_test(test_row_codec),
+	    cmocka_unit_test(test_answer),
+	    cmocka_unit_test(test_round_decision),
+	    cmocka_unit_test(test_blame_every_position),
+	    cmocka_unit_test(test_order_agrees),
 	    cmocka_unit_test(test_settle_round),
 	};
 

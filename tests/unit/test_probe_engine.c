@@ -308,27 +308,44 @@ static void on_job_done(void *ud, const struct npf_msg_job_decision *d, int err)
 	}
 }
 
+/* A 2-node job's row of node (index 1) and a decision for it, on 198.18.0.0/24; states and
+ * nodes are the caller's buffers. */
+static void job_pair(struct npf_msg_row *row, struct npf_msg_job_decision *dec, char fill,
+		     const char *node, char states[3], char nodes[3])
+{
+	memset(row, 0, sizeof(*row));
+	memset(dec, 0, sizeof(*dec));
+	row->instance = 0x1111;
+	row->index = 1;
+	row->n_nodes = 2;
+	row->wait_ms = 5000;
+	memset(row->job, fill, NPF_WIRE_JOB_ID_LEN);
+	snprintf(row->node, sizeof(row->node), "%s", node);
+	strcpy(row->nets[0].key, "198.18.0.0/24");
+	memcpy(states, "o.", 3);
+	row->nets[0].states = states;
+	row->n_nets = 1;
+	dec->n_nodes = 2;
+	dec->n_rows = 2;
+	dec->nodes = nodes;
+	memcpy(dec->job, row->job, sizeof(dec->job));
+	strcpy(dec->net, "198.18.0.0/24");
+}
+
 /* The row exchange of a job check (probe/jobx.c, server.c on_row): alpha's ROW reaches
  * bravo's handler, bravo's JOB_DECISION reaches alpha; an answer for another job, no
  * answer, a coordinator without job checks and a cancelled submission are not decisions. */
 static void test_job_exchange(void **state)
 {
 	struct env *e = *state;
-	struct npf_msg_row row = { .instance = 0x1111, .index = 1, .n_nodes = 2, .wait_ms = 5000 };
-	char nodes[3] = "s.";
-	struct npf_msg_job_decision dec = { .n_nodes = 2, .verdict = 0, .n_rows = 2,
-					    .nodes = nodes };
+	struct npf_msg_row row;
+	char nodes[3] = "s.", states[3];
+	struct npf_msg_job_decision dec;
 	struct job_result jr = { 0 };
 	struct npf_job_submit *js = NULL;
 
 	NEED_ENV(state);
-	memset(row.job, 'a', NPF_WIRE_JOB_ID_LEN);
-	strcpy(row.node, "alpha");
-	strcpy(row.nets[0].key, "198.18.0.0/24");
-	row.nets[0].states = (char[]){ 'o', '.', '\0' };
-	row.n_nets = 1;
-	memcpy(dec.job, row.job, sizeof(dec.job));
-	strcpy(dec.net, "198.18.0.0/24");
+	job_pair(&row, &dec, 'a', "alpha", states, nodes);
 	strcpy(dec.reason, "bravo fails 198.18.0.0/24 with alpha");
 
 	/* Without a handler the coordinator refuses: not a decision. */
@@ -1395,11 +1412,59 @@ static void test_cluster_key(void **state)
 	node_stop(&e->d);
 }
 
+/* With a cluster key, only the job's coordinator decides (issue 19): a JOB_DECISION on the
+ * connection our row went out on, from a key holder that is not the node we named as the
+ * coordinator, is no decision; the row itself reached the handler bound to the key's node. */
+static void test_job_decision_bound(void **state)
+{
+	struct env *e = *state;
+	struct npf_auth_keys k;
+	struct npf_msg_row row;
+	char nodes[3] = "..", states[3];
+	struct npf_msg_job_decision dec;
+	struct job_result jr = { 0 };
+	struct npf_job_submit *js = NULL;
+
+	NEED_ENV(state);
+	make_keys(&k);
+	node_start_key(e, &e->c, "charlie", "198.18.0.3", 0x3333, 0, &k);
+	node_start_key(e, &e->d, "delta", "198.18.0.4", 0x4444, 0, &k);
+	npf_probe_set_job_handler(e->d.ctx, on_job_row);
+	job_pair(&row, &dec, 'c', "charlie", states, nodes);
+	/* The job names its coordinator "198.18.0.4"; the key holder there proves "delta". */
+	assert_int_equal(npf_probe_job_submit(e->c.ctx, "198.18.0.4", &row, 5000, on_job_done, &jr,
+					      &js),
+			 0);
+	while (!e->d.job_row && !jr.done)
+		assert_true(sd_event_run(e->ev, 10000) >= 0);
+	assert_non_null(e->d.job_row);
+	assert_string_equal(e->d.job_row->node, "charlie");
+	assert_int_equal(npf_probe_job_answer(e->d.ctx, e->d.job_waiter, &dec), 0);
+	run_until(e, &jr.done, HANG_MS);
+	assert_int_equal(jr.err, -EPROTO);
+	/* A row for another node than the key's never reaches the handler. */
+	npf_wire_row_clear(e->d.job_row);
+	free(e->d.job_row);
+	e->d.job_row = NULL;
+	strcpy(row.node, "alpha");
+	memset(&jr, 0, sizeof(jr));
+	assert_int_equal(npf_probe_job_submit(e->c.ctx, "198.18.0.4", &row, 5000, on_job_done, &jr,
+					      &js),
+			 0);
+	run_until(e, &jr.done, HANG_MS);
+	assert_int_equal(jr.err, -EPROTO);
+	assert_null(e->d.job_row);
+	npf_probe_set_job_handler(e->d.ctx, NULL);
+	node_stop(&e->c);
+	node_stop(&e->d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check_ok),
 		cmocka_unit_test(test_job_exchange),
+		cmocka_unit_test(test_job_decision_bound),
 		cmocka_unit_test(test_wrong_peer),
 		cmocka_unit_test(test_unavailable),
 		cmocka_unit_test(test_bad_args_and_cancel),

@@ -619,8 +619,7 @@ static void job_rows_blame_node3(void **state)
 	assert_string_equal(rows[2].nets[0].states, "ff.");
 	assert_string_equal(rows[2].nets[1].states, "oo.");
 	assert_int_equal(npf_job_rows_merge(rp, 3, &m), 0);
-	in = (struct npf_job_input){.n_nodes = 3, .n_nets = m.n_nets, .nets = m.nets,
-				    .pairs = m.pairs};
+	in = npf_job_matrix_input(&m, false);
 	assert_int_equal(npf_job_decide(&in, &d), 0);
 	assert_int_equal(d.verdict, NPF_JOB_OK);
 	assert_string_equal(m.nets[d.net].name, "198.18.2.0/24");
