@@ -112,29 +112,6 @@ int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, u
 	return -EAFNOSUPPORT;
 }
 
-enum npf_outcome fconn_errno_outcome(int err)
-{
-	switch (err) {
-	case ECONNREFUSED:
-	case ECONNRESET:
-		return NPF_OUT_REFUSED;
-	case ETIMEDOUT:
-		return NPF_OUT_TIMEOUT;
-	case EMFILE:
-	case ENFILE:
-	case ENOBUFS:
-	case ENOMEM:
-	case EAGAIN:
-	case EADDRNOTAVAIL: /* connect() without bind: no ephemeral port left */
-	case EKEYREJECTED:  /* no proof of the cluster key: nothing it says counts */
-		/* Our own resources ran out: no evidence about the path either way. */
-		return NPF_OUT_NOT_PROBED;
-	default:
-		/* ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, EACCES/EPERM (local policy)... */
-		return NPF_OUT_UNREACHABLE;
-	}
-}
-
 bool fconn_is_open(const struct fconn *c)
 {
 	return c->fd >= 0;

@@ -36,6 +36,13 @@
 #define PROBE_MAX_PREAUTH 64		 /* connections that have not said HELLO/authenticated */
 #define PROBE_MAX_PREAUTH_PER_PEER 8
 #define PROBE_PREAUTH_USEC (3ull * 1000000) /* HELLO (or AUTH) must come this fast */
+/* Evicted pre-auth connections draining politely at once (beyond: closed at once). */
+#define PROBE_MAX_EVICTED 64
+/* A data listener accepts until a valid DATA_AUTH from the prober's address: at most this
+ * many connections from that address wait for theirs (the oldest makes room); any other
+ * source is closed at once. The backlog lets a burst of racers not crowd out the prober. */
+#define PROBE_DATA_PENDING 4
+#define PROBE_DATA_BACKLOG 16
 /* A prober holds its discovery connection for the whole check (its loss means
  * the daemon went away), so idle authenticated connections live as long as the
  * longest check; per-peer caps bound what an idle peer can hold. */
@@ -159,10 +166,6 @@ int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, u
 
 /* CLOCK_MONOTONIC now, in microseconds (not cached: RTTs need it fresh). */
 uint64_t fconn_now_usec(void);
-
-/* Maps a connect()/socket errno (positive) to a path outcome. EKEYREJECTED (the
- * peer does not hold our cluster key) is not-probed: no trusted evidence. */
-enum npf_outcome fconn_errno_outcome(int err);
 
 /* ---- tprobe.c: probe_path(target, expected instance) ---- */
 
@@ -300,6 +303,8 @@ struct npf_probe_ctx {
 	char listen_error[160]; /* first candidate whose listener failed, "" = all bound */
 	sd_event_source *listen_retry;
 	uint32_t n_preauth;    /* sconns still before HELLO/authentication (in n_sconns) */
+	uint32_t n_evicted;    /* sconns evicted, draining before they close (in n_sconns) */
+	uint64_t n_data_impostors; /* data-port connections dropped before a valid DATA_AUTH */
 	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused;    /* at max_conns: new connections wait in the backlog */
 	struct dlisten *dlisteners;

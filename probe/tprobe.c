@@ -406,7 +406,7 @@ static void begin(struct tprobe *tp)
 	}
 	r = nlsys_route_get(&tp->target, &oif);
 	if (r < 0) {
-		finish(tp, fconn_errno_outcome(-r), "no route to %s: %s", a, strerror(-r));
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "no route to %s: %s", a, strerror(-r));
 		return;
 	}
 	inv = ctx_inventory(ctx);
@@ -425,7 +425,8 @@ static void begin(struct tprobe *tp)
 	}
 	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, 4096, &ctl_ops, tp);
 	if (r < 0) {
-		finish(tp, fconn_errno_outcome(-r), "connect to %s port %u: %s", a, ctx->port,
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "connect to %s port %u: %s", a,
+		       ctx->port,
 		       strerror(-r));
 		return;
 	}
@@ -465,7 +466,8 @@ static int ctl_connected(struct fconn *c, int err)
 
 	addr_txt(&tp->target, a, sizeof(a));
 	if (err) {
-		finish(tp, fconn_errno_outcome(-err), "connect to %s port %u: %s", a, tp->ctx->port,
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "connect to %s port %u: %s", a,
+		       tp->ctx->port,
 		       strerror(-err));
 		return 0;
 	}
@@ -535,7 +537,8 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024, &data_ops,
 				  tp);
 		if (r < 0)
-			finish(tp, fconn_errno_outcome(-r), "connect to data port %s:%u: %s", a,
+			finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r),
+			       "connect to data port %s:%u: %s", a,
 			       odr.port, strerror(-r));
 		return 0;
 	}
@@ -547,17 +550,18 @@ static int ctl_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
 	char a[INET6_ADDRSTRLEN];
+	/* Until HELLO_REPLY the daemon has not answered: a reset or a close then is its
+	 * pre-auth eviction or caps under the load of a whole job, not the path. */
+	enum npf_conn_stage st =
+	    tp->phase <= TP_HELLO ? NPF_STAGE_UNANSWERED : NPF_STAGE_ANSWERED;
 
 	addr_txt(&tp->target, a, sizeof(a));
 	if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
 	else if (err == 0)
-		/* A refusal of the path is a reset to our SYN (connect fails). A daemon that
-		 * accepted and then hung up without a word (its pre-auth timer or caps under the
-		 * load of a whole job) says nothing about the path. */
-		finish(tp, NPF_OUT_NOT_PROBED, "%s closed the control connection", a);
+		finish(tp, npf_conn_outcome(st, 0), "%s closed the control connection", a);
 	else
-		finish(tp, fconn_errno_outcome(-err), "control connection to %s: %s", a,
+		finish(tp, npf_conn_outcome(st, -err), "control connection to %s: %s", a,
 		       strerror(-err));
 	return 0;
 }
@@ -588,7 +592,8 @@ static int data_connected(struct fconn *c, int err)
 
 	addr_txt(&tp->target, a, sizeof(a));
 	if (err) {
-		finish(tp, fconn_errno_outcome(-err), "data port %s:%u: %s", a, tp->data_port,
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "data port %s:%u: %s", a,
+		       tp->data_port,
 		       strerror(-err));
 		return 0;
 	}
@@ -641,12 +646,16 @@ static int data_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
 
+	/* Framed only until DATA_AUTH_REPLY: the daemon has not answered on this connection,
+	 * so a close or a reset is its listener's caps, never the path. */
 	if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error on the data port");
 	else if (err == 0)
-		finish(tp, NPF_OUT_REFUSED, "data connection closed by the peer");
+		finish(tp, npf_conn_outcome(NPF_STAGE_UNANSWERED, 0),
+		       "data connection closed by the peer before its reply");
 	else
-		finish(tp, fconn_errno_outcome(-err), "data connection: %s", strerror(-err));
+		finish(tp, npf_conn_outcome(NPF_STAGE_UNANSWERED, -err), "data connection: %s",
+		       strerror(-err));
 	return 0;
 }
 
