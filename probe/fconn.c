@@ -268,6 +268,7 @@ static int queue_frame(struct fconn *c, uint16_t type, const json_t *payload)
 {
 	uint8_t *f, *g;
 	size_t len;
+	bool sealed = false;
 	int r;
 
 	r = npf_wire_frame(type, payload, &f, &len);
@@ -287,9 +288,13 @@ static int queue_frame(struct fconn *c, uint16_t type, const json_t *payload)
 		npf_wire_hdr_encode(f, type, (uint32_t)(len - NPF_WIRE_HDR_LEN + NPF_AUTH_TAG_LEN));
 		npf_auth_seal(&c->auth->sess, f, len, f + len);
 		len += NPF_AUTH_TAG_LEN;
+		sealed = true;
 	}
 	r = queue(c, f, len);
 	free(f);
+	/* Only a frame that will leave uses up its sequence number. */
+	if (r == 0 && sealed)
+		npf_auth_sealed(&c->auth->sess);
 	return r;
 }
 
@@ -464,11 +469,22 @@ const char *fconn_auth_peer(const struct fconn *c)
 	return c->auth->server ? c->auth->hello.node : c->auth->srv_node;
 }
 
-int fconn_data_token(const struct fconn *c, uint16_t port, uint8_t token[NPF_WIRE_TOKEN_LEN])
+int fconn_data_token(const struct fconn *c, uint16_t port, const uint8_t nonce[NPF_WIRE_NONCE_LEN],
+		     uint8_t token[NPF_WIRE_TOKEN_LEN])
 {
 	if (!c->auth || c->auth->st != FA_DONE)
 		return -ENOKEY;
-	npf_auth_data_token(&c->auth->sess, port, token);
+	npf_auth_data_token(&c->auth->sess, port, nonce, token);
+	return 0;
+}
+
+int fconn_data_reply_mac(const struct fconn *c, uint16_t port,
+			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node, uint64_t instance,
+			 uint8_t mac[NPF_WIRE_MAC_LEN])
+{
+	if (!c->auth || c->auth->st != FA_DONE)
+		return -ENOKEY;
+	npf_auth_data_reply_mac(&c->auth->sess, port, nonce, node, instance, mac);
 	return 0;
 }
 

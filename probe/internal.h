@@ -131,10 +131,17 @@ int fconn_auth_server(struct fconn *c, const struct npf_auth_keys *keys, const c
 /* The peer's node name as proven by the handshake, or NULL (no key, or not yet). */
 const char *fconn_auth_peer(const struct fconn *c);
 
-/* The data-port token derived from this connection's session. Returns 0, or
- * -ENOKEY when the connection is not authenticated (the token then travels in
- * OPEN_DATA_REPLY as before). */
-int fconn_data_token(const struct fconn *c, uint16_t port, uint8_t token[NPF_WIRE_TOKEN_LEN]);
+/* The data-port token derived from this connection's session and the listener's
+ * nonce. Returns 0, or -ENOKEY when the connection is not authenticated (the token
+ * then travels in OPEN_DATA_REPLY as before). */
+int fconn_data_token(const struct fconn *c, uint16_t port, const uint8_t nonce[NPF_WIRE_NONCE_LEN],
+		     uint8_t token[NPF_WIRE_TOKEN_LEN]);
+
+/* The MAC a DATA_AUTH_REPLY (node, instance) on that listener carries, from this
+ * connection's session. Returns 0, or -ENOKEY when not authenticated. */
+int fconn_data_reply_mac(const struct fconn *c, uint16_t port,
+			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node, uint64_t instance,
+			 uint8_t mac[NPF_WIRE_MAC_LEN]);
 
 /* Queues one frame. Returns 0, -ENOBUFS (output cap) or -ENOMEM/-EMSGSIZE. */
 int fconn_send(struct fconn *c, uint16_t type, const json_t *payload);

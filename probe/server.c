@@ -73,6 +73,10 @@ struct dlisten {
 	struct dconn *win; /* the connection that proved the token (echoes); NULL before */
 	uint64_t n_accepted;
 	uint8_t token[NPF_WIRE_TOKEN_LEN];
+	/* With a cluster key: DATA_AUTH_REPLY's MAC, computed from the asking connection's
+	 * session when the listener opened (the reply's contents are known then). */
+	uint8_t reply_mac[NPF_WIRE_MAC_LEN];
+	bool has_mac;
 	uint32_t bulk;
 	size_t rcvd, sent;
 	size_t extra; /* reply bytes sent ahead of the echo */
@@ -527,6 +531,8 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 			fconn_close(&dl->pend[i].c);
 		}
 	snprintf(rep.node, sizeof(rep.node), "%s", ctx->node);
+	rep.has_mac = dl->has_mac;
+	memcpy(rep.mac, dl->reply_mac, sizeof(rep.mac));
 	o = npf_wire_data_auth_reply_to_json(&rep);
 	r = fconn_send(c, NPF_MSG_DATA_AUTH_REPLY, o);
 	json_decref(o);
@@ -670,12 +676,18 @@ static int on_open_data(struct sconn *sc, json_t *j)
 				       PROBE_DATA_LIFETIME_USEC, 1000, dlisten_timer, dl);
 	if (r < 0)
 		goto fail;
-	/* Authenticated: both sides derive the token from the session, and it never
-	 * travels on the control connection. */
-	if (fconn_data_token(&sc->c, rep.port, dl->token) == 0)
+	/* Authenticated: both sides derive the token from the session and this listener's
+	 * fresh nonce, so it never travels on the control connection and a token seen on
+	 * the wire opens no later listener, even on the same port. */
+	randombytes_buf(rep.nonce, sizeof(rep.nonce));
+	if (fconn_data_token(&sc->c, rep.port, rep.nonce, dl->token) == 0 &&
+	    fconn_data_reply_mac(&sc->c, rep.port, rep.nonce, ctx->node, ctx->instance,
+				 dl->reply_mac) == 0) {
 		memset(rep.token, 0, sizeof(rep.token));
-	else
+		rep.has_nonce = dl->has_mac = true;
+	} else {
 		memcpy(rep.token, dl->token, sizeof(rep.token));
+	}
 	return send_or_drop(sc, NPF_MSG_OPEN_DATA_REPLY, npf_wire_open_data_reply_to_json(&rep));
 fail:
 	log_debug("probe: data listener for %s failed: %s", sc->peer_node, strerror(errno));

@@ -45,6 +45,7 @@ struct tprobe {
 	struct fconn ctl, data;
 	sd_event_source *timer;
 	uint8_t token[NPF_WIRE_TOKEN_LEN];
+	uint8_t nonce[NPF_WIRE_NONCE_LEN]; /* the data listener's (authenticated sessions) */
 	uint16_t data_port;
 	uint64_t t0;
 	uint64_t t_ctl, t_bulk; /* control connect began / bulk phase began (0: not yet) */
@@ -527,7 +528,15 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 			finish(tp, NPF_OUT_WRONG_PEER, "malformed OPEN_DATA reply from %s", a);
 			return 0;
 		}
-		if (fconn_data_token(&tp->ctl, odr.port, tp->token) < 0)
+		/* With a key the token is derived (never sent) from the listener's nonce: a
+		 * reply without one is an older daemon's, which proves nothing on its data
+		 * port (no evidence, as a peer without the key). */
+		if (fconn_auth_peer(&tp->ctl) && !odr.has_nonce) {
+			finish(tp, NPF_OUT_NOT_PROBED, "OPEN_DATA reply from %s without a nonce", a);
+			return 0;
+		}
+		memcpy(tp->nonce, odr.nonce, sizeof(tp->nonce));
+		if (fconn_data_token(&tp->ctl, odr.port, odr.nonce, tp->token) < 0)
 			memcpy(tp->token, odr.token, sizeof(tp->token));
 		tp->data_port = odr.port;
 		/* The peer frees the data listener with this control connection:
@@ -629,6 +638,21 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	}
 	if (!identity_ok(tp, ar.node, ar.instance))
 		return 0;
+	/* With a key the data port proves it is the daemon we authenticated on the
+	 * control connection (still open: it closes below). An answer without the proof
+	 * is no evidence either way, as any unauthenticated answer. */
+	if (fconn_auth_peer(&tp->ctl)) {
+		uint8_t want[NPF_WIRE_MAC_LEN];
+
+		if (!ar.has_mac ||
+		    fconn_data_reply_mac(&tp->ctl, tp->data_port, tp->nonce, ar.node, ar.instance,
+					 want) < 0 ||
+		    sodium_memcmp(want, ar.mac, sizeof(want)) != 0) {
+			finish(tp, NPF_OUT_NOT_PROBED,
+			       "unauthenticated DATA_AUTH_REPLY on the data port");
+			return 0;
+		}
+	}
 	tp->rxbuf = malloc(TP_RXBUF);
 	if (!tp->rxbuf) {
 		finish(tp, NPF_OUT_NOT_PROBED, "out of memory");

@@ -418,6 +418,7 @@ static int replay(const char *keyfile)
 	npf_wire_hdr_encode(f, NPF_MSG_HELLO, (uint32_t)(n + NPF_AUTH_TAG_LEN));
 	memcpy(f + NPF_WIRE_HDR_LEN, HELLO_JSON, n);
 	npf_auth_seal(&s, f, NPF_WIRE_HDR_LEN + n, f + NPF_WIRE_HDR_LEN + n);
+	npf_auth_sealed(&s);
 	put(fd, f, NPF_WIRE_HDR_LEN + n + NPF_AUTH_TAG_LEN);
 	if (read_frame(fd, pl, sizeof(pl), &h, hdr) != NPF_MSG_HELLO_REPLY ||
 	    npf_auth_open(&s, hdr, pl, h.length, &jl) < 0) {
