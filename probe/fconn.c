@@ -462,6 +462,11 @@ int fconn_auth_server(struct fconn *c, const struct npf_auth_keys *keys, const c
 	return c->auth ? 0 : -ENOMEM;
 }
 
+const struct npf_auth_key *fconn_auth_key(const struct fconn *c)
+{
+	return c->auth && c->auth->st == FA_DONE ? c->auth->key : NULL;
+}
+
 const char *fconn_auth_peer(const struct fconn *c)
 {
 	if (!c->auth || c->auth->st != FA_DONE)

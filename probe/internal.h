@@ -131,6 +131,10 @@ int fconn_auth_server(struct fconn *c, const struct npf_auth_keys *keys, const c
 /* The peer's node name as proven by the handshake, or NULL (no key, or not yet). */
 const char *fconn_auth_peer(const struct fconn *c);
 
+/* The key the handshake settled on (borrowed: an element of the keys given to
+ * fconn_auth_server/fconn_connect_ctl), or NULL (no key, or not yet). */
+const struct npf_auth_key *fconn_auth_key(const struct fconn *c);
+
 /* The data-port token derived from this connection's session and the listener's
  * nonce. Returns 0, or -ENOKEY when the connection is not authenticated (the token
  * then travels in OPEN_DATA_REPLY as before). */
@@ -312,6 +316,7 @@ struct npf_probe_ctx {
 	uint32_t n_preauth;    /* sconns still before HELLO/authentication (in n_sconns) */
 	uint32_t n_evicted;    /* sconns evicted, draining before they close (in n_sconns) */
 	uint64_t n_data_impostors; /* data-port connections dropped before a valid DATA_AUTH */
+	uint64_t n_key_sessions[NPF_AUTH_MAX_KEYS]; /* per keys.k[i]: see npf_probe_stats */
 	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused;    /* at max_conns: new connections wait in the backlog */
 	struct dlisten *dlisteners;

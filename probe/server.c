@@ -367,6 +367,22 @@ static int send_or_drop(struct sconn *sc, uint16_t type, json_t *j)
 	return 0;
 }
 
+/* The connection spoke (HELLO or ROW) after proving the key, if there is one: out of the
+ * pre-auth caps, and counted for the key it used. */
+static void sconn_authed(struct sconn *sc)
+{
+	struct npf_probe_ctx *ctx = sc->ctx;
+	const struct npf_auth_key *k = fconn_auth_key(&sc->c);
+
+	if (sc->authed)
+		return;
+	sc->authed = true;
+	ctx->n_preauth--;
+	if (k && k >= ctx->keys.k && k < ctx->keys.k + ctx->keys.n)
+		ctx->n_key_sessions[k - ctx->keys.k]++;
+	throttle(ctx);
+}
+
 static int on_hello(struct sconn *sc, json_t *j)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
@@ -390,11 +406,7 @@ static int on_hello(struct sconn *sc, json_t *j)
 	}
 	sc->announced_present = h.addrs_present;
 	sc->hello = true;
-	if (!sc->authed) {
-		sc->authed = true;
-		ctx->n_preauth--;
-		throttle(ctx);
-	}
+	sconn_authed(sc);
 	sc->peer_instance = h.instance;
 	sc->t_hello = fconn_now_usec();
 	snprintf(sc->peer_node, sizeof(sc->peer_node), "%s", h.node);
@@ -793,11 +805,7 @@ static int on_row(struct sconn *sc, json_t *j)
 		free(row);
 		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "ROW for another node than the key's");
 	}
-	if (!sc->authed) {
-		sc->authed = true;
-		ctx->n_preauth--;
-		throttle(ctx);
-	}
+	sconn_authed(sc);
 	wait = row->wait_ms ? row->wait_ms : NPF_WIRE_MAX_TIMEOUT_MS;
 	sc->job_wait = ++ctx->next_job_wait;
 	(void)sd_event_source_set_time_relative(sc->timer, (wait + 1000) * USEC_PER_MSEC);

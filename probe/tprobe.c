@@ -845,8 +845,15 @@ static struct tprobe *find_leader(struct npf_probe_ctx *ctx, const struct npf_ad
 
 void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out)
 {
+	memset(out, 0, sizeof(*out));
 	out->started = ctx->n_tprobes_started;
 	out->joined = ctx->n_tprobes_joined;
+	out->n_keys = ctx->keys.n;
+	for (size_t i = 0; i < ctx->keys.n && i < NPF_AUTH_MAX_KEYS; i++) {
+		memcpy(out->key_ids[i], ctx->keys.k[i].id, NPF_AUTH_ID_LEN);
+		out->key_sessions[i] = ctx->n_key_sessions[i];
+	}
+	out->data_impostors = ctx->n_data_impostors;
 }
 
 int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint64_t expect,

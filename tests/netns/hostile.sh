@@ -257,7 +257,11 @@ lerr=$(listen_error)
 expect_verdict node1 squat.after ok
 
 # --- the cluster key -----------------------------------------------------------------
-"$CLI" key generate >"$T/cluster.key" && chmod 0600 "$T/cluster.key" || die "key generate"
+"$CLI" key generate -o "$T/cluster.key" || die "key generate"
+[ "$(stat -c %a "$T/cluster.key")" = 600 ] && pass "key generate -o creates the file 0600" ||
+	fail "key generate -o: mode $(stat -c %a "$T/cluster.key")"
+"$CLI" key generate -o "$T/cluster.key" 2>/dev/null && fail "key generate -o overwrote a key" ||
+	pass "key generate -o never overwrites an existing file"
 for n in "${NODES[@]}"; do stop_daemon "$n"; done
 for n in "${NODES[@]}"; do start_daemon "$n" --key-file "$T/cluster.key"; done
 for n in "${NODES[@]}"; do wait_daemon "$n"; done
