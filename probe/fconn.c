@@ -321,7 +321,10 @@ void fconn_send_error(struct fconn *c, enum npf_wire_err code, const char *msg)
 		return;
 	snprintf(m.message, sizeof(m.message), "%s", msg ? msg : "");
 	j = npf_wire_error_to_json(&m);
-	if (j)
+	/* Between the client's AUTH_FINISH and our check of it, the client already seals
+	 * its frames and expects ours sealed: an untagged ERROR would read as a forgery.
+	 * Only the FIN says it then (a close before any answer: no evidence either way). */
+	if (j && !(c->auth && c->auth->server && c->auth->st == FA_SRV_FINISH))
 		(void)queue_frame(c, NPF_MSG_ERROR, j);
 	json_decref(j);
 	c->closing = true;
@@ -598,8 +601,15 @@ static int read_frames(struct fconn *c)
 		free(c->in);
 		c->in = NULL;
 		c->in_len = c->hdr_len = 0;
-		if (r == -EKEYREJECTED)
+		if (r == -EKEYREJECTED && c->auth->server)
 			return auth_refuse(c, "frame authentication failed");
+		if (r == -EKEYREJECTED) {
+			/* A prober never takes an untagged or forged frame for the daemon's
+			 * answer: nothing it says counts (not-probed), it is no protocol error
+			 * of the daemon's (wrong-peer, conclusive). */
+			fconn_close(c);
+			return c->ops->error(c, -EKEYREJECTED);
+		}
 		if (r < 0)
 			return protocol_error(c, r);
 		frames++;
