@@ -18,8 +18,9 @@
  *   replay KEYFILE     authenticate, send a tagged HELLO, replay it: must be refused
  *   squat HOLD         bind ADDR:PORT first and hold it (port squatting)
  * Issue 19 (data ports, eviction):
- *   race HOLD          a local user on the probed node: watches /proc/net/tcp for new
- *                      listeners on ADDR (not PORT) and connects to each at once with a
+ *   race HOLD          a local user on the probed node: watches for new listeners on ADDR
+ *                      (not PORT), as /proc/net/tcp shows them but faster (sock_diag
+ *                      netlink, open to any user), and connects to each at once with a
  *                      bogus DATA_AUTH; prints "raced N" (connections that got in before
  *                      the listener closed) and "late N" (refused: it was gone)
  *   churn N HOLD       keeps N unauthenticated idle connections open, replacing the
@@ -33,6 +34,10 @@
  *                      valid MAC (none, or zeros), then echoes: an on-path impostor */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/tcp.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -632,27 +637,42 @@ static int tokenreplay(const char *keyfile)
 	return bad;
 }
 
-/* LISTEN sockets on dst's address (any port but dst's) in /proc/net/tcp: calls fn for
- * each with its port and inode. */
-static void proc_listeners(void (*fn)(uint16_t port, unsigned long inode))
+/* LISTEN sockets on dst's address (any port but dst's), as /proc/net/tcp lists them, from
+ * sock_diag (the same table, without the text formatting: a racer polls it faster): calls fn
+ * for each with its port and inode. */
+static void diag_listeners(int nl, void (*fn)(uint16_t port, unsigned long inode))
 {
-	char line[512];
-	FILE *f = fopen("/proc/net/tcp", "re");
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req = {
+	    .nlh = {.nlmsg_len = sizeof(req),
+		    .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		    .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+	    .r = {.sdiag_family = AF_INET,
+		  .sdiag_protocol = IPPROTO_TCP,
+		  .idiag_states = 1u << TCP_LISTEN},
+	};
+	static uint8_t buf[65536];
 
-	if (!f)
+	if (send(nl, &req, sizeof(req), 0) < 0)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int laddr, lport, st;
-		unsigned long inode;
+	for (;;) {
+		ssize_t n = recv(nl, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
 
-		/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
-		if (sscanf(line, " %*u: %x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &laddr,
-			   &lport, &st, &inode) != 4)
-			continue;
-		if (st == 0x0A && laddr == dst.sin_addr.s_addr && lport != ntohs(dst.sin_port))
-			fn((uint16_t)lport, inode);
+		if (n <= 0)
+			return;
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			const struct inet_diag_msg *m = NLMSG_DATA(h);
+
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+				return;
+			if (m->id.idiag_src[0] == dst.sin_addr.s_addr &&
+			    m->id.idiag_sport != dst.sin_port)
+				fn(ntohs(m->id.idiag_sport), m->idiag_inode);
+		}
 	}
-	fclose(f);
 }
 
 #define RACE_FDS 256
@@ -713,9 +733,14 @@ static void race_settle(void)
 static int race(uint64_t hold_ms)
 {
 	uint64_t end = now_ms() + (hold_ms > 120000 ? 120000 : hold_ms);
+	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 
+	if (nl < 0) {
+		perror("race: sock_diag");
+		return 1;
+	}
 	raise_nofile();
-	proc_listeners(race_one); /* what listens already is not new */
+	diag_listeners(nl, race_one); /* what listens already is not new */
 	race_listeners = 0;
 	for (size_t i = 0; i < RACE_FDS; i++)
 		if (race_fd[i].fd > 0) {
@@ -725,9 +750,10 @@ static int race(uint64_t hold_ms)
 	printf("ready uid %u\n", (unsigned)getuid());
 	fflush(stdout);
 	while (now_ms() < end && !stop) {
-		proc_listeners(race_one);
+		diag_listeners(nl, race_one);
 		race_settle();
 	}
+	close(nl);
 	race_settle();
 	inputs = race_listeners;
 	printf("listeners %ld raced %ld late %ld\n", race_listeners, race_raced, race_late);
