@@ -643,7 +643,7 @@ static int on_open_data(struct sconn *sc, json_t *j)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
 	struct npf_msg_open_data od;
-	struct npf_msg_open_data_reply rep;
+	struct npf_msg_open_data_reply rep = {0};
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	struct dlisten *dl;
