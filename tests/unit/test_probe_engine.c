@@ -1183,6 +1183,39 @@ static void test_listener_exhaustion(void **state)
 
 /* Idle connections that never say HELLO, far over every cap: accept() keeps
  * serving, the noisy address loses its oldest ones. */
+/* Eviction is polite (issue 19): the evicted connection reads a "busy" ERROR and then EOF,
+ * never a reset; so does one whose 3 s pre-auth time ran out (before, the timer closed it
+ * without a word). A prober reads either as not-probed, never as a refused path. */
+static void test_polite_eviction(void **state)
+{
+	enum { PREAUTH_PER_PEER = 8 }; /* probe/internal.h, docs/protocol.md "Bounds" */
+	struct env *e = *state;
+	int fds[PREAUTH_PER_PEER + 1], late;
+
+	NEED_ENV(state);
+	pump(e, 200); /* the previous test's connections are gone */
+	for (int i = 0; i <= PREAUTH_PER_PEER; i++) {
+		fds[i] = attacker_connect("198.18.0.2", PORT);
+		assert_true(fds[i] >= 0);
+		/* half a header: the daemon holds a partial frame of ours when it sheds us */
+		if (i == 0)
+			(void)!send(fds[0], "\x00\x01", 2, MSG_NOSIGNAL);
+		pump(e, 20);
+	}
+	/* the ninth from this address evicted the oldest */
+	expect_error(e, fds[0], "busy");
+	for (int i = 0; i <= PREAUTH_PER_PEER; i++)
+		close(fds[i]);
+	pump(e, 20);
+	late = attacker_connect("198.18.0.2", PORT);
+	assert_true(late >= 0);
+	(void)!send(late, "\x00", 1, MSG_NOSIGNAL);
+	/* expect_error waits (bounded) past the 3 s pre-auth deadline */
+	expect_error(e, late, "busy");
+	close(late);
+	expect_healthy(e);
+}
+
 static void test_preauth_flood(void **state)
 {
 	struct env *e = *state;
@@ -1430,6 +1463,7 @@ int main(void)
 		cmocka_unit_test(test_conn_cap),
 		cmocka_unit_test(test_listener_exhaustion),
 		cmocka_unit_test(test_preauth_flood),
+		cmocka_unit_test(test_polite_eviction),
 		cmocka_unit_test(test_reverse_abuse),
 		cmocka_unit_test(test_cluster_key),
 		cmocka_unit_test(test_many_candidates),
