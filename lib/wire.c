@@ -545,8 +545,7 @@ int npf_wire_open_data_reply_from_json(json_t *j, struct npf_msg_open_data_reply
 	const char *tok, *nonce = NULL;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:I, s:s, s?:s !}", "port", &port, "token", &tok, "nonce", &nonce) <
-	    0)
+	if (json_unpack(j, "{s:I, s:s, s?:s !}", "port", &port, "token", &tok, "nonce", &nonce) < 0)
 		return -EBADMSG;
 	if (port < 1 || port > 65535 || hex_exact(tok, m->token, sizeof(m->token)) < 0 ||
 	    opt_hex(nonce, m->nonce, sizeof(m->nonce), &m->has_nonce) < 0)
@@ -590,8 +589,7 @@ int npf_wire_data_auth_reply_from_json(json_t *j, struct npf_msg_data_auth_reply
 	const char *node, *inst, *mac = NULL;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:s, s:s, s?:s !}", "node", &node, "instance", &inst, "mac", &mac) <
-	    0)
+	if (json_unpack(j, "{s:s, s:s, s?:s !}", "node", &node, "instance", &inst, "mac", &mac) < 0)
 		return -EBADMSG;
 	if (!npf_wire_name_valid(node) || instance_parse(inst, &m->instance) < 0 ||
 	    opt_hex(mac, m->mac, sizeof(m->mac), &m->has_mac) < 0)

@@ -487,8 +487,8 @@ int fconn_data_token(const struct fconn *c, uint16_t port, const uint8_t nonce[N
 }
 
 int fconn_data_reply_mac(const struct fconn *c, uint16_t port,
-			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node, uint64_t instance,
-			 uint8_t mac[NPF_WIRE_MAC_LEN])
+			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node,
+			 uint64_t instance, uint8_t mac[NPF_WIRE_MAC_LEN])
 {
 	if (!c->auth || c->auth->st != FA_DONE)
 		return -ENOKEY;

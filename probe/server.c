@@ -35,7 +35,7 @@ struct sconn {
 	struct npf_addr local;	/* the address the peer connected to */
 	struct npf_addr remote; /* the peer's address: per-peer caps count by it */
 	bool hello;
-	bool authed; /* HELLO seen (and, with a key, authenticated): out of n_preauth */
+	bool authed;  /* HELLO seen (and, with a key, authenticated): out of n_preauth */
 	bool evicted; /* shed before HELLO: draining (n_evicted, out of n_preauth) */
 	uint64_t peer_instance;
 	uint64_t t_hello; /* when its HELLO came: the requester's check began before */
@@ -65,7 +65,7 @@ struct dconn {
 
 struct dlisten {
 	struct npf_probe_ctx *ctx;
-	struct sconn *sc; /* the control connection that asked; NULL once it is gone */
+	struct sconn *sc;	/* the control connection that asked; NULL once it is gone */
 	struct npf_addr remote; /* the prober: the only source a data connection may have */
 	int lfd;
 	sd_event_source *lsrc, *timer;
@@ -625,7 +625,8 @@ static int dlisten_accept(sd_event_source *s, int fd, uint32_t revents, void *ud
 
 		if (cfd < 0)
 			return 0;
-		if (fconn_from_sockaddr(&ss, &from, NULL) < 0 || !npf_addr_equal(&from, &dl->remote)) {
+		if (fconn_from_sockaddr(&ss, &from, NULL) < 0 ||
+		    !npf_addr_equal(&from, &dl->remote)) {
 			dl->ctx->n_data_impostors++;
 			close(cfd);
 			continue;

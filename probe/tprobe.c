@@ -407,7 +407,8 @@ static void begin(struct tprobe *tp)
 	}
 	r = nlsys_route_get(&tp->target, &oif);
 	if (r < 0) {
-		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "no route to %s: %s", a, strerror(-r));
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "no route to %s: %s", a,
+		       strerror(-r));
 		return;
 	}
 	inv = ctx_inventory(ctx);
@@ -427,8 +428,7 @@ static void begin(struct tprobe *tp)
 	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, 4096, &ctl_ops, tp);
 	if (r < 0) {
 		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "connect to %s port %u: %s", a,
-		       ctx->port,
-		       strerror(-r));
+		       ctx->port, strerror(-r));
 		return;
 	}
 }
@@ -467,9 +467,8 @@ static int ctl_connected(struct fconn *c, int err)
 
 	addr_txt(&tp->target, a, sizeof(a));
 	if (err) {
-		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "connect to %s port %u: %s", a,
-		       tp->ctx->port,
-		       strerror(-err));
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "connect to %s port %u: %s",
+		       a, tp->ctx->port, strerror(-err));
 		return 0;
 	}
 	snprintf(h.node, sizeof(h.node), "%s", tp->ctx->node);
@@ -532,7 +531,8 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		 * reply without one is an older daemon's, which proves nothing on its data
 		 * port (no evidence, as a peer without the key). */
 		if (fconn_auth_peer(&tp->ctl) && !odr.has_nonce) {
-			finish(tp, NPF_OUT_NOT_PROBED, "OPEN_DATA reply from %s without a nonce", a);
+			finish(tp, NPF_OUT_NOT_PROBED, "OPEN_DATA reply from %s without a nonce",
+			       a);
 			return 0;
 		}
 		memcpy(tp->nonce, odr.nonce, sizeof(tp->nonce));
@@ -547,8 +547,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 				  tp);
 		if (r < 0)
 			finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r),
-			       "connect to data port %s:%u: %s", a,
-			       odr.port, strerror(-r));
+			       "connect to data port %s:%u: %s", a, odr.port, strerror(-r));
 		return 0;
 	}
 	finish(tp, NPF_OUT_WRONG_PEER, "unexpected %s from %s", npf_wire_type_name(type), a);
@@ -561,8 +560,7 @@ static int ctl_error(struct fconn *c, int err)
 	char a[INET6_ADDRSTRLEN];
 	/* Until HELLO_REPLY the daemon has not answered: a reset or a close then is its
 	 * pre-auth eviction or caps under the load of a whole job, not the path. */
-	enum npf_conn_stage st =
-	    tp->phase <= TP_HELLO ? NPF_STAGE_UNANSWERED : NPF_STAGE_ANSWERED;
+	enum npf_conn_stage st = tp->phase <= TP_HELLO ? NPF_STAGE_UNANSWERED : NPF_STAGE_ANSWERED;
 
 	addr_txt(&tp->target, a, sizeof(a));
 	if (c->closing)
@@ -602,8 +600,7 @@ static int data_connected(struct fconn *c, int err)
 	addr_txt(&tp->target, a, sizeof(a));
 	if (err) {
 		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "data port %s:%u: %s", a,
-		       tp->data_port,
-		       strerror(-err));
+		       tp->data_port, strerror(-err));
 		return 0;
 	}
 	tp->res.rtt_us = (uint32_t)(fconn_now_usec() - tp->t0);

@@ -34,12 +34,12 @@
  *                      valid MAC (none, or zeros), then echoes: an on-path impostor */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
-#include <netinet/tcp.h>
-#include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sodium.h>
@@ -426,8 +426,7 @@ static int keyed_session(int fd, const struct npf_auth_keys *k, struct npf_auth_
 }
 
 /* Builds one sealed frame of json into f (room for 1024 bytes); returns its length. */
-static size_t sealed_frame(struct npf_auth_session *s, uint16_t type, const char *json,
-			   uint8_t *f)
+static size_t sealed_frame(struct npf_auth_session *s, uint16_t type, const char *json, uint8_t *f)
 {
 	size_t n = strlen(json);
 
@@ -621,8 +620,9 @@ static int tokenreplay(const char *keyfile)
 	}
 	inputs++;
 	if (data_try(p2, t1, &ar) == 0) {
-		fprintf(stderr, "tokenreplay: the replayed token was answered (port %u, first %u)\n",
-			p2, p1);
+		fprintf(stderr,
+			"tokenreplay: the replayed token was answered (port %u, first %u)\n", p2,
+			p1);
 		bad = 1;
 	}
 	npf_auth_data_token(&s, p2, n2, t2);
@@ -630,8 +630,7 @@ static int tokenreplay(const char *keyfile)
 		fprintf(stderr, "tokenreplay: after the replay the right token got no reply\n");
 		bad = 1;
 	}
-	printf("ports %u %u nonces %s\n", p1, p2,
-	       memcmp(n1, n2, sizeof(n1)) ? "differ" : "EQUAL");
+	printf("ports %u %u nonces %s\n", p1, p2, memcmp(n1, n2, sizeof(n1)) ? "differ" : "EQUAL");
 	close(fd);
 	sodium_memzero(&k, sizeof(k));
 	return bad;
