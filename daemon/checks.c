@@ -545,7 +545,8 @@ static void fail_waiters(struct ctl_client *w, int err)
 						 strerror(err < 0 ? -err : EIO)));
 	}
 }
-/* What the probe engine counts per cluster key, into the counters before publishing. */
+/* What the probe engine counts (per cluster key, data-port impostors), into the counters
+ * before publishing. */
 static void metrics_from_probe(struct npf_daemon *d)
 {
 	struct npf_probe_stats st;
@@ -556,6 +557,8 @@ static void metrics_from_probe(struct npf_daemon *d)
 	d->metrics.n_keys = st.n_keys;
 	memcpy(d->metrics.key_ids, st.key_ids, sizeof(d->metrics.key_ids));
 	memcpy(d->metrics.key_sessions, st.key_sessions, sizeof(d->metrics.key_sessions));
+	d->metrics.probe_reported = true;
+	d->metrics.data_impostors = st.data_impostors;
 }
 
 

@@ -157,6 +157,13 @@ static void render_counters(struct mbuf *b, const struct npf_metrics_counters *c
 			mprintf(b, "\"} %" PRIu64 "\n", ctr->key_sessions[i]);
 		}
 	}
+	if (ctr->probe_reported) {
+		mfamily(b, "netpreflight_probe_data_impostors_total", "counter",
+			"Connections to this node's data ports dropped before proving the "
+			"prober's token: another source address, a wrong token, or a crowd.");
+		mprintf(b, "netpreflight_probe_data_impostors_total %" PRIu64 "\n",
+			ctr->data_impostors);
+	}
 	mfamily(b, "netpreflight_checks_total", "counter",
 		"Preflight checks completed since the daemon started, by verdict.");
 	for (size_t i = 0; i < NPF_VERDICT__COUNT; i++)

@@ -27,6 +27,8 @@ struct npf_metrics_counters {
 	size_t n_keys;
 	uint8_t key_ids[NPF_AUTH_MAX_KEYS][NPF_AUTH_ID_LEN];
 	uint64_t key_sessions[NPF_AUTH_MAX_KEYS];
+	bool probe_reported;	 /* render the probe engine's counters below */
+	uint64_t data_impostors; /* data-port connections dropped before a valid DATA_AUTH */
 };
 
 /* Renders the metrics as Prometheus text exposition format 0.0.4 (no sample

@@ -184,7 +184,8 @@ static void build_info_only(void **state)
 static void key_sessions(void **state)
 {
 	struct npf_metrics_counters ctr = { .auth_reported = true, .authenticated = true,
-					    .n_keys = 2, .key_sessions = { 41, 0 } };
+					    .n_keys = 2, .key_sessions = { 41, 0 },
+					    .probe_reported = true, .data_impostors = 7 };
 	char *out = NULL;
 	(void)state;
 
@@ -196,6 +197,7 @@ static void key_sessions(void **state)
 	assert_valid_exposition(out);
 	assert_line(out, "netpreflight_probe_key_sessions_total{key_id=\"a0a1a2a3a4a5a6a7\"} 41");
 	assert_line(out, "netpreflight_probe_key_sessions_total{key_id=\"0001020304050607\"} 0");
+	assert_line(out, "netpreflight_probe_data_impostors_total 7");
 	free(out);
 	ctr.n_keys = 0;
 	ctr.authenticated = false;
