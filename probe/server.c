@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The probed side: control listeners on every candidate address, inbound control
- * connections (HELLO, OPEN_DATA, REVERSE_REQ), one-shot data listeners that echo
- * the bulk payload, and reverse-probe jobs run on behalf of a peer. */
+ * connections (HELLO, OPEN_DATA, REVERSE_REQ), data listeners that echo the bulk payload
+ * for the one connection that proves the prober's token, and reverse-probe jobs run on
+ * behalf of a peer. */
 #include "internal.h"
 
 #include <errno.h>
