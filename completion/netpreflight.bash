@@ -14,7 +14,7 @@ _netpreflight()
 		[interfaces]="--json --capture --help"
 		[rdma]="--json --sysfs-root --help"
 		[check]="--nodes --timeout --max-timeout --job --settle --json --help"
-		[key]="generate --json --help"
+		[key]="generate -o --json --help"
 		[explain]="--nodes --no-daemon --max-age --timeout --node-env --verbose --json --help"
 		[status]="--json --help"
 		[env]="--nodes --format --job-wide --timeout --max-age --cached --job --json --help"

@@ -516,6 +516,22 @@ static void fail_waiters(struct ctl_client *w, int err)
 						 strerror(err < 0 ? -err : EIO)));
 	}
 }
+/* What the probe engine counts (per cluster key, data-port impostors), into the counters
+ * before publishing. */
+static void metrics_from_probe(struct npf_daemon *d)
+{
+	struct npf_probe_stats st;
+
+	if (!d->probe)
+		return;
+	npf_probe_get_stats(d->probe, &st);
+	d->metrics.n_keys = st.n_keys;
+	memcpy(d->metrics.key_ids, st.key_ids, sizeof(d->metrics.key_ids));
+	memcpy(d->metrics.key_sessions, st.key_sessions, sizeof(d->metrics.key_sessions));
+	d->metrics.probe_reported = true;
+	d->metrics.data_impostors = st.data_impostors;
+}
+
 
 /* After the run (and the job's exchange): decide, answer every waiter, record. w is the
  * waiters' list, taken from e. */
@@ -534,6 +550,7 @@ static void complete(struct npf_daemon *d, struct dchk *e, struct ctl_client *w)
 	log_info("check %s: %s (%u ms)", e->key, e->summary, e->result->duration_ms);
 	if ((unsigned)e->verdict < sizeof(d->metrics.checks) / sizeof(d->metrics.checks[0]))
 		d->metrics.checks[e->verdict]++;
+	metrics_from_probe(d);
 	metrics_publish(d->cfg.metrics.textfile_dir, e->result, e->have_rec ? &e->rec : NULL,
 			&d->metrics);
 	snprintf(d->last_summary, sizeof(d->last_summary), "%.*s",
@@ -816,6 +833,7 @@ void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api
 
 void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req)
 {
+	const char *lit;
 	struct dchk *e;
 	bool fresh;
 	char *key;
@@ -854,6 +872,12 @@ void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_r
 						 "start probes (allowed: root, the daemon's user, "
 						 "group '%s')",
 						 (unsigned)c->uid, d->cfg.daemon.check_group));
+		return;
+	}
+	if ((lit = ctl_literal_peer(c, req))) {
+		free(key);
+		ctl_reply(c, npf_api_reply_error(NPF_API_E_FORBIDDEN, LITERAL_PEER_MSG, lit,
+						 (unsigned)c->uid));
 		return;
 	}
 	c->want_env = true;
@@ -1017,6 +1041,7 @@ void dchk_publish_metrics(struct npf_daemon *d)
 	for (const struct dchk *e = d->checks; e; e = e->next)
 		if (e->result && (!last || e->done_mono_us > last->done_mono_us))
 			last = e;
+	metrics_from_probe(d);
 	metrics_publish(d->cfg.metrics.textfile_dir, last ? last->result : NULL,
 			last && last->have_rec ? &last->rec : NULL, &d->metrics);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Local API server: Unix stream socket, length-prefixed JSON frames, bounded clients. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -115,28 +116,9 @@ static void reply_error(struct ctl_client *c, const struct npf_api_error *err)
 #define NSS_BUF_MIN 16384
 #define NSS_BUF_MAX (1u << 20)
 
-/* getpwuid_r/getgrnam_r with a buffer that grows on ERANGE (big LDAP groups
- * overflow 16 KiB). Returns the malloc'd buffer (caller frees) or NULL; *r gets
- * the lookup's error (0 with *out NULL: no such entry). */
-static char *nss_pw(uid_t uid, struct passwd *pw, struct passwd **out, int *r)
-{
-	char *buf = NULL;
-
-	for (size_t sz = NSS_BUF_MIN; sz <= NSS_BUF_MAX; sz *= 2) {
-		char *nb = realloc(buf, sz);
-
-		if (!nb)
-			break;
-		buf = nb;
-		*r = getpwuid_r(uid, pw, buf, sz, out);
-		if (*r != ERANGE)
-			return buf;
-	}
-	free(buf);
-	*out = NULL;
-	return NULL;
-}
-
+/* getgrnam_r with a buffer that grows on ERANGE (big LDAP groups overflow 16 KiB).
+ * Returns the malloc'd buffer (caller frees) or NULL; *r gets the lookup's error (0
+ * with *out NULL: no such entry). */
 static char *nss_gr(const char *name, struct group *gr, struct group **out, int *r)
 {
 	char *buf = NULL;
@@ -156,87 +138,71 @@ static char *nss_gr(const char *name, struct group *gr, struct group **out, int 
 	return NULL;
 }
 
-/* SO_PEERCRED decides, never anything the client says about itself. */
-static bool in_group(gid_t want, uid_t uid, gid_t gid)
+/* The connection decides (SO_PEERCRED's gid, SO_PEERGROUPS), never the client's word
+ * and never NSS's current view of the user: a user removed from the group keeps no
+ * rights for new connections, one added gets them with a new login. */
+static bool in_group(const struct ctl_client *c, gid_t want)
 {
-	struct passwd pw, *pwp = NULL;
-	gid_t *groups = NULL;
-	int ng = 64, r = 0;
-	bool found = false;
-	char *buf;
-
-	if (gid == want)
+	if (c->gid == want)
 		return true;
-	buf = nss_pw(uid, &pw, &pwp, &r);
-	if (!buf || r != 0 || !pwp) {
-		free(buf);
-		return false;
-	}
-	for (int tries = 0; tries < 2 && !found; tries++) {
-		int cap = ng;
-		gid_t *g = realloc(groups, (size_t)cap * sizeof(*groups));
-
-		if (!g)
-			break;
-		groups = g;
-		if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) < 0) {
-			if (ng <= cap || ng > MAX_GROUPS)
-				break;
-			continue; /* ng now holds the size needed */
-		}
-		for (int i = 0; i < ng && !found; i++)
-			found = groups[i] == want;
-		break;
-	}
-	free(groups);
-	free(buf);
-	return found;
+	for (size_t i = 0; i < c->n_groups; i++)
+		if (c->groups[i] == want)
+			return true;
+	return false;
 }
 
-static bool may_probe_lookup(const struct npf_daemon *d, const struct ctl_client *c)
+/* check_group's gid, looked up at most once per DMN_PERM_TTL_US. */
+static bool check_gid(struct npf_daemon *d, gid_t *out)
 {
+	uint64_t now = dmn_now_mono_us();
 	struct group gr, *grp = NULL;
 	int r = 0;
-	char *buf = nss_gr(d->cfg.daemon.check_group, &gr, &grp, &r);
-	bool ok;
+	char *buf;
 
-	if (!buf || r != 0 || !grp) {
-		if (r)
+	if (d->check_gid.until_us <= now) {
+		buf = nss_gr(d->cfg.daemon.check_group, &gr, &grp, &r);
+		d->check_gid.found = buf && r == 0 && grp;
+		if (d->check_gid.found)
+			d->check_gid.gid = grp->gr_gid;
+		else if (r)
 			log_errc(-r, "check_group '%s' lookup", d->cfg.daemon.check_group);
 		else
 			log_warnx("check_group '%s' does not exist", d->cfg.daemon.check_group);
 		free(buf);
-		return false;
+		d->check_gid.until_us = now + DMN_PERM_TTL_US;
 	}
-	ok = in_group(grp->gr_gid, c->uid, c->gid);
-	free(buf);
-	return ok;
+	*out = d->check_gid.gid;
+	return d->check_gid.found;
+}
+
+static bool privileged(const struct ctl_client *c)
+{
+	return c->uid == 0 || c->uid == geteuid();
 }
 
 bool ctl_may_probe(struct npf_daemon *d, const struct ctl_client *c)
 {
-	uint64_t now = dmn_now_mono_us();
-	struct dmn_perm *slot = &d->perm_cache[0];
-	bool ok;
+	gid_t want;
 
-	if (c->uid == 0 || c->uid == geteuid())
+	if (privileged(c))
 		return true;
 	if (!d->cfg.daemon.check_group[0])
 		return false;
-	for (size_t i = 0; i < DMN_PERM_CACHE; i++) {
-		struct dmn_perm *p = &d->perm_cache[i];
+	return check_gid(d, &want) && in_group(c, want);
+}
 
-		if (p->until_us > now && p->uid == c->uid && p->gid == c->gid)
-			return p->ok;
-		if (p->until_us < slot->until_us)
-			slot = p; /* the oldest (or an empty) slot is reused */
-	}
-	ok = may_probe_lookup(d, c);
-	slot->uid = c->uid;
-	slot->gid = c->gid;
-	slot->ok = ok;
-	slot->until_us = now + DMN_PERM_TTL_US;
-	return ok;
+const char *ctl_literal_peer(const struct ctl_client *c, const struct npf_api_request *req)
+{
+	struct in_addr a;
+
+	if (privileged(c))
+		return NULL;
+	/* inet_aton() is what getaddrinfo() tries first: every form it takes is an address,
+	 * whatever /etc/hosts or DNS say (names may not hold ':', so no IPv6 literal). */
+	for (size_t i = 0; i < req->n_peers; i++)
+		if (inet_aton(req->peers[i], &a))
+			return req->peers[i];
+	return NULL;
 }
 
 static json_t *status_reply(struct npf_daemon *d)
@@ -298,6 +264,7 @@ static void dispatch(struct ctl_client *c)
 {
 	struct npf_daemon *d = c->d;
 	struct npf_api_request req;
+	const char *lit;
 	struct npf_api_error err;
 
 	if (npf_api_request_parse(c->in, c->in_len, &req, &err) < 0) {
@@ -338,6 +305,11 @@ static void dispatch(struct ctl_client *c)
 							 "uid %u may not start probes (allowed: root, "
 							 "the daemon's user, group '%s')",
 							 (unsigned)c->uid, d->cfg.daemon.check_group));
+			break;
+		}
+		if ((lit = ctl_literal_peer(c, &req))) {
+			ctl_reply(c, npf_api_reply_error(NPF_API_E_FORBIDDEN, LITERAL_PEER_MSG, lit,
+							 (unsigned)c->uid));
 			break;
 		}
 		dchk_check(d, c, &req);
@@ -503,6 +475,7 @@ static void client_free(struct ctl_client *c)
 	d->n_clients--;
 	free(c->in);
 	free(c->out);
+	free(c->groups);
 	free(c);
 }
 
@@ -537,6 +510,31 @@ static enum dmn_netns_cmp client_netns(const struct npf_daemon *d, int fd, pid_t
 	return (enum dmn_netns_cmp)dmn_netns_compare(&d->netns, &id);
 }
 
+/* The client's supplementary groups as the kernel recorded them at connect
+ * (SO_PEERGROUPS, Linux 4.13+). Without them only SO_PEERCRED's gid counts. */
+static void peer_groups(struct ctl_client *c)
+{
+	socklen_t len = 64 * sizeof(gid_t);
+
+	for (int tries = 0; tries < 2; tries++) {
+		gid_t *g = realloc(c->groups, len ? len : sizeof(gid_t));
+
+		if (!g)
+			break;
+		c->groups = g;
+		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) == 0) {
+			c->n_groups = len / sizeof(gid_t);
+			return;
+		}
+		/* ERANGE: len now says how much it needs. */
+		if (errno != ERANGE || len > MAX_GROUPS * sizeof(gid_t))
+			break;
+	}
+	free(c->groups);
+	c->groups = NULL;
+	c->n_groups = 0;
+}
+
 static int add_client(struct npf_daemon *d, int fd)
 {
 	struct ctl_client *c = calloc(1, sizeof(*c));
@@ -557,6 +555,7 @@ static int add_client(struct npf_daemon *d, int fd)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
+	peer_groups(c);
 	c->netns = client_netns(d, fd, cred.pid);
 	if (cred.uid != 0) {
 		unsigned int same = 0;

@@ -19,8 +19,7 @@
 #define DMN_MAX_CLIENTS 64          /* concurrent local API connections */
 #define DMN_MAX_CLIENTS_PER_UID 16  /* one user cannot hold them all; root is exempt */
 #define DMN_ROOT_RESERVE 8          /* of DMN_MAX_CLIENTS, slots only root (the Prolog) may use */
-#define DMN_PERM_CACHE 16           /* remembered may-probe decisions (NSS off the hot path) */
-#define DMN_PERM_TTL_US (60ull * 1000000)
+#define DMN_PERM_TTL_US (60ull * 1000000) /* check_group's gid is looked up (NSS) this rarely */
 #define DMN_CLIENT_IDLE_MS 5000     /* a request must arrive (whole) within this */
 #define DMN_CLIENT_WRITE_MS 5000    /* a reply must drain within this */
 #define DMN_MAX_RUNNING 4           /* distinct peer sets probed at once */
@@ -55,6 +54,11 @@ struct ctl_client {
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
+	/* SO_PEERGROUPS: the client's supplementary groups when it connected (owned; NULL
+	 * when the kernel cannot say: then only gid counts). Membership is the
+	 * connection's, never NSS's view of the user. */
+	gid_t *groups;
+	size_t n_groups;
 	enum dmn_netns_cmp netns; /* the client's network namespace vs ours, at accept */
 	uint8_t hdr[4];
 	size_t hdr_got;
@@ -112,14 +116,13 @@ struct npf_daemon {
 	sd_event_source *listen_src, *accept_retry_src;
 	struct ctl_client *clients;
 	unsigned int n_clients;
-	/* ctl_may_probe() decisions by uid: NSS (LDAP, sssd) can block for seconds,
-	 * so each uid costs a lookup at most once a minute. */
+	/* check_group's gid: NSS (LDAP, sssd) can block for seconds, so the name is
+	 * looked up at most once a minute. */
 	struct dmn_perm {
-		uid_t uid;
-		gid_t gid; /* SO_PEERCRED's primary group counts too */
-		bool ok;
-		uint64_t until_us; /* 0: empty slot */
-	} perm_cache[DMN_PERM_CACHE];
+		gid_t gid;
+		bool found;
+		uint64_t until_us; /* 0: not looked up yet */
+	} check_gid;
 
 	/* Probes and results. */
 	struct npf_probe_ctx *probe;
@@ -177,6 +180,15 @@ void ctl_reply(struct ctl_client *c, json_t *reply);
 void ctl_reply_frame(struct ctl_client *c, int err, char *frame, size_t len);
 /* Parks c until its check answers, with a safety deadline of ms. */
 void ctl_wait(struct ctl_client *c, uint32_t ms);
+/* A peer name of the request that the resolver would take as an address literal
+ * ("127.0.0.1", "2130706433", "0x7f000001", "127.1"), when c may not name those (only
+ * root and the daemon's user may: a check_group user names hosts, so the daemon never
+ * connects to an arbitrary address for it). Returns the name (borrowed) or NULL. */
+const char *ctl_literal_peer(const struct ctl_client *c, const struct npf_api_request *req);
+#define LITERAL_PEER_MSG                                                                           \
+	"peer '%s' is an address literal; uid %u must name hosts (only root and the daemon's "   \
+	"user may probe addresses)"
+
 /* SO_PEERCRED policy: may this client make the daemon probe other nodes (root, the
  * daemon's uid, [daemon] check_group)? */
 bool ctl_may_probe(struct npf_daemon *d, const struct ctl_client *c);

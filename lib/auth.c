@@ -266,13 +266,19 @@ static void transcript_mac(const uint8_t key[NPF_AUTH_KEY_LEN], const char *labe
 			   uint8_t out[NPF_AUTH_TAG_LEN])
 {
 	crypto_auth_hmacsha256_state st;
-	static const uint8_t proto[] = "npf-auth-v1";
+	static const uint8_t proto[] = "npf-auth-v2";
+	uint8_t n_ids = (uint8_t)(h->n_ids < NPF_AUTH_MAX_KEYS ? h->n_ids : NPF_AUTH_MAX_KEYS);
 
 	crypto_auth_hmacsha256_init(&st, key, NPF_AUTH_KEY_LEN);
 	crypto_auth_hmacsha256_update(&st, proto, sizeof(proto) - 1);
 	crypto_auth_hmacsha256_update(&st, (const uint8_t *)label, 3);
 	absorb_str(&st, h->node);
 	crypto_auth_hmacsha256_update(&st, h->nonce, sizeof(h->nonce));
+	/* The offer as the client made it: a middle cannot drop the new key from it to
+	 * push both sides onto the old one. */
+	crypto_auth_hmacsha256_update(&st, &n_ids, 1);
+	for (size_t i = 0; i < n_ids; i++)
+		crypto_auth_hmacsha256_update(&st, h->ids[i], NPF_AUTH_ID_LEN);
 	absorb_str(&st, server_node);
 	crypto_auth_hmacsha256_update(&st, server_nonce, NPF_AUTH_NONCE_LEN);
 	crypto_auth_hmacsha256_update(&st, k->id, sizeof(k->id));
@@ -335,11 +341,16 @@ static void frame_tag(const uint8_t key[NPF_AUTH_KEY_LEN], uint64_t seq, const u
 	sodium_memzero(&st, sizeof(st));
 }
 
-void npf_auth_seal(struct npf_auth_session *s, const uint8_t *frame, size_t len,
+void npf_auth_seal(const struct npf_auth_session *s, const uint8_t *frame, size_t len,
 		   uint8_t tag[NPF_AUTH_TAG_LEN])
 {
-	frame_tag(s->k_send, s->seq_send++, frame, frame + NPF_WIRE_HDR_LEN, len - NPF_WIRE_HDR_LEN,
+	frame_tag(s->k_send, s->seq_send, frame, frame + NPF_WIRE_HDR_LEN, len - NPF_WIRE_HDR_LEN,
 		  tag);
+}
+
+void npf_auth_sealed(struct npf_auth_session *s)
+{
+	s->seq_send++;
 }
 
 int npf_auth_open(struct npf_auth_session *s, const uint8_t hdr[NPF_WIRE_HDR_LEN],
@@ -361,13 +372,46 @@ int npf_auth_open(struct npf_auth_session *s, const uint8_t hdr[NPF_WIRE_HDR_LEN
 	return r;
 }
 
+/* HMAC(k_data, label || port || nonce [|| node || instance]), the labels keeping
+ * tokens and reply MACs apart. */
+static void data_mac(const struct npf_auth_session *s, const char *label, uint16_t port,
+		     const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node, uint64_t instance,
+		     uint8_t out[crypto_auth_hmacsha256_BYTES])
+{
+	crypto_auth_hmacsha256_state st;
+	uint8_t pb[2] = {(uint8_t)(port >> 8), (uint8_t)port}, ib[8];
+
+	crypto_auth_hmacsha256_init(&st, s->k_data, sizeof(s->k_data));
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)label, 4);
+	crypto_auth_hmacsha256_update(&st, pb, sizeof(pb));
+	crypto_auth_hmacsha256_update(&st, nonce, NPF_WIRE_NONCE_LEN);
+	if (node) {
+		for (int i = 0; i < 8; i++)
+			ib[i] = (uint8_t)(instance >> (56 - 8 * i));
+		absorb_str(&st, node);
+		crypto_auth_hmacsha256_update(&st, ib, sizeof(ib));
+	}
+	crypto_auth_hmacsha256_final(&st, out);
+	sodium_memzero(&st, sizeof(st));
+}
+
 void npf_auth_data_token(const struct npf_auth_session *s, uint16_t port,
-			 uint8_t token[NPF_WIRE_TOKEN_LEN])
+			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], uint8_t token[NPF_WIRE_TOKEN_LEN])
 {
 	uint8_t full[crypto_auth_hmacsha256_BYTES];
-	uint8_t msg[6] = {'d', 'a', 't', 'a', (uint8_t)(port >> 8), (uint8_t)port};
 
-	crypto_auth_hmacsha256(full, msg, sizeof(msg), s->k_data);
+	data_mac(s, "data", port, nonce, NULL, 0, full);
 	memcpy(token, full, NPF_WIRE_TOKEN_LEN);
+	sodium_memzero(full, sizeof(full));
+}
+
+void npf_auth_data_reply_mac(const struct npf_auth_session *s, uint16_t port,
+			     const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node,
+			     uint64_t instance, uint8_t mac[NPF_WIRE_MAC_LEN])
+{
+	uint8_t full[crypto_auth_hmacsha256_BYTES];
+
+	data_mac(s, "drep", port, nonce, node, instance, full);
+	memcpy(mac, full, NPF_WIRE_MAC_LEN);
 	sodium_memzero(full, sizeof(full));
 }

@@ -5,12 +5,14 @@
  *   client -> AUTH_HELLO     {node, keys: [key ids], nonce: 32 random bytes}
  *   server -> AUTH_CHALLENGE {node, key: chosen id, nonce, mac: HMAC(K, "srv" || T)}
  *   client -> AUTH_FINISH    {mac: HMAC(K, "cli" || T)}
- * T is the transcript (both node names, both nonces, the key id), so each side
- * proves the key over a challenge it did not choose. Afterwards every frame
+ * T is the transcript (both node names, both nonces, the key ids the client
+ * offered, the key chosen), so each side proves the key over a challenge it did
+ * not choose, and nobody can strip a key from the offer unnoticed. Afterwards every frame
  * carries HMAC-SHA-256(direction key, sequence number || header || payload)
  * behind its JSON payload: frames cannot be forged, reordered, replayed within
  * the session or carried into another one (fresh nonces, fresh keys). Data-port
- * tokens are derived from the session. All primitives are libsodium's. */
+ * tokens are derived from the session and a per-listener nonce, and the data
+ * port's reply carries a MAC. All primitives are libsodium's. */
 #ifndef NPF_AUTH_H
 #define NPF_AUTH_H
 
@@ -112,9 +114,12 @@ void npf_auth_session_init(struct npf_auth_session *s, const struct npf_auth_key
 
 /* Sealing a frame: frame holds the 8-byte header (its length already counting
  * the tag) and the payload, len bytes in all; writes the tag for the next send
- * sequence number. */
-void npf_auth_seal(struct npf_auth_session *s, const uint8_t *frame, size_t len,
+ * sequence number. The number moves on only with npf_auth_sealed(), once the
+ * frame is really queued: a frame that never leaves must not open a gap the
+ * receiver would read as forgery. */
+void npf_auth_seal(const struct npf_auth_session *s, const uint8_t *frame, size_t len,
 		   uint8_t tag[NPF_AUTH_TAG_LEN]);
+void npf_auth_sealed(struct npf_auth_session *s);
 
 /* Opening a received frame: hdr is its 8-byte header, payload its h.length
  * bytes (JSON + tag). On success returns 0, sets *json_len and advances the
@@ -123,9 +128,17 @@ void npf_auth_seal(struct npf_auth_session *s, const uint8_t *frame, size_t len,
 int npf_auth_open(struct npf_auth_session *s, const uint8_t hdr[NPF_WIRE_HDR_LEN],
 		  const uint8_t *payload, size_t len, size_t *json_len);
 
-/* The data-port token for the listener on port: both sides derive it, so it
- * never travels on the control connection. */
+/* The data-port token for the listener on port with the listener's random nonce
+ * (sent in OPEN_DATA_REPLY): both sides derive it, so it never travels on the
+ * control connection, and a token seen on the data port is worth nothing to the
+ * next listener, even on the same port. */
 void npf_auth_data_token(const struct npf_auth_session *s, uint16_t port,
-			 uint8_t token[NPF_WIRE_TOKEN_LEN]);
+			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], uint8_t token[NPF_WIRE_TOKEN_LEN]);
+
+/* The MAC of a DATA_AUTH_REPLY (node, instance) on that listener: the prober
+ * knows the data port's answer comes from the daemon it authenticated. */
+void npf_auth_data_reply_mac(const struct npf_auth_session *s, uint16_t port,
+			     const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node,
+			     uint64_t instance, uint8_t mac[NPF_WIRE_MAC_LEN]);
 
 #endif

@@ -2,6 +2,7 @@
 /* Load is not failure: one table says which raw outcomes are discriminating. */
 #include "loadrule.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -137,6 +138,55 @@ static bool holds(enum cond c, const struct npf_attempt_facts *f)
 		       !late;
 	}
 	return false;
+}
+
+/* Stages a row of conn_rules applies to. */
+#define AT_CONNECT (1u << NPF_STAGE_CONNECT)
+#define AT_UNANSWERED (1u << NPF_STAGE_UNANSWERED)
+#define AT_ANSWERED (1u << NPF_STAGE_ANSWERED)
+#define AT_ANY (AT_CONNECT | AT_UNANSWERED | AT_ANSWERED)
+
+struct conn_rule {
+	unsigned int stages;
+	int err; /* positive errno, 0 = EOF */
+	enum npf_outcome outcome;
+};
+
+/* One row per way a probe connection ends; the first matching row wins. */
+static const struct conn_rule conn_rules[] = {
+    /* The SYN was answered with a reset: a firewall's reject or nothing listening. */
+    {AT_CONNECT, ECONNREFUSED, NPF_OUT_REFUSED},
+    {AT_CONNECT, ECONNRESET, NPF_OUT_REFUSED},
+    /* Accepted, then reset or closed before the daemon said a word: it shed the
+     * connection (eviction, a cap, a restart) or a local user raced us; no evidence. */
+    {AT_UNANSWERED, ECONNRESET, NPF_OUT_NOT_PROBED},
+    {AT_UNANSWERED, 0, NPF_OUT_NOT_PROBED},
+    /* The daemon answered and then reset the connection mid-exchange. */
+    {AT_ANSWERED, ECONNRESET, NPF_OUT_REFUSED},
+    /* A close without a word after its answer: the daemon went away, not the path. */
+    {AT_ANSWERED, 0, NPF_OUT_NOT_PROBED},
+    {AT_ANY, ETIMEDOUT, NPF_OUT_TIMEOUT},
+    /* Our own resources ran out: no evidence about the path either way. */
+    {AT_ANY, EMFILE, NPF_OUT_NOT_PROBED},
+    {AT_ANY, ENFILE, NPF_OUT_NOT_PROBED},
+    {AT_ANY, ENOBUFS, NPF_OUT_NOT_PROBED},
+    {AT_ANY, ENOMEM, NPF_OUT_NOT_PROBED},
+    {AT_ANY, EAGAIN, NPF_OUT_NOT_PROBED},
+    /* connect() without bind: no ephemeral port left. */
+    {AT_ANY, EADDRNOTAVAIL, NPF_OUT_NOT_PROBED},
+    /* No proof of the cluster key: nothing the peer says counts. */
+    {AT_ANY, EKEYREJECTED, NPF_OUT_NOT_PROBED},
+};
+
+enum npf_outcome npf_conn_outcome(enum npf_conn_stage stage, int err)
+{
+	unsigned int at = stage <= NPF_STAGE_ANSWERED ? 1u << stage : 0;
+
+	for (size_t i = 0; i < sizeof(conn_rules) / sizeof(conn_rules[0]); i++)
+		if ((conn_rules[i].stages & at) && conn_rules[i].err == err)
+			return conn_rules[i].outcome;
+	/* ENETUNREACH, EHOSTUNREACH, EACCES/EPERM (local policy)... */
+	return NPF_OUT_UNREACHABLE;
 }
 
 /* Matches literal text lit at *p and advances. */

@@ -107,6 +107,22 @@ enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const ch
  * nothing, whatever a starved prober's timers make of it. */
 #define NPF_STALL_MIN_US 100000u
 
+/* How far a probe connection got when it ended. Only the network answers a SYN: a refusal
+ * there (RST, ICMP) is the path's. Once the peer's kernel accepted, a reset or a close
+ * before the daemon's first answer on the connection (HELLO_REPLY, DATA_AUTH_REPLY) is the
+ * daemon shedding load (pre-auth eviction, caps, a restart) or a local user's
+ * interference, never the path (issue 19). */
+enum npf_conn_stage {
+	NPF_STAGE_CONNECT = 0, /* the TCP handshake */
+	NPF_STAGE_UNANSWERED,  /* connected; the daemon has not answered on it yet */
+	NPF_STAGE_ANSWERED,    /* the daemon answered on this connection */
+};
+
+/* The outcome of a connection that ended at stage with err (a positive errno; 0 = EOF, the
+ * peer closed). One row per case in lib/loadrule.c; anything else (ENETUNREACH,
+ * EHOSTUNREACH, EACCES/EPERM of a local policy, ...) is unreachable. */
+enum npf_outcome npf_conn_outcome(enum npf_conn_stage stage, int err);
+
 /* Fills what a prober's detail text says about its attempt (reverse results carry no
  * more): echoed bytes of a stalled bulk, a lost data-port SYN. Never fails: text that
  * does not match leaves the facts unknown. */

@@ -145,6 +145,25 @@ static void render_counters(struct mbuf *b, const struct npf_metrics_counters *c
 			"reaching the probe port is trusted.");
 		mprintf(b, "netpreflight_probe_authenticated %d\n", ctr->authenticated ? 1 : 0);
 	}
+	if (ctr->n_keys) {
+		/* Bounded labels: at most NPF_AUTH_MAX_KEYS public key ids. */
+		mfamily(b, "netpreflight_probe_key_sessions_total", "counter",
+			"Inbound peer sessions authenticated with each configured cluster key, by "
+			"key id: an old key can go once its count stops moving on every node.");
+		for (size_t i = 0; i < ctr->n_keys && i < NPF_AUTH_MAX_KEYS; i++) {
+			mprintf(b, "netpreflight_probe_key_sessions_total{key_id=\"");
+			for (size_t k = 0; k < NPF_AUTH_ID_LEN; k++)
+				mprintf(b, "%02x", ctr->key_ids[i][k]);
+			mprintf(b, "\"} %" PRIu64 "\n", ctr->key_sessions[i]);
+		}
+	}
+	if (ctr->probe_reported) {
+		mfamily(b, "netpreflight_probe_data_impostors_total", "counter",
+			"Connections to this node's data ports dropped before proving the "
+			"prober's token: another source address, a wrong token, or a crowd.");
+		mprintf(b, "netpreflight_probe_data_impostors_total %" PRIu64 "\n",
+			ctr->data_impostors);
+	}
 	mfamily(b, "netpreflight_checks_total", "counter",
 		"Preflight checks completed since the daemon started, by verdict.");
 	for (size_t i = 0; i < NPF_VERDICT__COUNT; i++)

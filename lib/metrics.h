@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "check.h"
 #include "recommend.h"
 
@@ -21,6 +22,13 @@ struct npf_metrics_counters {
 	uint64_t start_unix_ms;  /* when the daemon started, 0 = unknown (not rendered) */
 	bool auth_reported;      /* render netpreflight_probe_authenticated */
 	bool authenticated;      /* a cluster key is configured */
+	/* Per configured cluster key (key file order): its public id and the inbound
+	 * sessions that used it (netpreflight_probe_key_sessions_total). */
+	size_t n_keys;
+	uint8_t key_ids[NPF_AUTH_MAX_KEYS][NPF_AUTH_ID_LEN];
+	uint64_t key_sessions[NPF_AUTH_MAX_KEYS];
+	bool probe_reported;	 /* render the probe engine's counters below */
+	uint64_t data_impostors; /* data-port connections dropped before a valid DATA_AUTH */
 };
 
 /* Renders the metrics as Prometheus text exposition format 0.0.4 (no sample

@@ -536,23 +536,47 @@ int npf_wire_open_data_from_json(json_t *j, struct npf_msg_open_data *m)
 	return 0;
 }
 
+/* Adds key: hex of b[0..n) to o when present; o is kept either way (NULL-safe). */
+static json_t *add_hex(json_t *o, bool present, const char *key, const uint8_t *b, size_t n)
+{
+	char hex[2 * NPF_WIRE_MAC_LEN + 1];
+
+	if (!o || !present)
+		return o;
+	sodium_bin2hex(hex, sizeof(hex), b, n);
+	if (json_object_set_new(o, key, json_string(hex)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* An optional hex field (NULL = absent): exactly n bytes when present. */
+static int opt_hex(const char *s, uint8_t *out, size_t n, bool *present)
+{
+	*present = s != NULL;
+	return s ? hex_exact(s, out, n) : 0;
+}
+
 json_t *npf_wire_open_data_reply_to_json(const struct npf_msg_open_data_reply *m)
 {
 	char tok[2 * NPF_WIRE_TOKEN_LEN + 1];
 
 	sodium_bin2hex(tok, sizeof(tok), m->token, sizeof(m->token));
-	return json_pack("{s:i, s:s}", "port", (int)m->port, "token", tok);
+	return add_hex(json_pack("{s:i, s:s}", "port", (int)m->port, "token", tok), m->has_nonce,
+		       "nonce", m->nonce, sizeof(m->nonce));
 }
 
 int npf_wire_open_data_reply_from_json(json_t *j, struct npf_msg_open_data_reply *m)
 {
 	json_int_t port;
-	const char *tok;
+	const char *tok, *nonce = NULL;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:I, s:s !}", "port", &port, "token", &tok) < 0)
+	if (json_unpack(j, "{s:I, s:s, s?:s !}", "port", &port, "token", &tok, "nonce", &nonce) < 0)
 		return -EBADMSG;
-	if (port < 1 || port > 65535 || hex_exact(tok, m->token, sizeof(m->token)) < 0)
+	if (port < 1 || port > 65535 || hex_exact(tok, m->token, sizeof(m->token)) < 0 ||
+	    opt_hex(nonce, m->nonce, sizeof(m->nonce), &m->has_nonce) < 0)
 		return -EBADMSG;
 	m->port = (uint16_t)port;
 	return 0;
@@ -584,17 +608,19 @@ json_t *npf_wire_data_auth_reply_to_json(const struct npf_msg_data_auth_reply *m
 	char inst[17];
 
 	instance_hex(m->instance, inst);
-	return json_pack("{s:s, s:s}", "node", m->node, "instance", inst);
+	return add_hex(json_pack("{s:s, s:s}", "node", m->node, "instance", inst), m->has_mac,
+		       "mac", m->mac, sizeof(m->mac));
 }
 
 int npf_wire_data_auth_reply_from_json(json_t *j, struct npf_msg_data_auth_reply *m)
 {
-	const char *node, *inst;
+	const char *node, *inst, *mac = NULL;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:s, s:s !}", "node", &node, "instance", &inst) < 0)
+	if (json_unpack(j, "{s:s, s:s, s?:s !}", "node", &node, "instance", &inst, "mac", &mac) < 0)
 		return -EBADMSG;
-	if (!npf_wire_name_valid(node) || instance_parse(inst, &m->instance) < 0)
+	if (!npf_wire_name_valid(node) || instance_parse(inst, &m->instance) < 0 ||
+	    opt_hex(mac, m->mac, sizeof(m->mac), &m->has_mac) < 0)
 		return -EBADMSG;
 	copy_str(m->node, sizeof(m->node), node);
 	return 0;

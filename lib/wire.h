@@ -15,6 +15,8 @@
 #define NPF_WIRE_HDR_LEN 8
 #define NPF_WIRE_MAX_PAYLOAD 65536u
 #define NPF_WIRE_TOKEN_LEN 16
+#define NPF_WIRE_NONCE_LEN 16 /* a data listener's nonce (authenticated sessions) */
+#define NPF_WIRE_MAC_LEN 32   /* DATA_AUTH_REPLY's MAC (authenticated sessions) */
 #define NPF_WIRE_MAX_TARGETS 64   /* addresses per REVERSE_REQ */
 #define NPF_WIRE_MAX_CANDS 128    /* candidates per HELLO_REPLY */
 #define NPF_WIRE_MAX_IFNAMES 256  /* interface names per HELLO_REPLY */
@@ -140,7 +142,11 @@ struct npf_msg_open_data {
 
 struct npf_msg_open_data_reply {
 	uint16_t port;
-	uint8_t token[NPF_WIRE_TOKEN_LEN];
+	uint8_t token[NPF_WIRE_TOKEN_LEN]; /* zero with a cluster key: both sides derive it */
+	/* With a cluster key: the listener's random nonce, which the token and the reply's
+	 * MAC are derived with (lib/auth.h); absent without one. */
+	uint8_t nonce[NPF_WIRE_NONCE_LEN];
+	bool has_nonce;
 };
 
 struct npf_msg_data_auth {
@@ -150,6 +156,8 @@ struct npf_msg_data_auth {
 struct npf_msg_data_auth_reply {
 	char node[NPF_NAME_MAX];
 	uint64_t instance;
+	uint8_t mac[NPF_WIRE_MAC_LEN]; /* with a cluster key (has_mac): npf_auth_data_reply_mac */
+	bool has_mac;
 };
 
 struct npf_msg_reverse_req {

@@ -112,29 +112,6 @@ int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, u
 	return -EAFNOSUPPORT;
 }
 
-enum npf_outcome fconn_errno_outcome(int err)
-{
-	switch (err) {
-	case ECONNREFUSED:
-	case ECONNRESET:
-		return NPF_OUT_REFUSED;
-	case ETIMEDOUT:
-		return NPF_OUT_TIMEOUT;
-	case EMFILE:
-	case ENFILE:
-	case ENOBUFS:
-	case ENOMEM:
-	case EAGAIN:
-	case EADDRNOTAVAIL: /* connect() without bind: no ephemeral port left */
-	case EKEYREJECTED:  /* no proof of the cluster key: nothing it says counts */
-		/* Our own resources ran out: no evidence about the path either way. */
-		return NPF_OUT_NOT_PROBED;
-	default:
-		/* ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, EACCES/EPERM (local policy)... */
-		return NPF_OUT_UNREACHABLE;
-	}
-}
-
 bool fconn_is_open(const struct fconn *c)
 {
 	return c->fd >= 0;
@@ -309,6 +286,7 @@ static int queue_frame(struct fconn *c, uint16_t type, const json_t *payload)
 {
 	uint8_t *f, *g;
 	size_t len;
+	bool sealed = false;
 	int r;
 
 	r = npf_wire_frame(type, payload, &f, &len);
@@ -328,9 +306,13 @@ static int queue_frame(struct fconn *c, uint16_t type, const json_t *payload)
 		npf_wire_hdr_encode(f, type, (uint32_t)(len - NPF_WIRE_HDR_LEN + NPF_AUTH_TAG_LEN));
 		npf_auth_seal(&c->auth->sess, f, len, f + len);
 		len += NPF_AUTH_TAG_LEN;
+		sealed = true;
 	}
 	r = queue(c, f, len);
 	free(f);
+	/* Only a frame that will leave uses up its sequence number. */
+	if (r == 0 && sealed)
+		npf_auth_sealed(&c->auth->sess);
 	return r;
 }
 
@@ -357,7 +339,10 @@ void fconn_send_error(struct fconn *c, enum npf_wire_err code, const char *msg)
 		return;
 	snprintf(m.message, sizeof(m.message), "%s", msg ? msg : "");
 	j = npf_wire_error_to_json(&m);
-	if (j)
+	/* Between the client's AUTH_FINISH and our check of it, the client already seals
+	 * its frames and expects ours sealed: an untagged ERROR would read as a forgery.
+	 * Only the FIN says it then (a close before any answer: no evidence either way). */
+	if (j && !(c->auth && c->auth->server && c->auth->st == FA_SRV_FINISH))
 		(void)queue_frame(c, NPF_MSG_ERROR, j);
 	json_decref(j);
 	c->closing = true;
@@ -498,6 +483,11 @@ int fconn_auth_server(struct fconn *c, const struct npf_auth_keys *keys, const c
 	return c->auth ? 0 : -ENOMEM;
 }
 
+const struct npf_auth_key *fconn_auth_key(const struct fconn *c)
+{
+	return c->auth && c->auth->st == FA_DONE ? c->auth->key : NULL;
+}
+
 const char *fconn_auth_peer(const struct fconn *c)
 {
 	if (!c->auth || c->auth->st != FA_DONE)
@@ -505,11 +495,22 @@ const char *fconn_auth_peer(const struct fconn *c)
 	return c->auth->server ? c->auth->hello.node : c->auth->srv_node;
 }
 
-int fconn_data_token(const struct fconn *c, uint16_t port, uint8_t token[NPF_WIRE_TOKEN_LEN])
+int fconn_data_token(const struct fconn *c, uint16_t port, const uint8_t nonce[NPF_WIRE_NONCE_LEN],
+		     uint8_t token[NPF_WIRE_TOKEN_LEN])
 {
 	if (!c->auth || c->auth->st != FA_DONE)
 		return -ENOKEY;
-	npf_auth_data_token(&c->auth->sess, port, token);
+	npf_auth_data_token(&c->auth->sess, port, nonce, token);
+	return 0;
+}
+
+int fconn_data_reply_mac(const struct fconn *c, uint16_t port,
+			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node,
+			 uint64_t instance, uint8_t mac[NPF_WIRE_MAC_LEN])
+{
+	if (!c->auth || c->auth->st != FA_DONE)
+		return -ENOKEY;
+	npf_auth_data_reply_mac(&c->auth->sess, port, nonce, node, instance, mac);
 	return 0;
 }
 
@@ -618,8 +619,15 @@ static int read_frames(struct fconn *c)
 		free(c->in);
 		c->in = NULL;
 		c->in_len = c->hdr_len = 0;
-		if (r == -EKEYREJECTED)
+		if (r == -EKEYREJECTED && c->auth->server)
 			return auth_refuse(c, "frame authentication failed");
+		if (r == -EKEYREJECTED) {
+			/* A prober never takes an untagged or forged frame for the daemon's
+			 * answer: nothing it says counts (not-probed), it is no protocol error
+			 * of the daemon's (wrong-peer, conclusive). */
+			fconn_close(c);
+			return c->ops->error(c, -EKEYREJECTED);
+		}
 		if (r < 0)
 			return protocol_error(c, r);
 		frames++;

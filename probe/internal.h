@@ -36,6 +36,13 @@
 #define PROBE_MAX_PREAUTH 64		 /* connections that have not said HELLO/authenticated */
 #define PROBE_MAX_PREAUTH_PER_PEER 8
 #define PROBE_PREAUTH_USEC (3ull * 1000000) /* HELLO (or AUTH) must come this fast */
+/* Evicted pre-auth connections draining politely at once (beyond: closed at once). */
+#define PROBE_MAX_EVICTED 64
+/* A data listener accepts until a valid DATA_AUTH from the prober's address: at most this
+ * many connections from that address wait for theirs (the oldest makes room); any other
+ * source is closed at once. The backlog lets a burst of racers not crowd out the prober. */
+#define PROBE_DATA_PENDING 4
+#define PROBE_DATA_BACKLOG 16
 /* A prober holds its discovery connection for the whole check (its loss means
  * the daemon went away), so idle authenticated connections live as long as the
  * longest check; per-peer caps bound what an idle peer can hold. */
@@ -131,10 +138,21 @@ int fconn_auth_server(struct fconn *c, const struct npf_auth_keys *keys, const c
 /* The peer's node name as proven by the handshake, or NULL (no key, or not yet). */
 const char *fconn_auth_peer(const struct fconn *c);
 
-/* The data-port token derived from this connection's session. Returns 0, or
- * -ENOKEY when the connection is not authenticated (the token then travels in
- * OPEN_DATA_REPLY as before). */
-int fconn_data_token(const struct fconn *c, uint16_t port, uint8_t token[NPF_WIRE_TOKEN_LEN]);
+/* The key the handshake settled on (borrowed: an element of the keys given to
+ * fconn_auth_server/fconn_connect_ctl), or NULL (no key, or not yet). */
+const struct npf_auth_key *fconn_auth_key(const struct fconn *c);
+
+/* The data-port token derived from this connection's session and the listener's
+ * nonce. Returns 0, or -ENOKEY when the connection is not authenticated (the token
+ * then travels in OPEN_DATA_REPLY as before). */
+int fconn_data_token(const struct fconn *c, uint16_t port, const uint8_t nonce[NPF_WIRE_NONCE_LEN],
+		     uint8_t token[NPF_WIRE_TOKEN_LEN]);
+
+/* The MAC a DATA_AUTH_REPLY (node, instance) on that listener carries, from this
+ * connection's session. Returns 0, or -ENOKEY when not authenticated. */
+int fconn_data_reply_mac(const struct fconn *c, uint16_t port,
+			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node, uint64_t instance,
+			 uint8_t mac[NPF_WIRE_MAC_LEN]);
 
 /* Queues one frame. Returns 0, -ENOBUFS (output cap) or -ENOMEM/-EMSGSIZE. */
 int fconn_send(struct fconn *c, uint16_t type, const json_t *payload);
@@ -166,10 +184,6 @@ int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, u
 
 /* CLOCK_MONOTONIC now, in microseconds (not cached: RTTs need it fresh). */
 uint64_t fconn_now_usec(void);
-
-/* Maps a connect()/socket errno (positive) to a path outcome. EKEYREJECTED (the
- * peer does not hold our cluster key) is not-probed: no trusted evidence. */
-enum npf_outcome fconn_errno_outcome(int err);
 
 /* ---- tprobe.c: probe_path(target, expected instance) ---- */
 
@@ -307,6 +321,9 @@ struct npf_probe_ctx {
 	char listen_error[160]; /* first candidate whose listener failed, "" = all bound */
 	sd_event_source *listen_retry;
 	uint32_t n_preauth;    /* sconns still before HELLO/authentication (in n_sconns) */
+	uint32_t n_evicted;    /* sconns evicted, draining before they close (in n_sconns) */
+	uint64_t n_data_impostors; /* data-port connections dropped before a valid DATA_AUTH */
+	uint64_t n_key_sessions[NPF_AUTH_MAX_KEYS]; /* per keys.k[i]: see npf_probe_stats */
 	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused;    /* at max_conns: new connections wait in the backlog */
 	struct dlisten *dlisteners;

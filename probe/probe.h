@@ -71,6 +71,13 @@ uint32_t npf_probe_check_budget(const struct npf_probe_ctx *ctx, const char *con
  * already running for another consumer of the same directed path. */
 struct npf_probe_stats {
 	uint64_t started, joined;
+	/* Inbound sessions that authenticated and spoke (HELLO or ROW), per configured key
+	 * (key_ids[i], in key file order): an old key can go once its count stops moving on
+	 * every node. */
+	size_t n_keys;
+	uint8_t key_ids[NPF_AUTH_MAX_KEYS][NPF_AUTH_ID_LEN];
+	uint64_t key_sessions[NPF_AUTH_MAX_KEYS];
+	uint64_t data_impostors; /* data-port connections dropped before a valid DATA_AUTH */
 };
 void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out);
 

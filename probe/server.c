@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The probed side: control listeners on every candidate address, inbound control
- * connections (HELLO, OPEN_DATA, REVERSE_REQ), one-shot data listeners that echo
- * the bulk payload, and reverse-probe jobs run on behalf of a peer. */
+ * connections (HELLO, OPEN_DATA, REVERSE_REQ), data listeners that echo the bulk payload
+ * for the one connection that proves the prober's token, and reverse-probe jobs run on
+ * behalf of a peer. */
 #include "internal.h"
 
 #include <errno.h>
@@ -35,7 +36,8 @@ struct sconn {
 	struct npf_addr local;	/* the address the peer connected to */
 	struct npf_addr remote; /* the peer's address: per-peer caps count by it */
 	bool hello;
-	bool authed; /* HELLO seen (and, with a key, authenticated): out of n_preauth */
+	bool authed;  /* HELLO seen (and, with a key, authenticated): out of n_preauth */
+	bool evicted; /* shed before HELLO: draining (n_evicted, out of n_preauth) */
 	uint64_t peer_instance;
 	uint64_t t_hello; /* when its HELLO came: the requester's check began before */
 	char peer_node[NPF_NAME_MAX];
@@ -54,14 +56,28 @@ struct sconn {
 	struct sconn *prev, *next;
 };
 
+/* A connection to a data listener. Before a valid DATA_AUTH it is only a candidate: a
+ * local user who saw the listener in /proc/net/tcp may have connected first. */
+struct dconn {
+	struct dlisten *dl;
+	struct fconn c; /* fd -1: a free slot */
+	uint64_t seq;	/* accept order: the oldest makes room */
+};
+
 struct dlisten {
 	struct npf_probe_ctx *ctx;
-	struct sconn *sc; /* the control connection that asked; NULL once it is gone */
-	struct npf_addr remote;
+	struct sconn *sc;	/* the control connection that asked; NULL once it is gone */
+	struct npf_addr remote; /* the prober: the only source a data connection may have */
 	int lfd;
 	sd_event_source *lsrc, *timer;
-	struct fconn c;
+	struct dconn pend[PROBE_DATA_PENDING];
+	struct dconn *win; /* the connection that proved the token (echoes); NULL before */
+	uint64_t n_accepted;
 	uint8_t token[NPF_WIRE_TOKEN_LEN];
+	/* With a cluster key: DATA_AUTH_REPLY's MAC, computed from the asking connection's
+	 * session when the listener opened (the reply's contents are known then). */
+	uint8_t reply_mac[NPF_WIRE_MAC_LEN];
+	bool has_mac;
 	uint32_t bulk;
 	size_t rcvd, sent;
 	size_t extra; /* reply bytes sent ahead of the echo */
@@ -113,13 +129,15 @@ static uint32_t per_peer_conns(const struct npf_probe_ctx *ctx)
 	return ctx->max_conns / 4 > 16 ? ctx->max_conns / 4 : 16;
 }
 
+/* Connections from a (evicted ones, draining, count against PROBE_MAX_EVICTED instead). */
 static uint32_t count_sconns(const struct npf_probe_ctx *ctx, const struct npf_addr *a,
 			     bool preauth_only)
 {
 	uint32_t n = 0;
 
 	for (const struct sconn *sc = ctx->sconns; sc; sc = sc->next)
-		if ((!preauth_only || !sc->authed) && npf_addr_equal(&sc->remote, a))
+		if (!sc->evicted && (!preauth_only || !sc->authed) &&
+		    npf_addr_equal(&sc->remote, a))
 			n++;
 	return n;
 }
@@ -277,10 +295,12 @@ static void sconn_free(struct sconn *sc)
 		if (dl->sc != sc)
 			continue;
 		dl->sc = NULL;
-		if (dl->lfd >= 0)
+		if (!dl->win)
 			dlisten_free(dl);
 	}
-	if (!sc->authed)
+	if (sc->evicted)
+		ctx->n_evicted--;
+	else if (!sc->authed)
 		ctx->n_preauth--;
 	sc->timer = sd_event_source_disable_unref(sc->timer);
 	fconn_close(&sc->c);
@@ -291,11 +311,39 @@ static void sconn_free(struct sconn *sc)
 	throttle(ctx);
 }
 
+/* Sheds a connection that has not said HELLO (its pre-auth time is up, or room is needed
+ * for a newer one) politely: a "busy" ERROR, our FIN once it is out, and its input drained
+ * until its FIN (fconn's closing mode), for LINGER_USEC at most. Closing with its bytes
+ * unread would send a reset, which a legitimate prober must not mistake for the path's.
+ * Past PROBE_MAX_EVICTED draining at once, the connection is closed at once. */
+static void sconn_evict(struct sconn *sc, const char *msg)
+{
+	struct npf_probe_ctx *ctx = sc->ctx;
+
+	if (sc->evicted)
+		return;
+	if (ctx->n_evicted >= PROBE_MAX_EVICTED) {
+		sconn_free(sc);
+		return;
+	}
+	sc->evicted = true;
+	ctx->n_evicted++;
+	ctx->n_preauth--;
+	fconn_send_error(&sc->c, NPF_WERR_BUSY, msg);
+	(void)sd_event_source_set_time_relative(sc->timer, LINGER_USEC);
+	throttle(ctx);
+}
+
 static int sconn_timer(sd_event_source *s, uint64_t usec, void *ud)
 {
+	struct sconn *sc = ud;
+
 	(void)s;
 	(void)usec;
-	sconn_free(ud);
+	if (!sc->authed && !sc->evicted)
+		sconn_evict(sc, "no HELLO in time");
+	else
+		sconn_free(sc);
 	return 0;
 }
 
@@ -318,6 +366,22 @@ static int send_or_drop(struct sconn *sc, uint16_t type, json_t *j)
 		return 1;
 	}
 	return 0;
+}
+
+/* The connection spoke (HELLO or ROW) after proving the key, if there is one: out of the
+ * pre-auth caps, and counted for the key it used. */
+static void sconn_authed(struct sconn *sc)
+{
+	struct npf_probe_ctx *ctx = sc->ctx;
+	const struct npf_auth_key *k = fconn_auth_key(&sc->c);
+
+	if (sc->authed)
+		return;
+	sc->authed = true;
+	ctx->n_preauth--;
+	if (k && k >= ctx->keys.k && k < ctx->keys.k + ctx->keys.n)
+		ctx->n_key_sessions[k - ctx->keys.k]++;
+	throttle(ctx);
 }
 
 static int on_hello(struct sconn *sc, json_t *j)
@@ -343,11 +407,7 @@ static int on_hello(struct sconn *sc, json_t *j)
 	}
 	sc->announced_present = h.addrs_present;
 	sc->hello = true;
-	if (!sc->authed) {
-		sc->authed = true;
-		ctx->n_preauth--;
-		throttle(ctx);
-	}
+	sconn_authed(sc);
 	sc->peer_instance = h.instance;
 	sc->t_hello = fconn_now_usec();
 	snprintf(sc->peer_node, sizeof(sc->peer_node), "%s", h.node);
@@ -357,13 +417,21 @@ static int on_hello(struct sconn *sc, json_t *j)
 	return send_or_drop(sc, NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep));
 }
 
-static void dlisten_free(struct dlisten *dl)
+/* Stops listening: after the prober proved the token nobody else gets in. */
+static void dlisten_stop(struct dlisten *dl)
 {
 	dl->lsrc = sd_event_source_disable_unref(dl->lsrc);
-	dl->timer = sd_event_source_disable_unref(dl->timer);
 	if (dl->lfd >= 0)
 		close(dl->lfd);
-	fconn_close(&dl->c);
+	dl->lfd = -1;
+}
+
+static void dlisten_free(struct dlisten *dl)
+{
+	dlisten_stop(dl);
+	dl->timer = sd_event_source_disable_unref(dl->timer);
+	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
+		fconn_close(&dl->pend[i].c);
 	free(dl->buf);
 	LIST_DEL(dl->ctx->dlisteners, dl);
 	dl->ctx->n_dlisteners--;
@@ -386,12 +454,12 @@ static void echo_update(struct dlisten *dl)
 		ev |= EPOLLIN;
 	if (dl->buf_len)
 		ev |= EPOLLOUT;
-	(void)sd_event_source_set_io_events(dl->c.io, ev);
+	(void)sd_event_source_set_io_events(dl->win->c.io, ev);
 }
 
 static int echo_raw(struct fconn *c, uint32_t revents)
 {
-	struct dlisten *dl = c->owner;
+	struct dlisten *dl = ((struct dconn *)c->owner)->dl;
 
 	if ((revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && dl->rcvd < dl->bulk &&
 	    dl->buf_len < ECHO_BUF) {
@@ -436,9 +504,19 @@ static int echo_raw(struct fconn *c, uint32_t revents)
 	return 0;
 }
 
+/* Drops a data connection that did not prove the token, without a word: the listener
+ * keeps waiting for the prober's. */
+static int dconn_drop(struct dconn *dc)
+{
+	dc->dl->ctx->n_data_impostors++;
+	fconn_close(&dc->c);
+	return 1;
+}
+
 static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 {
-	struct dlisten *dl = c->owner;
+	struct dconn *dc = c->owner;
+	struct dlisten *dl = dc->dl;
 	struct npf_probe_ctx *ctx = dl->ctx;
 	struct npf_msg_data_auth da;
 	struct npf_msg_data_auth_reply rep = {.instance = ctx->instance};
@@ -446,12 +524,19 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	int r;
 
 	if (type != NPF_MSG_DATA_AUTH || npf_wire_data_auth_from_json(j, &da) < 0 ||
-	    sodium_memcmp(da.token, dl->token, sizeof(da.token)) != 0) {
-		fconn_send_error(c, NPF_WERR_FORBIDDEN, "bad data token");
-		(void)sd_event_source_set_time_relative(dl->timer, LINGER_USEC);
-		return 0;
-	}
+	    sodium_memcmp(da.token, dl->token, sizeof(da.token)) != 0)
+		return dconn_drop(dc);
+	/* The prober: nobody else gets in, and the other candidates go. */
+	dl->win = dc;
+	dlisten_stop(dl);
+	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
+		if (&dl->pend[i] != dc && fconn_is_open(&dl->pend[i].c)) {
+			ctx->n_data_impostors++;
+			fconn_close(&dl->pend[i].c);
+		}
 	snprintf(rep.node, sizeof(rep.node), "%s", ctx->node);
+	rep.has_mac = dl->has_mac;
+	memcpy(rep.mac, dl->reply_mac, sizeof(rep.mac));
 	o = npf_wire_data_auth_reply_to_json(&rep);
 	r = fconn_send(c, NPF_MSG_DATA_AUTH_REPLY, o);
 	json_decref(o);
@@ -474,13 +559,12 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 
 static int data_error(struct fconn *c, int err)
 {
-	struct dlisten *dl = c->owner;
+	struct dconn *dc = c->owner;
 
-	/* Linger after our ERROR frame (the timer ends it); EOF or a reset ends it now. */
-	if (c->closing && fconn_is_protocol_error(err))
-		return 0;
-	dlisten_free(dl);
-	return 1;
+	(void)err;
+	/* Framed only before DATA_AUTH: a candidate that hangs up or sends garbage goes
+	 * alone; the listener still waits for the prober. */
+	return dconn_drop(dc);
 }
 
 static int data_connected(struct fconn *c, int err)
@@ -497,22 +581,54 @@ static const struct fconn_ops data_srv_ops = {
     .raw = echo_raw,
 };
 
+/* A free slot for a data connection; when all are taken the oldest candidate makes room
+ * (the prober sends DATA_AUTH as soon as it is connected, so one that waits is not it). */
+static struct dconn *dconn_slot(struct dlisten *dl)
+{
+	struct dconn *old = NULL;
+
+	for (size_t i = 0; i < PROBE_DATA_PENDING; i++) {
+		struct dconn *dc = &dl->pend[i];
+
+		if (!fconn_is_open(&dc->c))
+			return dc;
+		if (!old || dc->seq < old->seq)
+			old = dc;
+	}
+	dl->ctx->n_data_impostors++;
+	fconn_close(&old->c);
+	return old;
+}
+
+/* Accepts until a valid DATA_AUTH (data_frame): whoever connects first does not decide. A
+ * connection from another address than the prober's is closed at once, unread. */
 static int dlisten_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 {
 	struct dlisten *dl = ud;
-	int cfd;
 
 	(void)s;
 	(void)revents;
-	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd < 0)
-		return 0;
-	/* One connection per OPEN_DATA: stop listening so nothing else gets in. */
-	dl->lsrc = sd_event_source_disable_unref(dl->lsrc);
-	close(dl->lfd);
-	dl->lfd = -1;
-	if (fconn_adopt(&dl->c, dl->ctx->event, cfd, 1024, &data_srv_ops, dl) < 0)
-		dlisten_free(dl);
+	for (int k = 0; k < PROBE_DATA_BACKLOG && dl->lfd >= 0; k++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct npf_addr from;
+		struct dconn *dc;
+		int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (cfd < 0)
+			return 0;
+		if (fconn_from_sockaddr(&ss, &from, NULL) < 0 ||
+		    !npf_addr_equal(&from, &dl->remote)) {
+			dl->ctx->n_data_impostors++;
+			close(cfd);
+			continue;
+		}
+		dc = dconn_slot(dl);
+		dc->dl = dl;
+		dc->seq = ++dl->n_accepted;
+		if (fconn_adopt(&dc->c, dl->ctx->event, cfd, 1024, &data_srv_ops, dc) < 0)
+			continue; /* fconn_adopt closed it */
+	}
 	return 0;
 }
 
@@ -520,7 +636,7 @@ static int on_open_data(struct sconn *sc, json_t *j)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
 	struct npf_msg_open_data od;
-	struct npf_msg_open_data_reply rep;
+	struct npf_msg_open_data_reply rep = {0};
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	struct dlisten *dl;
@@ -541,7 +657,8 @@ static int on_open_data(struct sconn *sc, json_t *j)
 	dl->sc = sc;
 	dl->remote = sc->remote;
 	dl->lfd = -1;
-	dl->c.fd = -1;
+	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
+		dl->pend[i].c.fd = -1;
 	dl->bulk = od.bytes;
 	LIST_ADD(ctx->dlisteners, dl);
 	ctx->n_dlisteners++;
@@ -550,7 +667,8 @@ static int on_open_data(struct sconn *sc, json_t *j)
 	/* Exactly the probed address, ephemeral port: where NCCL/Gloo/MPI listen. */
 	sl = fconn_sockaddr(&sc->local, 0, &ss);
 	dl->lfd = socket(sc->local.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (dl->lfd < 0 || bind(dl->lfd, (struct sockaddr *)&ss, sl) < 0 || listen(dl->lfd, 1) < 0)
+	if (dl->lfd < 0 || bind(dl->lfd, (struct sockaddr *)&ss, sl) < 0 ||
+	    listen(dl->lfd, PROBE_DATA_BACKLOG) < 0)
 		goto fail;
 	sl = sizeof(ss);
 	if (getsockname(dl->lfd, (struct sockaddr *)&ss, &sl) < 0 ||
@@ -563,12 +681,18 @@ static int on_open_data(struct sconn *sc, json_t *j)
 				       PROBE_DATA_LIFETIME_USEC, 1000, dlisten_timer, dl);
 	if (r < 0)
 		goto fail;
-	/* Authenticated: both sides derive the token from the session, and it never
-	 * travels on the control connection. */
-	if (fconn_data_token(&sc->c, rep.port, dl->token) == 0)
+	/* Authenticated: both sides derive the token from the session and this listener's
+	 * fresh nonce, so it never travels on the control connection and a token seen on
+	 * the wire opens no later listener, even on the same port. */
+	randombytes_buf(rep.nonce, sizeof(rep.nonce));
+	if (fconn_data_token(&sc->c, rep.port, rep.nonce, dl->token) == 0 &&
+	    fconn_data_reply_mac(&sc->c, rep.port, rep.nonce, ctx->node, ctx->instance,
+				 dl->reply_mac) == 0) {
 		memset(rep.token, 0, sizeof(rep.token));
-	else
+		rep.has_nonce = dl->has_mac = true;
+	} else {
 		memcpy(rep.token, dl->token, sizeof(rep.token));
+	}
 	return send_or_drop(sc, NPF_MSG_OPEN_DATA_REPLY, npf_wire_open_data_reply_to_json(&rep));
 fail:
 	log_debug("probe: data listener for %s failed: %s", sc->peer_node, strerror(errno));
@@ -674,11 +798,7 @@ static int on_row(struct sconn *sc, json_t *j)
 		free(row);
 		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "ROW for another node than the key's");
 	}
-	if (!sc->authed) {
-		sc->authed = true;
-		ctx->n_preauth--;
-		throttle(ctx);
-	}
+	sconn_authed(sc);
 	wait = row->wait_ms ? row->wait_ms : NPF_WIRE_MAX_TIMEOUT_MS;
 	sc->job_wait = ++ctx->next_job_wait;
 	(void)sd_event_source_set_time_relative(sc->timer, (wait + 1000) * USEC_PER_MSEC);
@@ -766,7 +886,7 @@ static void throttle(struct npf_probe_ctx *ctx)
 {
 	/* Only connections that said HELLO count: idle unauthenticated ones have
 	 * their own cap and are evicted, so they can never pause accept(). */
-	bool pause = ctx->n_sconns - ctx->n_preauth >= ctx->max_conns;
+	bool pause = ctx->n_sconns - ctx->n_preauth - ctx->n_evicted >= ctx->max_conns;
 
 	if (pause == ctx->accept_paused)
 		return;
@@ -818,13 +938,13 @@ static void make_preauth_room(struct npf_probe_ctx *ctx, const struct npf_addr *
 
 	if (count_sconns(ctx, from, true) >= PROBE_MAX_PREAUTH_PER_PEER) {
 		for (struct sconn *sc = ctx->sconns; sc; sc = sc->next)
-			if (!sc->authed && npf_addr_equal(&sc->remote, from))
+			if (!sc->authed && !sc->evicted && npf_addr_equal(&sc->remote, from))
 				victim = sc; /* the list is newest first: the last is the oldest */
 	} else if (ctx->n_preauth >= PROBE_MAX_PREAUTH) {
 		for (struct sconn *sc = ctx->sconns; sc; sc = sc->next) {
 			uint32_t n;
 
-			if (sc->authed)
+			if (sc->authed || sc->evicted)
 				continue;
 			n = count_sconns(ctx, &sc->remote, true);
 			if (n >= best) {
@@ -833,10 +953,8 @@ static void make_preauth_room(struct npf_probe_ctx *ctx, const struct npf_addr *
 			}
 		}
 	}
-	if (victim) {
-		fconn_send_error(&victim->c, NPF_WERR_BUSY, "too many unauthenticated connections");
-		sconn_free(victim);
-	}
+	if (victim)
+		sconn_evict(victim, "too many unauthenticated connections");
 }
 
 static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)

@@ -46,6 +46,7 @@ struct tprobe {
 	struct fconn ctl, data;
 	sd_event_source *timer;
 	uint8_t token[NPF_WIRE_TOKEN_LEN];
+	uint8_t nonce[NPF_WIRE_NONCE_LEN]; /* the data listener's (authenticated sessions) */
 	uint16_t data_port;
 	uint64_t t0;
 	uint64_t t_ctl, t_bulk; /* control connect began / bulk phase began (0: not yet) */
@@ -434,7 +435,8 @@ static void begin(struct tprobe *tp)
 	}
 	r = nlsys_route_get(&tp->target, &oif);
 	if (r < 0) {
-		finish(tp, fconn_errno_outcome(-r), "no route to %s: %s", a, strerror(-r));
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "no route to %s: %s", a,
+		       strerror(-r));
 		return;
 	}
 	inv = ctx_inventory(ctx);
@@ -453,8 +455,8 @@ static void begin(struct tprobe *tp)
 	}
 	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, NPF_WIRE_PATH_FRAME_MAX, &ctl_ops, tp);
 	if (r < 0) {
-		finish(tp, fconn_errno_outcome(-r), "connect to %s port %u: %s", a, ctx->port,
-		       strerror(-r));
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "connect to %s port %u: %s", a,
+		       ctx->port, strerror(-r));
 		return;
 	}
 }
@@ -493,8 +495,8 @@ static int ctl_connected(struct fconn *c, int err)
 
 	addr_txt(&tp->target, a, sizeof(a));
 	if (err) {
-		finish(tp, fconn_errno_outcome(-err), "connect to %s port %u: %s", a, tp->ctx->port,
-		       strerror(-err));
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "connect to %s port %u: %s",
+		       a, tp->ctx->port, strerror(-err));
 		return 0;
 	}
 	npf_wire_path_hello(tp->ctx->node, tp->ctx->instance, &h);
@@ -553,7 +555,16 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 			finish(tp, NPF_OUT_WRONG_PEER, "malformed OPEN_DATA reply from %s", a);
 			return 0;
 		}
-		if (fconn_data_token(&tp->ctl, odr.port, tp->token) < 0)
+		/* With a key the token is derived (never sent) from the listener's nonce: a
+		 * reply without one is an older daemon's, which proves nothing on its data
+		 * port (no evidence, as a peer without the key). */
+		if (fconn_auth_peer(&tp->ctl) && !odr.has_nonce) {
+			finish(tp, NPF_OUT_NOT_PROBED, "OPEN_DATA reply from %s without a nonce",
+			       a);
+			return 0;
+		}
+		memcpy(tp->nonce, odr.nonce, sizeof(tp->nonce));
+		if (fconn_data_token(&tp->ctl, odr.port, odr.nonce, tp->token) < 0)
 			memcpy(tp->token, odr.token, sizeof(tp->token));
 		tp->data_port = odr.port;
 		/* The peer frees the data listener with this control connection:
@@ -563,8 +574,8 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024, &data_ops,
 				  tp);
 		if (r < 0)
-			finish(tp, fconn_errno_outcome(-r), "connect to data port %s:%u: %s", a,
-			       odr.port, strerror(-r));
+			finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r),
+			       "connect to data port %s:%u: %s", a, odr.port, strerror(-r));
 		return 0;
 	}
 	finish(tp, NPF_OUT_WRONG_PEER, "unexpected %s from %s", npf_wire_type_name(type), a);
@@ -575,6 +586,9 @@ static int ctl_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
 	char a[INET6_ADDRSTRLEN], why[32 + INET6_ADDRSTRLEN];
+	/* Until HELLO_REPLY the daemon has not answered: a reset or a close then is its
+	 * pre-auth eviction or caps under the load of a whole job, not the path. */
+	enum npf_conn_stage st = tp->phase <= TP_HELLO ? NPF_STAGE_UNANSWERED : NPF_STAGE_ANSWERED;
 
 	addr_txt(&tp->target, a, sizeof(a));
 	/* A path's frames fit NPF_WIRE_PATH_FRAME_MAX in every version that has the cap: a
@@ -586,12 +600,9 @@ static int ctl_error(struct fconn *c, int err)
 	else if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
 	else if (err == 0)
-		/* A refusal of the path is a reset to our SYN (connect fails). A daemon that
-		 * accepted and then hung up without a word (its pre-auth timer or caps under the
-		 * load of a whole job) says nothing about the path. */
-		finish(tp, NPF_OUT_NOT_PROBED, "%s closed the control connection", a);
+		finish(tp, npf_conn_outcome(st, 0), "%s closed the control connection", a);
 	else
-		finish(tp, fconn_errno_outcome(-err), "control connection to %s: %s", a,
+		finish(tp, npf_conn_outcome(st, -err), "control connection to %s: %s", a,
 		       strerror(-err));
 	return 0;
 }
@@ -622,8 +633,8 @@ static int data_connected(struct fconn *c, int err)
 
 	addr_txt(&tp->target, a, sizeof(a));
 	if (err) {
-		finish(tp, fconn_errno_outcome(-err), "data port %s:%u: %s", a, tp->data_port,
-		       strerror(-err));
+		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "data port %s:%u: %s", a,
+		       tp->data_port, strerror(-err));
 		return 0;
 	}
 	tp->res.rtt_us = (uint32_t)(fconn_now_usec() - tp->t0);
@@ -658,6 +669,21 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	}
 	if (!identity_ok(tp, ar.node, ar.instance))
 		return 0;
+	/* With a key the data port proves it is the daemon we authenticated on the
+	 * control connection (still open: it closes below). An answer without the proof
+	 * is no evidence either way, as any unauthenticated answer. */
+	if (fconn_auth_peer(&tp->ctl)) {
+		uint8_t want[NPF_WIRE_MAC_LEN];
+
+		if (!ar.has_mac ||
+		    fconn_data_reply_mac(&tp->ctl, tp->data_port, tp->nonce, ar.node, ar.instance,
+					 want) < 0 ||
+		    sodium_memcmp(want, ar.mac, sizeof(want)) != 0) {
+			finish(tp, NPF_OUT_NOT_PROBED,
+			       "unauthenticated DATA_AUTH_REPLY on the data port");
+			return 0;
+		}
+	}
 	tp->rxbuf = malloc(TP_RXBUF);
 	if (!tp->rxbuf) {
 		finish(tp, NPF_OUT_NOT_PROBED, "out of memory");
@@ -675,14 +701,18 @@ static int data_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
 
+	/* Framed only until DATA_AUTH_REPLY: the daemon has not answered on this connection,
+	 * so a close or a reset is its listener's caps, never the path. */
 	if (err == -EPROTONOSUPPORT)
 		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, "the data port");
 	else if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error on the data port");
 	else if (err == 0)
-		finish(tp, NPF_OUT_REFUSED, "data connection closed by the peer");
+		finish(tp, npf_conn_outcome(NPF_STAGE_UNANSWERED, 0),
+		       "data connection closed by the peer before its reply");
 	else
-		finish(tp, fconn_errno_outcome(-err), "data connection: %s", strerror(-err));
+		finish(tp, npf_conn_outcome(NPF_STAGE_UNANSWERED, -err), "data connection: %s",
+		       strerror(-err));
 	return 0;
 }
 
@@ -848,8 +878,15 @@ static struct tprobe *find_leader(struct npf_probe_ctx *ctx, const struct npf_ad
 
 void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out)
 {
+	memset(out, 0, sizeof(*out));
 	out->started = ctx->n_tprobes_started;
 	out->joined = ctx->n_tprobes_joined;
+	out->n_keys = ctx->keys.n;
+	for (size_t i = 0; i < ctx->keys.n && i < NPF_AUTH_MAX_KEYS; i++) {
+		memcpy(out->key_ids[i], ctx->keys.k[i].id, NPF_AUTH_ID_LEN);
+		out->key_sessions[i] = ctx->n_key_sessions[i];
+	}
+	out->data_impostors = ctx->n_data_impostors;
 }
 
 int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint64_t expect,

@@ -83,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		npf_wire_hdr_encode(fr, NPF_MSG_HELLO, (uint32_t)(size + NPF_AUTH_TAG_LEN));
 		memcpy(fr + NPF_WIRE_HDR_LEN, data, size);
 		npf_auth_seal(&cli, fr, NPF_WIRE_HDR_LEN + size, fr + NPF_WIRE_HDR_LEN + size);
+		npf_auth_sealed(&cli);
 		if (npf_auth_open(&srv, fr, fr + NPF_WIRE_HDR_LEN, size + NPF_AUTH_TAG_LEN, &jl) !=
 			0 ||
 		    jl != size)

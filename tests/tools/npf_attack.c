@@ -16,11 +16,30 @@
  *   reverse N HOLD     N x (HELLO + 2 REVERSE_REQ of 64 targets, 16 MiB each)
  *   unauth             HELLO to a keyed daemon: only a "forbidden" ERROR may come back
  *   replay KEYFILE     authenticate, send a tagged HELLO, replay it: must be refused
- *   squat HOLD         bind ADDR:PORT first and hold it (port squatting) */
+ *   squat HOLD         bind ADDR:PORT first and hold it (port squatting)
+ * Issue 19 (data ports, eviction):
+ *   race HOLD          a local user on the probed node: watches for new listeners on ADDR
+ *                      (not PORT), as /proc/net/tcp shows them but faster (sock_diag
+ *                      netlink, open to any user), and connects to each at once with a
+ *                      bogus DATA_AUTH; prints "raced N" (connections that got in before
+ *                      the listener closed) and "late N" (refused: it was gone)
+ *   churn N HOLD       keeps N unauthenticated idle connections open, replacing the
+ *                      oldest, in bursts of 16: run from a prober's own address it makes
+ *                      the daemon evict that prober's pre-auth connections too
+ *   tokenreplay KEYFILE  a key holder: checks the data port's reply MAC, then replays the
+ *                      first listener's token to the next one: it must be dropped unread,
+ *                      and the right token must still get in
+ *   fakedata HOLD NODE INSTANCE  listens on ADDR:PORT (where nftables sends a prober's
+ *                      data connections) and answers DATA_AUTH as NODE/INSTANCE without a
+ *                      valid MAC (none, or zeros), then echoes: an on-path impostor */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sodium.h>
@@ -29,6 +48,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -368,63 +388,109 @@ static int unauth(void)
 	return bad;
 }
 
-static int replay(const char *keyfile)
+/* The client side of the handshake on fd as "mallory" with k's first key. Returns 0 or -1. */
+static int keyed_session(int fd, const struct npf_auth_keys *k, struct npf_auth_session *s)
 {
-	struct npf_auth_keys k;
 	struct npf_auth_hello hl = {.n_ids = 1};
 	struct npf_auth_challenge ch;
 	struct npf_auth_finish fin;
-	struct npf_auth_session s;
 	struct npf_wire_hdr h;
-	uint8_t pl[65536], hdr[NPF_WIRE_HDR_LEN], f[1024], buf[4096];
-	char err[256], *txt;
+	uint8_t pl[65536], hdr[NPF_WIRE_HDR_LEN];
 	json_t *j = NULL;
-	size_t n, jl;
-	long got;
-	int fd;
+	char *txt;
 
-	if (!keyfile || npf_keyfile_load(keyfile, &k, err, sizeof(err)) < 0) {
-		fprintf(stderr, "replay: key: %s\n", keyfile ? err : "no key file");
-		return 1;
-	}
-	fd = dial();
-	printf("ready\n");
-	fflush(stdout);
-	if (fd < 0)
-		return 1;
 	strcpy(hl.node, "mallory");
-	memcpy(hl.ids[0], k.k[0].id, NPF_AUTH_ID_LEN);
+	memcpy(hl.ids[0], k->k[0].id, NPF_AUTH_ID_LEN);
 	randombytes_buf(hl.nonce, sizeof(hl.nonce));
 	j = npf_auth_hello_to_json(&hl);
 	txt = json_dumps(j, JSON_COMPACT);
 	frame(fd, 1, NPF_MSG_AUTH_HELLO, txt);
 	free(txt);
 	json_decref(j);
+	j = NULL;
 	if (read_frame(fd, pl, sizeof(pl), &h, hdr) != NPF_MSG_AUTH_CHALLENGE ||
 	    npf_wire_parse_json(pl, h.length, &j) < 0 || npf_auth_challenge_from_json(j, &ch) < 0 ||
-	    npf_auth_proof_check(&k.k[0], &hl, ch.node, ch.nonce, true, ch.mac) < 0) {
-		fprintf(stderr, "replay: handshake failed\n");
-		return 1;
+	    npf_auth_proof_check(&k->k[0], &hl, ch.node, ch.nonce, true, ch.mac) < 0) {
+		json_decref(j);
+		return -1;
 	}
 	json_decref(j);
-	npf_auth_proof(&k.k[0], &hl, ch.node, ch.nonce, false, fin.mac);
+	npf_auth_proof(&k->k[0], &hl, ch.node, ch.nonce, false, fin.mac);
 	j = npf_auth_finish_to_json(&fin);
 	txt = json_dumps(j, JSON_COMPACT);
 	frame(fd, 1, NPF_MSG_AUTH_FINISH, txt);
 	free(txt);
 	json_decref(j);
-	npf_auth_session_init(&s, &k.k[0], &hl, ch.node, ch.nonce, true);
-	n = strlen(HELLO_JSON);
-	npf_wire_hdr_encode(f, NPF_MSG_HELLO, (uint32_t)(n + NPF_AUTH_TAG_LEN));
-	memcpy(f + NPF_WIRE_HDR_LEN, HELLO_JSON, n);
-	npf_auth_seal(&s, f, NPF_WIRE_HDR_LEN + n, f + NPF_WIRE_HDR_LEN + n);
-	put(fd, f, NPF_WIRE_HDR_LEN + n + NPF_AUTH_TAG_LEN);
-	if (read_frame(fd, pl, sizeof(pl), &h, hdr) != NPF_MSG_HELLO_REPLY ||
-	    npf_auth_open(&s, hdr, pl, h.length, &jl) < 0) {
+	npf_auth_session_init(s, &k->k[0], &hl, ch.node, ch.nonce, true);
+	return 0;
+}
+
+/* Builds one sealed frame of json into f (room for 1024 bytes); returns its length. */
+static size_t sealed_frame(struct npf_auth_session *s, uint16_t type, const char *json, uint8_t *f)
+{
+	size_t n = strlen(json);
+
+	npf_wire_hdr_encode(f, type, (uint32_t)(n + NPF_AUTH_TAG_LEN));
+	memcpy(f + NPF_WIRE_HDR_LEN, json, n);
+	npf_auth_seal(s, f, NPF_WIRE_HDR_LEN + n, f + NPF_WIRE_HDR_LEN + n);
+	npf_auth_sealed(s);
+	return NPF_WIRE_HDR_LEN + n + NPF_AUTH_TAG_LEN;
+}
+
+/* Reads one sealed frame of type want and parses it into *j (caller decrefs). 0 or -1. */
+static int read_sealed(int fd, struct npf_auth_session *s, int want, json_t **j)
+{
+	uint8_t pl[65536], hdr[NPF_WIRE_HDR_LEN];
+	struct npf_wire_hdr h;
+	size_t jl;
+
+	*j = NULL;
+	if (read_frame(fd, pl, sizeof(pl), &h, hdr) != want ||
+	    npf_auth_open(s, hdr, pl, h.length, &jl) < 0 || npf_wire_parse_json(pl, jl, j) < 0)
+		return -1;
+	return 0;
+}
+
+static int load_key(const char *keyfile, struct npf_auth_keys *k, const char *mode)
+{
+	char err[256];
+
+	if (!keyfile || npf_keyfile_load(keyfile, k, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: key: %s\n", mode, keyfile ? err : "no key file");
+		return -1;
+	}
+	return 0;
+}
+
+static int replay(const char *keyfile)
+{
+	struct npf_auth_keys k;
+	struct npf_auth_session s;
+	uint8_t f[1024], buf[4096];
+	json_t *j = NULL;
+	size_t n;
+	long got;
+	int fd;
+
+	if (load_key(keyfile, &k, "replay") < 0)
+		return 1;
+	fd = dial();
+	printf("ready\n");
+	fflush(stdout);
+	if (fd < 0)
+		return 1;
+	if (keyed_session(fd, &k, &s) < 0) {
+		fprintf(stderr, "replay: handshake failed\n");
+		return 1;
+	}
+	n = sealed_frame(&s, NPF_MSG_HELLO, HELLO_JSON, f);
+	put(fd, f, n);
+	if (read_sealed(fd, &s, NPF_MSG_HELLO_REPLY, &j) < 0) {
 		fprintf(stderr, "replay: the genuine tagged HELLO was not answered\n");
 		return 1;
 	}
-	put(fd, f, NPF_WIRE_HDR_LEN + n + NPF_AUTH_TAG_LEN); /* the replay */
+	json_decref(j);
+	put(fd, f, n); /* the replay */
 	/* Only a refusal may follow, then EOF: never a second HELLO_REPLY. */
 	got = read_to_eof(fd, buf, sizeof(buf));
 	close(fd);
@@ -437,6 +503,350 @@ static int replay(const char *keyfile)
 		return 1;
 	}
 	sodium_memzero(&k, sizeof(k));
+	return 0;
+}
+
+/* ---- issue 19: data ports ---- */
+
+static int dial_port(uint16_t port)
+{
+	uint16_t keep = dst.sin_port;
+	int fd;
+
+	dst.sin_port = htons(port);
+	fd = dial();
+	dst.sin_port = keep;
+	return fd;
+}
+
+static void data_auth(int fd, const uint8_t token[NPF_WIRE_TOKEN_LEN])
+{
+	char hex[2 * NPF_WIRE_TOKEN_LEN + 1], js[64];
+
+	sodium_bin2hex(hex, sizeof(hex), token, NPF_WIRE_TOKEN_LEN);
+	snprintf(js, sizeof(js), "{\"token\":\"%s\"}", hex);
+	frame(fd, 1, NPF_MSG_DATA_AUTH, js);
+}
+
+/* OPEN_DATA on the keyed control connection: the listener's port and nonce. 0 or -1. */
+static int open_data(int fd, struct npf_auth_session *s, uint16_t *port,
+		     uint8_t nonce[NPF_WIRE_NONCE_LEN])
+{
+	struct npf_msg_open_data_reply r;
+	uint8_t f[1024];
+	json_t *j;
+	int ok;
+
+	put(fd, f, sealed_frame(s, NPF_MSG_OPEN_DATA, "{\"bytes\":16384}", f));
+	if (read_sealed(fd, s, NPF_MSG_OPEN_DATA_REPLY, &j) < 0)
+		return -1;
+	ok = npf_wire_open_data_reply_from_json(j, &r) == 0 && r.has_nonce;
+	json_decref(j);
+	if (!ok)
+		return -1;
+	*port = r.port;
+	memcpy(nonce, r.nonce, NPF_WIRE_NONCE_LEN);
+	return 0;
+}
+
+/* A data connection with token; the DATA_AUTH_REPLY parsed into *ar. 0, or -1 when none
+ * came (EOF, reset or 2 s of silence). */
+static int data_try(uint16_t port, const uint8_t token[NPF_WIRE_TOKEN_LEN],
+		    struct npf_msg_data_auth_reply *ar)
+{
+	uint8_t pl[4096], hdr[NPF_WIRE_HDR_LEN];
+	struct npf_wire_hdr h;
+	json_t *j = NULL;
+	int fd = dial_port(port), r = -1;
+
+	if (fd < 0)
+		return -1;
+	data_auth(fd, token);
+	if (read_frame(fd, pl, sizeof(pl), &h, hdr) == NPF_MSG_DATA_AUTH_REPLY &&
+	    npf_wire_parse_json(pl, h.length, &j) == 0 &&
+	    npf_wire_data_auth_reply_from_json(j, ar) == 0)
+		r = 0;
+	json_decref(j);
+	close(fd);
+	return r;
+}
+
+static int tokenreplay(const char *keyfile)
+{
+	struct npf_auth_keys k;
+	struct npf_auth_session s;
+	struct npf_msg_data_auth_reply ar;
+	uint8_t f[1024], n1[NPF_WIRE_NONCE_LEN], n2[NPF_WIRE_NONCE_LEN];
+	uint8_t t1[NPF_WIRE_TOKEN_LEN], t2[NPF_WIRE_TOKEN_LEN], mac[NPF_WIRE_MAC_LEN];
+	uint16_t p1, p2;
+	json_t *j;
+	int fd, bad = 0;
+
+	if (load_key(keyfile, &k, "tokenreplay") < 0)
+		return 1;
+	fd = dial();
+	printf("ready\n");
+	fflush(stdout);
+	if (fd < 0 || keyed_session(fd, &k, &s) < 0) {
+		fprintf(stderr, "tokenreplay: handshake failed\n");
+		return 1;
+	}
+	put(fd, f, sealed_frame(&s, NPF_MSG_HELLO, HELLO_JSON, f));
+	if (read_sealed(fd, &s, NPF_MSG_HELLO_REPLY, &j) < 0) {
+		fprintf(stderr, "tokenreplay: no HELLO_REPLY\n");
+		return 1;
+	}
+	json_decref(j);
+	/* The genuine exchange: the reply proves the daemon with a MAC. */
+	if (open_data(fd, &s, &p1, n1) < 0) {
+		fprintf(stderr, "tokenreplay: OPEN_DATA_REPLY without a nonce\n");
+		return 1;
+	}
+	npf_auth_data_token(&s, p1, n1, t1);
+	if (data_try(p1, t1, &ar) < 0) {
+		fprintf(stderr, "tokenreplay: the right token got no reply\n");
+		bad = 1;
+	} else {
+		npf_auth_data_reply_mac(&s, p1, n1, ar.node, ar.instance, mac);
+		if (!ar.has_mac || sodium_memcmp(mac, ar.mac, sizeof(mac)) != 0) {
+			fprintf(stderr, "tokenreplay: DATA_AUTH_REPLY without a valid MAC\n");
+			bad = 1;
+		}
+	}
+	/* The next listener: the token seen on the wire is worth nothing there. */
+	if (open_data(fd, &s, &p2, n2) < 0) {
+		fprintf(stderr, "tokenreplay: second OPEN_DATA failed\n");
+		return 1;
+	}
+	inputs++;
+	if (data_try(p2, t1, &ar) == 0) {
+		fprintf(stderr,
+			"tokenreplay: the replayed token was answered (port %u, first %u)\n", p2,
+			p1);
+		bad = 1;
+	}
+	npf_auth_data_token(&s, p2, n2, t2);
+	if (data_try(p2, t2, &ar) < 0) {
+		fprintf(stderr, "tokenreplay: after the replay the right token got no reply\n");
+		bad = 1;
+	}
+	printf("ports %u %u nonces %s\n", p1, p2, memcmp(n1, n2, sizeof(n1)) ? "differ" : "EQUAL");
+	close(fd);
+	sodium_memzero(&k, sizeof(k));
+	return bad;
+}
+
+/* LISTEN sockets on dst's address (any port but dst's), as /proc/net/tcp lists them, from
+ * sock_diag (the same table, without the text formatting: a racer polls it faster): calls fn
+ * for each with its port and inode. */
+static void diag_listeners(int nl, void (*fn)(uint16_t port, unsigned long inode))
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req = {
+	    .nlh = {.nlmsg_len = sizeof(req),
+		    .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		    .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+	    .r = {.sdiag_family = AF_INET,
+		  .sdiag_protocol = IPPROTO_TCP,
+		  .idiag_states = 1u << TCP_LISTEN},
+	};
+	static uint8_t buf[65536];
+
+	if (send(nl, &req, sizeof(req), 0) < 0)
+		return;
+	for (;;) {
+		ssize_t n = recv(nl, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (n <= 0)
+			return;
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			const struct inet_diag_msg *m = NLMSG_DATA(h);
+
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+				return;
+			if (m->id.idiag_src[0] == dst.sin_addr.s_addr &&
+			    m->id.idiag_sport != dst.sin_port)
+				fn(ntohs(m->id.idiag_sport), m->idiag_inode);
+		}
+	}
+}
+
+#define RACE_FDS 256
+static struct {
+	int fd;
+	bool counted;
+} race_fd[RACE_FDS];
+static unsigned long race_seen[4096];
+static size_t race_n_seen, race_next;
+static long race_raced, race_late, race_listeners;
+
+static void race_one(uint16_t port, unsigned long inode)
+{
+	static const uint8_t bogus[NPF_WIRE_TOKEN_LEN];
+	struct sockaddr_in a = dst;
+	int fd;
+
+	for (size_t i = 0; i < race_n_seen && i < 4096; i++)
+		if (race_seen[i] == inode)
+			return;
+	race_seen[race_n_seen++ % 4096] = inode;
+	race_listeners++;
+	a.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno != EINPROGRESS) {
+		race_late++;
+		close(fd);
+		return;
+	}
+	data_auth(fd, bogus);
+	if (race_fd[race_next].fd > 0)
+		close(race_fd[race_next].fd);
+	race_fd[race_next].fd = fd;
+	race_fd[race_next].counted = false;
+	race_next = (race_next + 1) % RACE_FDS;
+}
+
+/* Settles the connections made: in (connected before the listener closed) or late. */
+static void race_settle(void)
+{
+	for (size_t i = 0; i < RACE_FDS; i++) {
+		struct pollfd p = {.fd = race_fd[i].fd, .events = POLLOUT};
+		int err = 0;
+		socklen_t l = sizeof(err);
+
+		if (race_fd[i].fd <= 0 || race_fd[i].counted || poll(&p, 1, 0) != 1)
+			continue;
+		race_fd[i].counted = true;
+		if (getsockopt(race_fd[i].fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0 && !err)
+			race_raced++;
+		else
+			race_late++;
+	}
+}
+
+static int race(uint64_t hold_ms)
+{
+	uint64_t end = now_ms() + (hold_ms > 120000 ? 120000 : hold_ms);
+	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+
+	if (nl < 0) {
+		perror("race: sock_diag");
+		return 1;
+	}
+	raise_nofile();
+	diag_listeners(nl, race_one); /* what listens already is not new */
+	race_listeners = 0;
+	for (size_t i = 0; i < RACE_FDS; i++)
+		if (race_fd[i].fd > 0) {
+			close(race_fd[i].fd);
+			race_fd[i].fd = 0;
+		}
+	printf("ready uid %u\n", (unsigned)getuid());
+	fflush(stdout);
+	while (now_ms() < end && !stop) {
+		diag_listeners(nl, race_one);
+		race_settle();
+	}
+	close(nl);
+	race_settle();
+	inputs = race_listeners;
+	printf("listeners %ld raced %ld late %ld\n", race_listeners, race_raced, race_late);
+	for (size_t i = 0; i < RACE_FDS; i++)
+		if (race_fd[i].fd > 0)
+			close(race_fd[i].fd);
+	return 0;
+}
+
+static int churn(long n, uint64_t hold_ms)
+{
+	static int fds[1024];
+	uint64_t end = now_ms() + hold_ms;
+	long k = 0;
+
+	if (n < 1 || n > 1024)
+		n = 1024;
+	raise_nofile();
+	printf("ready\n");
+	fflush(stdout);
+	while (now_ms() < end && !stop) {
+		int fd = dial();
+
+		if (fd >= 0) {
+			if (k >= n)
+				close(fds[k % n]);
+			fds[k % n] = fd;
+			k++;
+			inputs++;
+		}
+		/* Bursts of 16: more than the per-address pre-auth cap (8) arrive within a
+		 * prober's handshake, so its connection is evicted too, not only our oldest. */
+		if (k % 16 == 0)
+			usleep(1000);
+	}
+	for (long i = 0; i < (k < n ? k : n); i++)
+		close(fds[i]);
+	return 0;
+}
+
+/* Answers one data connection as node/instance without a valid MAC, then echoes. */
+static void fake_one(int fd, const char *node, const char *instance, bool zero_mac)
+{
+	uint8_t pl[4096], hdr[NPF_WIRE_HDR_LEN], buf[16384];
+	struct npf_wire_hdr h;
+	char js[256];
+	uint64_t end = now_ms() + 3000;
+
+	if (read_frame(fd, pl, sizeof(pl), &h, hdr) != NPF_MSG_DATA_AUTH)
+		return;
+	snprintf(js, sizeof(js), "{\"node\":\"%s\",\"instance\":\"%s\"%s}", node, instance,
+		 zero_mac ? ",\"mac\":\"000000000000000000000000000000000000000000000000000000"
+			    "0000000000\""
+			  : "");
+	frame(fd, 1, NPF_MSG_DATA_AUTH_REPLY, js);
+	while (now_ms() < end && !stop) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t r;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r <= 0)
+			return;
+		(void)!send(fd, buf, (size_t)r, MSG_NOSIGNAL);
+	}
+}
+
+static int fakedata(uint64_t hold_ms, const char *node, const char *instance)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	uint64_t end = now_ms() + (hold_ms > 120000 ? 120000 : hold_ms);
+
+	(void)setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&dst, sizeof(dst)) < 0 || listen(lfd, 64) < 0) {
+		perror("fakedata");
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (now_ms() < end && !stop) {
+		struct pollfd p = {.fd = lfd, .events = POLLIN};
+		int fd;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		fake_one(fd, node, instance, inputs % 2 == 1);
+		inputs++;
+		close(fd);
+	}
+	close(lfd);
 	return 0;
 }
 
@@ -499,6 +909,14 @@ int main(int argc, char **argv)
 		r = replay(argc > 4 ? argv[4] : NULL);
 	else if (strcmp(mode, "squat") == 0)
 		r = squat(argc > 4 ? strtoull(argv[4], NULL, 10) : 0);
+	else if (strcmp(mode, "race") == 0)
+		r = race(argc > 4 ? strtoull(argv[4], NULL, 10) : 0);
+	else if (strcmp(mode, "churn") == 0)
+		r = churn(n, hold_ms);
+	else if (strcmp(mode, "tokenreplay") == 0)
+		r = tokenreplay(argc > 4 ? argv[4] : NULL);
+	else if (strcmp(mode, "fakedata") == 0 && argc > 6)
+		r = fakedata(strtoull(argv[4], NULL, 10), argv[5], argv[6]);
 	else
 		return 2;
 	printf("inputs %ld\n", inputs);

@@ -124,6 +124,7 @@ static void seal_frame(struct npf_auth_session *s, const char *json, uint8_t *ou
 	npf_wire_hdr_encode(out, 1, (uint32_t)(n + NPF_AUTH_TAG_LEN));
 	memcpy(out + NPF_WIRE_HDR_LEN, json, n);
 	npf_auth_seal(s, out, NPF_WIRE_HDR_LEN + n, out + NPF_WIRE_HDR_LEN + n);
+	npf_auth_sealed(s);
 	*len = NPF_WIRE_HDR_LEN + n + NPF_AUTH_TAG_LEN;
 }
 
@@ -170,14 +171,107 @@ static void test_handshake_and_frames(void **state)
 	assert_int_equal(npf_auth_open(&ss, f, f + 8, len - 8, &jl), -EKEYREJECTED);
 	/* too short for a tag */
 	assert_int_equal(npf_auth_open(&ss, f, f + 8, NPF_AUTH_TAG_LEN, &jl), -EBADMSG);
-	/* data tokens agree on both sides, differ per port and per session */
-	npf_auth_data_token(&cs, 4000, t1);
-	npf_auth_data_token(&ss, 4000, t2);
-	assert_memory_equal(t1, t2, sizeof(t1));
-	npf_auth_data_token(&ss, 4001, t2);
-	assert_memory_not_equal(t1, t2, sizeof(t1));
-	npf_auth_data_token(&cs2, 4000, t2);
-	assert_memory_not_equal(t1, t2, sizeof(t1));
+	/* data tokens agree on both sides, differ per port, per listener nonce and per
+	 * session (issue 19: a token seen on the wire opens no later listener) */
+	{
+		uint8_t n1[NPF_WIRE_NONCE_LEN], n2[NPF_WIRE_NONCE_LEN];
+
+		randombytes_buf(n1, sizeof(n1));
+		randombytes_buf(n2, sizeof(n2));
+		npf_auth_data_token(&cs, 4000, n1, t1);
+		npf_auth_data_token(&ss, 4000, n1, t2);
+		assert_memory_equal(t1, t2, sizeof(t1));
+		npf_auth_data_token(&ss, 4001, n1, t2);
+		assert_memory_not_equal(t1, t2, sizeof(t1));
+		npf_auth_data_token(&ss, 4000, n2, t2);
+		assert_memory_not_equal(t1, t2, sizeof(t1));
+		npf_auth_data_token(&cs2, 4000, n1, t2);
+		assert_memory_not_equal(t1, t2, sizeof(t1));
+	}
+}
+
+/* DATA_AUTH_REPLY's MAC: both sides agree; another listener, node, instance or session
+ * gives another MAC. */
+static void test_data_reply_mac(void **state)
+{
+	struct npf_auth_keys a;
+	struct npf_auth_session cs, ss, cs2, ss2;
+	uint8_t n1[NPF_WIRE_NONCE_LEN], n2[NPF_WIRE_NONCE_LEN];
+	uint8_t m1[NPF_WIRE_MAC_LEN], m2[NPF_WIRE_MAC_LEN], tok[NPF_WIRE_TOKEN_LEN];
+
+	(void)state;
+	gen_keys(&a, 1);
+	assert_int_equal(handshake(&a, &a, &cs, &ss), 0);
+	assert_int_equal(handshake(&a, &a, &cs2, &ss2), 0);
+	randombytes_buf(n1, sizeof(n1));
+	randombytes_buf(n2, sizeof(n2));
+	npf_auth_data_reply_mac(&ss, 4000, n1, "bravo", 0x2222, m1);
+	npf_auth_data_reply_mac(&cs, 4000, n1, "bravo", 0x2222, m2);
+	assert_memory_equal(m1, m2, sizeof(m1));
+	npf_auth_data_reply_mac(&cs, 4000, n2, "bravo", 0x2222, m2);
+	assert_memory_not_equal(m1, m2, sizeof(m1));
+	npf_auth_data_reply_mac(&cs, 4001, n1, "bravo", 0x2222, m2);
+	assert_memory_not_equal(m1, m2, sizeof(m1));
+	npf_auth_data_reply_mac(&cs, 4000, n1, "bravox", 0x2222, m2);
+	assert_memory_not_equal(m1, m2, sizeof(m1));
+	npf_auth_data_reply_mac(&cs, 4000, n1, "bravo", 0x2223, m2);
+	assert_memory_not_equal(m1, m2, sizeof(m1));
+	npf_auth_data_reply_mac(&cs2, 4000, n1, "bravo", 0x2222, m2);
+	assert_memory_not_equal(m1, m2, sizeof(m1));
+	/* the token is not the MAC's prefix: one cannot be made from the other */
+	npf_auth_data_token(&cs, 4000, n1, tok);
+	assert_memory_not_equal(tok, m1, sizeof(tok));
+}
+
+/* The send counter moves only when the sender says the frame left (npf_auth_sealed): a
+ * frame sealed and then dropped (a full output queue) leaves no gap. */
+static void test_seal_counter(void **state)
+{
+	struct npf_auth_keys a;
+	struct npf_auth_session cs, ss;
+	uint8_t f[256], g[256];
+	size_t n = 7, jl;
+
+	(void)state;
+	gen_keys(&a, 1);
+	assert_int_equal(handshake(&a, &a, &cs, &ss), 0);
+	npf_wire_hdr_encode(f, 1, (uint32_t)(n + NPF_AUTH_TAG_LEN));
+	memcpy(f + NPF_WIRE_HDR_LEN, "{\"x\":1}", n);
+	memcpy(g, f, NPF_WIRE_HDR_LEN + n);
+	/* sealed, never queued */
+	npf_auth_seal(&cs, f, NPF_WIRE_HDR_LEN + n, f + NPF_WIRE_HDR_LEN + n);
+	assert_int_equal(cs.seq_send, 0);
+	/* the next frame takes the same number and opens in order */
+	npf_auth_seal(&cs, g, NPF_WIRE_HDR_LEN + n, g + NPF_WIRE_HDR_LEN + n);
+	npf_auth_sealed(&cs);
+	assert_int_equal(cs.seq_send, 1);
+	assert_int_equal(npf_auth_open(&ss, g, g + 8, n + NPF_AUTH_TAG_LEN, &jl), 0);
+}
+
+/* The key ids the client offered are in the transcript: a server (or a middle) that saw
+ * another offer than the client made cannot produce the client's proof. */
+static void test_offer_in_transcript(void **state)
+{
+	struct npf_auth_keys two;
+	struct npf_auth_hello h = {.n_ids = 2}, stripped;
+	uint8_t mac[NPF_AUTH_TAG_LEN], nonce[NPF_AUTH_NONCE_LEN];
+
+	(void)state;
+	gen_keys(&two, 2);
+	strcpy(h.node, "alpha");
+	memcpy(h.ids[0], two.k[0].id, NPF_AUTH_ID_LEN);
+	memcpy(h.ids[1], two.k[1].id, NPF_AUTH_ID_LEN);
+	randombytes_buf(h.nonce, sizeof(h.nonce));
+	randombytes_buf(nonce, sizeof(nonce));
+	/* the new key dropped from the offer: both would settle on the old one */
+	stripped = h;
+	stripped.n_ids = 1;
+	memcpy(stripped.ids[0], two.k[1].id, NPF_AUTH_ID_LEN);
+	npf_auth_proof(&two.k[1], &stripped, "bravo", nonce, true, mac);
+	assert_int_equal(npf_auth_proof_check(&two.k[1], &h, "bravo", nonce, true, mac),
+			 -EKEYREJECTED);
+	npf_auth_proof(&two.k[1], &h, "bravo", nonce, true, mac);
+	assert_int_equal(npf_auth_proof_check(&two.k[1], &h, "bravo", nonce, true, mac), 0);
 }
 
 static void test_messages_strict(void **state)
@@ -225,6 +319,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_keyfile),
 	    cmocka_unit_test(test_handshake_and_frames),
+	    cmocka_unit_test(test_data_reply_mac),
+	    cmocka_unit_test(test_seal_counter),
+	    cmocka_unit_test(test_offer_in_transcript),
 	    cmocka_unit_test(test_messages_strict),
 	};
 

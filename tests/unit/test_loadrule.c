@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for lib/loadrule: bulk sizing from the MTU, the job-sized budget, and the
  * load rule (which raw outcomes are discriminating, which are load-shaped). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -410,14 +411,66 @@ static void test_cut_short(void **state)
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 }
 
+/* How a connection ended, scenario by scenario (issue 19): only the network's answer to a
+ * SYN refuses a path; a daemon that accepted and then shed the connection (pre-auth
+ * eviction, a cap, a local user who raced the prober to its data port) is no evidence. */
+static void test_conn_outcome(void **state)
+{
+	static const struct {
+		enum npf_conn_stage stage;
+		int err;
+		enum npf_outcome want;
+	} cases[] = {
+	    /* A firewall's reject, or nothing listening: the path's answer. */
+	    {NPF_STAGE_CONNECT, ECONNREFUSED, NPF_OUT_REFUSED},
+	    {NPF_STAGE_CONNECT, ECONNRESET, NPF_OUT_REFUSED},
+	    {NPF_STAGE_CONNECT, ETIMEDOUT, NPF_OUT_TIMEOUT},
+	    {NPF_STAGE_CONNECT, ENETUNREACH, NPF_OUT_UNREACHABLE},
+	    {NPF_STAGE_CONNECT, EHOSTUNREACH, NPF_OUT_UNREACHABLE},
+	    {NPF_STAGE_CONNECT, EACCES, NPF_OUT_UNREACHABLE},
+	    /* Our own resources, or a peer without the key: nothing about the path. */
+	    {NPF_STAGE_CONNECT, EMFILE, NPF_OUT_NOT_PROBED},
+	    {NPF_STAGE_CONNECT, EADDRNOTAVAIL, NPF_OUT_NOT_PROBED},
+	    {NPF_STAGE_CONNECT, EKEYREJECTED, NPF_OUT_NOT_PROBED},
+	    /* Accepted, then reset or closed before HELLO_REPLY / DATA_AUTH_REPLY: an eviction,
+	     * never refused. */
+	    {NPF_STAGE_UNANSWERED, ECONNRESET, NPF_OUT_NOT_PROBED},
+	    {NPF_STAGE_UNANSWERED, 0, NPF_OUT_NOT_PROBED},
+	    {NPF_STAGE_UNANSWERED, ETIMEDOUT, NPF_OUT_TIMEOUT},
+	    {NPF_STAGE_UNANSWERED, ENOBUFS, NPF_OUT_NOT_PROBED},
+	    /* After the daemon's answer a reset mid-exchange stays a refusal; a close is the
+	     * daemon going away. */
+	    {NPF_STAGE_ANSWERED, ECONNRESET, NPF_OUT_REFUSED},
+	    {NPF_STAGE_ANSWERED, 0, NPF_OUT_NOT_PROBED},
+	    {NPF_STAGE_ANSWERED, EHOSTUNREACH, NPF_OUT_UNREACHABLE},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum npf_outcome got = npf_conn_outcome(cases[i].stage, cases[i].err);
+
+		if (got != cases[i].want)
+			fail_msg("case %zu (stage %d, errno %d): outcome %d, want %d", i,
+				 (int)cases[i].stage, cases[i].err, (int)got, (int)cases[i].want);
+	}
+	/* Whatever the errno, nothing before the daemon's answer is a refusal. */
+	for (int e = 0; e < 200; e++)
+		assert_int_not_equal(npf_conn_outcome(NPF_STAGE_UNANSWERED, e), NPF_OUT_REFUSED);
+	/* A stage outside the enum matches no row. */
+	assert_int_equal(npf_conn_outcome((enum npf_conn_stage)7, ECONNREFUSED),
+			 NPF_OUT_UNREACHABLE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bulk_bytes),	   cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_discriminating), cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_bulk_stall),	   cmocka_unit_test(test_unknown_stays_unknown),
-	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short), cmocka_unit_test(test_lossy_path_vs_slow_daemon),
+	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short),
+	    cmocka_unit_test(test_lossy_path_vs_slow_daemon),
 	    cmocka_unit_test(test_measured_load),
+	    cmocka_unit_test(test_conn_outcome),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

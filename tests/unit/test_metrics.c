@@ -180,6 +180,33 @@ static void build_info_only(void **state)
 	assert_int_equal(npf_metrics_render(NULL, NULL, NULL, NULL), -EINVAL);
 }
 
+/* One series per configured cluster key, by its public id (issue 19: operators see when
+ * the old key of a rotation is no longer used); none without a key. */
+static void key_sessions(void **state)
+{
+	struct npf_metrics_counters ctr = { .auth_reported = true, .authenticated = true,
+					    .n_keys = 2, .key_sessions = { 41, 0 },
+					    .probe_reported = true, .data_impostors = 7 };
+	char *out = NULL;
+	(void)state;
+
+	for (int i = 0; i < NPF_AUTH_ID_LEN; i++) {
+		ctr.key_ids[0][i] = (uint8_t)(0xa0 + i);
+		ctr.key_ids[1][i] = (uint8_t)i;
+	}
+	assert_true(npf_metrics_render(NULL, NULL, &ctr, &out) > 0);
+	assert_valid_exposition(out);
+	assert_line(out, "netpreflight_probe_key_sessions_total{key_id=\"a0a1a2a3a4a5a6a7\"} 41");
+	assert_line(out, "netpreflight_probe_key_sessions_total{key_id=\"0001020304050607\"} 0");
+	assert_line(out, "netpreflight_probe_data_impostors_total 7");
+	free(out);
+	ctr.n_keys = 0;
+	ctr.authenticated = false;
+	assert_true(npf_metrics_render(NULL, NULL, &ctr, &out) > 0);
+	assert_null(strstr(out, "key_sessions"));
+	free(out);
+}
+
 static void check_outcomes_per_interface(void **state)
 {
 	struct fixture f;
@@ -504,6 +531,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(build_info_only),
+		cmocka_unit_test(key_sessions),
 		cmocka_unit_test(check_outcomes_per_interface),
 		cmocka_unit_test(verdict_is_the_decisions),
 		cmocka_unit_test(unavailable_peer_is_unknown),

@@ -932,11 +932,22 @@ static void test_reverse_unannounced(void **state)
 	close(lfd);
 }
 
+static int attacker_connect(const char *addr, uint16_t port);
+
+/* The connection ends (EOF or a reset) without a frame, never silence. */
+static void expect_silent_close(struct env *e, int fd)
+{
+	uint8_t b[8];
+	ssize_t n = pump_recv(e, fd, b, sizeof(b), HANG_MS);
+
+	assert_true(n <= 0 && n != -ETIMEDOUT);
+}
+
 static void test_data_port(void **state)
 {
 	struct env *e = *state;
 	json_t *j = NULL;
-	int fd, dfd;
+	int fd, dfd, racer;
 	uint16_t port;
 	char auth[128];
 	uint8_t *buf;
@@ -948,14 +959,29 @@ static void test_data_port(void **state)
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
 
-	/* Wrong token: refused with an error. */
+	/* Whoever connects first does not decide (issue 19): the listener accepts until the
+	 * prober's DATA_AUTH. Another source address is dropped unread, even with the right
+	 * token; a wrong token from the prober's own address is dropped without a word;
+	 * the prober still gets in on the same listener. */
 	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
 	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
+	snprintf(auth, sizeof(auth), "{\"token\":\"%s\"}",
+		 json_string_value(json_object_get(j, "token")));
 	json_decref(j);
+	racer = attacker_connect("198.18.0.2", port);
+	assert_true(racer >= 0);
+	send_frame(e, racer, 1, NPF_MSG_DATA_AUTH, auth);
+	expect_silent_close(e, racer);
+	close(racer);
 	dfd = client_connect("198.18.0.2", port);
 	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}");
-	expect_error(e, dfd, "forbidden");
+	expect_silent_close(e, dfd);
+	close(dfd);
+	dfd = client_connect("198.18.0.2", port);
+	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, auth);
+	assert_int_equal(recv_frame(e, dfd, &j), NPF_MSG_DATA_AUTH_REPLY);
+	json_decref(j);
 	close(dfd);
 
 	/* Right token: identity, then the echo of exactly what was sent. */
@@ -989,15 +1015,9 @@ static void test_data_port(void **state)
 	close(dfd);
 	free(buf);
 
-	/* The data listener takes one connection only: a second connect is refused. */
+	/* Once the prober proved the token the listener is gone: a second connect is refused. */
 	dfd = client_connect("198.18.0.2", port);
-	{
-		uint8_t b[8];
-		ssize_t n = pump_recv(e, dfd, b, sizeof(b), HANG_MS);
-
-		/* refused or closed: an error or EOF, never data and never silence */
-		assert_true(n <= 0 && n != -ETIMEDOUT);
-	}
+	expect_silent_close(e, dfd);
 	close(dfd);
 
 	/* Four OPEN_DATA per connection at most (two used above). */
@@ -1180,6 +1200,39 @@ static void test_listener_exhaustion(void **state)
 
 /* Idle connections that never say HELLO, far over every cap: accept() keeps
  * serving, the noisy address loses its oldest ones. */
+/* Eviction is polite (issue 19): the evicted connection reads a "busy" ERROR and then EOF,
+ * never a reset; so does one whose 3 s pre-auth time ran out (before, the timer closed it
+ * without a word). A prober reads either as not-probed, never as a refused path. */
+static void test_polite_eviction(void **state)
+{
+	enum { PREAUTH_PER_PEER = 8 }; /* probe/internal.h, docs/protocol.md "Bounds" */
+	struct env *e = *state;
+	int fds[PREAUTH_PER_PEER + 1], late;
+
+	NEED_ENV(state);
+	pump(e, 200); /* the previous test's connections are gone */
+	for (int i = 0; i <= PREAUTH_PER_PEER; i++) {
+		fds[i] = attacker_connect("198.18.0.2", PORT);
+		assert_true(fds[i] >= 0);
+		/* half a header: the daemon holds a partial frame of ours when it sheds us */
+		if (i == 0)
+			(void)!send(fds[0], "\x00\x01", 2, MSG_NOSIGNAL);
+		pump(e, 20);
+	}
+	/* the ninth from this address evicted the oldest */
+	expect_error(e, fds[0], "busy");
+	for (int i = 0; i <= PREAUTH_PER_PEER; i++)
+		close(fds[i]);
+	pump(e, 20);
+	late = attacker_connect("198.18.0.2", PORT);
+	assert_true(late >= 0);
+	(void)!send(late, "\x00", 1, MSG_NOSIGNAL);
+	/* expect_error waits (bounded) past the 3 s pre-auth deadline */
+	expect_error(e, late, "busy");
+	close(late);
+	expect_healthy(e);
+}
+
 static void test_preauth_flood(void **state)
 {
 	struct env *e = *state;
@@ -1475,6 +1528,7 @@ int main(void)
 		cmocka_unit_test(test_conn_cap),
 		cmocka_unit_test(test_listener_exhaustion),
 		cmocka_unit_test(test_preauth_flood),
+		cmocka_unit_test(test_polite_eviction),
 		cmocka_unit_test(test_reverse_abuse),
 		cmocka_unit_test(test_cluster_key),
 		cmocka_unit_test(test_many_candidates),

@@ -481,6 +481,27 @@ static void test_open_data(void **state)
 	json_object_set_new(j, "token", json_string("00"));
 	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
 	json_decref(j);
+	/* Without a key no nonce travels (an older peer's strict parser sees the same keys). */
+	j = npf_wire_open_data_reply_to_json(&r);
+	assert_null(json_object_get(j, "nonce"));
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), 0);
+	assert_false(ro.has_nonce);
+	json_decref(j);
+	/* With one, the listener's nonce: exactly 16 bytes of lowercase hex. */
+	r.has_nonce = true;
+	for (int i = 0; i < NPF_WIRE_NONCE_LEN; i++)
+		r.nonce[i] = (uint8_t)(0xf0 - i);
+	j = npf_wire_open_data_reply_to_json(&r);
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), 0);
+	assert_true(ro.has_nonce);
+	assert_memory_equal(ro.nonce, r.nonce, NPF_WIRE_NONCE_LEN);
+	json_object_set_new(j, "nonce", json_string("f0ef"));
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
+	json_object_set_new(j, "nonce", json_string("F0EFEEEDECEBEAE9E8E7E6E5E4E3E2E1"));
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
+	json_object_set_new(j, "nonce", json_integer(1));
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
+	json_decref(j);
 
 	j = npf_wire_data_auth_to_json(&a);
 	assert_int_equal(npf_wire_data_auth_from_json(j, &ao), 0);
@@ -493,6 +514,21 @@ static void test_open_data(void **state)
 	assert_int_equal(npf_wire_data_auth_reply_from_json(j, &aro), 0);
 	assert_string_equal(aro.node, "n3");
 	assert_true(aro.instance == 7);
+	assert_false(aro.has_mac);
+	assert_null(json_object_get(j, "mac"));
+	json_decref(j);
+	/* The reply's MAC (authenticated sessions): 32 bytes, round trip, strict. */
+	ar.has_mac = true;
+	for (int i = 0; i < NPF_WIRE_MAC_LEN; i++)
+		ar.mac[i] = (uint8_t)(i * 5 + 1);
+	j = npf_wire_data_auth_reply_to_json(&ar);
+	assert_int_equal(npf_wire_data_auth_reply_from_json(j, &aro), 0);
+	assert_true(aro.has_mac);
+	assert_memory_equal(aro.mac, ar.mac, NPF_WIRE_MAC_LEN);
+	json_object_set_new(j, "mac", json_string("0102"));
+	assert_int_equal(npf_wire_data_auth_reply_from_json(j, &aro), -EBADMSG);
+	json_object_set_new(j, "mac", json_null());
+	assert_int_equal(npf_wire_data_auth_reply_from_json(j, &aro), -EBADMSG);
 	json_decref(j);
 }
 
