@@ -30,19 +30,11 @@ SRC=${NPF_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
 LAB=$SRC/tests/lab/lab
 export NPF_BUILD_DIR=${NPF_BUILD_DIR:-$BUILD}
 CLI=$NPF_BUILD_DIR/cli/netpreflight
-FAB=198.18.1
-FABRIC_IF=ens1f0np0
-NODES=(node1 node2 node3 node4)
+# shellcheck source=tests/netns/runcase.bash
+. "$SRC/tests/netns/runcase.bash"
 
 if [ "${1:-}" = --inside ]; then
 	T=$2
-	fw() { # node rule... (the lab's input chain, made when missing, flushed first)
-		"$LAB" exec "$1" nft add table inet npflab &&
-			"$LAB" exec "$1" nft add chain inet npflab input \
-				'{ type filter hook input priority 0; policy accept; }' &&
-			"$LAB" exec "$1" nft flush chain inet npflab input &&
-			{ [ $# -eq 1 ] || "$LAB" exec "$1" nft add rule inet npflab input "${@:2}"; }
-	}
 	# run_all CASE VAR=VALUE... -- RUN-ARGS...: every node at once, inside its namespace, a
 	# clean environment plus the VARs (and per node extras from $T/CASE-NODE.vars), runs
 	# `netpreflight --socket S run RUN-ARGS -- sh -c 'env > $T/CASE-NODE.env'`.
@@ -191,15 +183,5 @@ need_netns
 T=$(mktemp -d /tmp/npf-run.XXXXXX)
 chmod 755 "$T" # the ranks and CMDs write here from inside the lab
 on_exit rm -rf "$T"
-cat >"$T/run.lab" <<LAB
-# netns.run: 4 nodes, eno1 and a 9000-byte fabric
-desc netpreflight run: eno1 + fabric, faults set by the test
-nodes node[1-4]
-port 7718
-switch mgmt mtu=1500
-switch fabric mtu=9000
-nic all eno1 switch=mgmt addr=198.19.0.{i}/24
-nic all $FABRIC_IF switch=fabric addr=$FAB.{i}/24
-resolve eno1
-LAB
+run_lab "$T/run.lab" "netns.run: eno1 + fabric, faults set by the test" "port 7718"
 "$LAB" run "$T/run.lab" --id "rn$(($$ % 100000))" -q -- "$0" --inside "$T"
