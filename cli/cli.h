@@ -93,11 +93,16 @@ struct cli_standalone {
 	int hold;	/* write end of the keeper's hold pipe (O_CLOEXEC), -1 when released */
 };
 /* Starts netpreflightd (the program at daemon) on port, with key_file or unauthenticated
- * (NULL, warned about on stderr), and waits until it answers on s->sock. Prints the error
- * itself. Returns 0 (release with cli_standalone_release(), or exec: the exec closes the
- * hold) or -errno (nothing left running). */
+ * (NULL, warned about on stderr), named node_name (NULL: its default, the host name), and
+ * waits until it answers on s->sock. Prints the error itself. Returns 0 (release with
+ * cli_standalone_release(), or exec: the exec closes the hold) or -errno (nothing left
+ * running). */
 int cli_standalone_start(struct cli_standalone *s, const char *daemon, uint16_t port,
-			 const char *key_file);
+			 const char *key_file, const char *node_name);
+/* This node's name as the job's hostlist spells it: the entry equal to the host name, or
+ * one of them the other plus a domain (a pod "job-w-1" listed as "job-w-1.job"). Returns 0
+ * (out, len bytes), -ENOENT, or -errno. */
+int cli_standalone_self(const char *hostlist, char *out, size_t len);
 /* Waits until the probe port of every node of hostlist accepts a connection (their runs
  * started their daemons too), up to wait_ms: a check started before a peer's engine is up
  * would find it unavailable. Returns how many never answered (their names, comma-separated,

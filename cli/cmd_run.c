@@ -446,6 +446,7 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 	bool standalone = false;
 	unsigned long port = 0;
 	uint16_t sa_port = 0;
+	char self[NPF_NAME_MAX];
 	char *end;
 	struct run_job job = { 0 };
 	struct run_answer a = { 0 };
@@ -525,7 +526,12 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 			daemon = NPF_DAEMON_PATH;
 		/* Every node derives the same port from the tag: no talking needed. */
 		sa_port = port ? (uint16_t)port : npf_launcher_port(job.tag);
-		if (cli_standalone_start(&sa, daemon, sa_port, key_file) == 0) {
+		/* The engine takes the name the job lists us by (Kubernetes: pod names with
+		 * the headless service's domain), so the others' probes find us. */
+		if (cli_standalone_self(job.hostlist, self, sizeof(self)) < 0)
+			self[0] = '\0';
+		if (cli_standalone_start(&sa, daemon, sa_port, key_file, self[0] ? self : NULL) ==
+		    0) {
 			char missing[256];
 			int left = cli_standalone_wait_peers(job.hostlist, sa_port,
 							     PEERS_WAIT_MS, missing,

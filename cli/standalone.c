@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -212,7 +213,7 @@ static int wait_ready(struct cli_standalone *s, int alive)
 }
 
 int cli_standalone_start(struct cli_standalone *s, const char *daemon, uint16_t port,
-			 const char *key_file)
+			 const char *key_file, const char *node_name)
 {
 	const char *tmp = getenv("TMPDIR");
 	char portbuf[8], why[256];
@@ -237,7 +238,8 @@ int cli_standalone_start(struct cli_standalone *s, const char *daemon, uint16_t 
 	const char *const args[DAEMON_ARGS_MAX + 1] = {
 		daemon,		   "--foreground", "--port",	    portbuf,   "--socket", s->sock,
 		"--state-dir",	   s->dir,	   "--textfile-dir", "",	     "--check-group", "",
-		"--key-file",	   key_file ? key_file : "", NULL
+		"--key-file",	   key_file ? key_file : "", node_name ? "--node-name" : NULL,
+		node_name, NULL
 	};
 	if (pipe2(hold, O_CLOEXEC) < 0 || pipe2(alive, O_CLOEXEC) < 0) {
 		r = -errno;
@@ -382,4 +384,40 @@ int cli_standalone_wait_peers(const char *hostlist, uint16_t port, uint32_t wait
 	free(up);
 	npf_hostlist_free(names, n);
 	return (int)left;
+}
+
+/* The rule the probe engine names peers by (probe/check.c node_name_matches): the same name,
+ * or one is the other plus a domain. */
+static bool same_node(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la == lb)
+		return strcasecmp(a, b) == 0;
+	if (la > lb)
+		return a[lb] == '.' && strncasecmp(a, b, lb) == 0;
+	return b[la] == '.' && strncasecmp(a, b, la) == 0;
+}
+
+int cli_standalone_self(const char *hostlist, char *out, size_t len)
+{
+	char host[256], **names = NULL, err[160];
+	size_t n = 0;
+	int r;
+
+	out[0] = '\0';
+	if (gethostname(host, sizeof(host)) < 0)
+		return -errno;
+	host[sizeof(host) - 1] = '\0';
+	r = npf_hostlist_expand(hostlist, &names, &n, err, sizeof(err));
+	if (r < 0)
+		return r;
+	r = -ENOENT;
+	for (size_t i = 0; i < n && r < 0; i++)
+		if (same_node(host, names[i]) && strlen(names[i]) < len) {
+			memcpy(out, names[i], strlen(names[i]) + 1);
+			r = 0;
+		}
+	npf_hostlist_free(names, n);
+	return r;
 }

@@ -12,6 +12,8 @@
 #   two jobs: two jobs on the same four nodes at the same moment (different tags, so different
 #             ports) both get the fabric on every node;
 #   key:      with a cluster key the user can read (--key-file), the same, without the warning;
+#   domain:   the job lists the nodes as node1.job ... (a pod plus its headless service):
+#             each engine is named as the job spells it (NETPREFLIGHT_NODE=nodeN.job);
 #   fallback: node4's fabric dead: the whole job moves to eno1 alike (no [publish] prefer, so
 #             no blame; the refusal on a blamed node is netns.run's);
 #   gloo:     a PyTorch Gloo all_reduce whose 4 ranks are each started, as that user, by
@@ -53,7 +55,7 @@ EOF
 		shift 2
 		for n in "${NODES[@]}"; do
 			{
-				"$T/as_user" "$n" "$CLI" run --standalone --nodes 'node[1-4]' --job "$tag" \
+				"$T/as_user" "$n" "$CLI" run --standalone --nodes "${HOSTLIST:-node[1-4]}" --job "$tag" \
 					--timeout 5 "$@" -- sh -c "env > '$T/out/$c-$n.env'" \
 					>"$T/$c-$n.out" 2>"$T/$c-$n.err"
 				echo $? >"$T/$c-$n.rc"
@@ -69,11 +71,11 @@ EOF
 			f=$c-$n
 			w=no
 			grep -q 'NOT authenticated' "$T/$f.err" && w=yes
-			[ "$(cat "$T/$f.rc")" = 0 ] && [ "$(envv "$f" NETPREFLIGHT_NODE)" = "$n" ] &&
+			[ "$(cat "$T/$f.rc")" = 0 ] && [ "$(envv "$f" NETPREFLIGHT_NODE)" = "$n${SUFFIX:-}" ] &&
 				[ "$(envv "$f" NCCL_SOCKET_IFNAME)" = "=$want" ] &&
 				[ "$(envv "$f" GLOO_SOCKET_IFNAME)" = "$want" ] && [ "$w" = "$warn" ] &&
 				[ "$(stat -c %u "$T/out/$f.env")" = "$USER_ID" ] &&
-				pass "$c: $n: CMD ran as uid $USER_ID with NCCL_SOCKET_IFNAME==$want GLOO_SOCKET_IFNAME=$want, unauthenticated warning: $w" ||
+				pass "$c: $n: CMD ran as uid $USER_ID, NETPREFLIGHT_NODE=$n${SUFFIX:-}, with NCCL_SOCKET_IFNAME==$want GLOO_SOCKET_IFNAME=$want, unauthenticated warning: $w" ||
 				fail "$c: $n: exit $(cat "$T/$f.rc"), NETPREFLIGHT_NODE=$(envv "$f" NETPREFLIGHT_NODE) NCCL_SOCKET_IFNAME=$(envv "$f" NCCL_SOCKET_IFNAME) GLOO_SOCKET_IFNAME=$(envv "$f" GLOO_SOCKET_IFNAME), CMD's uid $(stat -c %u "$T/out/$f.env" 2>/dev/null), warning $w (want $warn): $(head -c 400 "$T/$f.err")"
 		done
 	}
@@ -110,6 +112,17 @@ EOF
 	run_all key "k-$$" --key-file "$T/key"
 	wait
 	expect_env key no
+
+	# domain: the job lists the nodes with a domain (Kubernetes: pod host name plus the
+	# headless service, "job-w-1.job"); each engine takes its name as the job spells it.
+	for n in "${NODES[@]}"; do
+		for i in 1 2 3 4; do echo "198.19.0.$i node$i.job"; done >>"/etc/netns/$("$LAB" ns "$n")/hosts"
+	done
+	HOSTLIST='node[1-4].job' SUFFIX=.job
+	run_all domain "d-$$"
+	wait
+	expect_env domain yes
+	unset HOSTLIST SUFFIX
 
 	# fallback: node4's fabric dead. Without [publish] prefer the two networks rank alike, so
 	# no node is blamed: the whole job moves to eno1, every node the same.
