@@ -422,7 +422,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: netpreflight [--socket PATH] run [--nodes HOSTLIST | --hostfile FILE] "
 		   "[--job TAG] [--timeout S] [--max-timeout S] [--standalone [--port N] "
-		   "[--key-file FILE]] [--json] -- CMD [ARGS...]\n");
+		   "[--key-file FILE] [--node-name NAME]] [--json] -- CMD [ARGS...]\n");
 }
 
 int cmd_run(int argc, char **argv, const struct cli_global *g)
@@ -436,11 +436,13 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 		{ "standalone", no_argument, NULL, 'S' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "key-file", required_argument, NULL, 'k' },
+		{ "node-name", required_argument, NULL, 'N' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *nodes = NULL, *hostfile = NULL, *tag = NULL, *key_file = NULL, *daemon;
+	const char *node_name = NULL;
 	struct cli_standalone sa = { .hold = -1 };
 	struct cli_global gl = *g;
 	bool standalone = false;
@@ -458,7 +460,7 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 
 	optind = 1;
 	/* '+': the first word that is no option is CMD; its own options are its own. */
-	while ((c = getopt_long(argc, argv, "+n:H:J:t:T:Sp:k:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:H:J:t:T:Sp:k:N:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			nodes = optarg;
@@ -494,6 +496,9 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 		case 'k':
 			key_file = optarg;
 			break;
+		case 'N':
+			node_name = optarg;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -509,8 +514,12 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 		usage(stderr);
 		return CLI_EXIT_ERROR;
 	}
-	if ((port || key_file) && !standalone) {
-		cli_err("--port and --key-file go with --standalone");
+	if ((port || key_file || node_name) && !standalone) {
+		cli_err("--port, --key-file and --node-name go with --standalone");
+		return CLI_EXIT_ERROR;
+	}
+	if (node_name && !npf_api_name_valid(node_name)) {
+		cli_err("--node-name '%s': 1..%d of [A-Za-z0-9._-]", node_name, NPF_NAME_MAX - 1);
 		return CLI_EXIT_ERROR;
 	}
 	if (key_file && access(key_file, R_OK) < 0) {
@@ -528,7 +537,9 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 		sa_port = port ? (uint16_t)port : npf_launcher_port(job.tag);
 		/* The engine takes the name the job lists us by (Kubernetes: pod names with
 		 * the headless service's domain), so the others' probes find us. */
-		if (cli_standalone_self(job.hostlist, self, sizeof(self)) < 0)
+		if (node_name)
+			snprintf(self, sizeof(self), "%s", node_name);
+		else if (cli_standalone_self(job.hostlist, self, sizeof(self)) < 0)
 			self[0] = '\0';
 		if (cli_standalone_start(&sa, daemon, sa_port, key_file, self[0] ? self : NULL) ==
 		    0) {
