@@ -17,6 +17,9 @@
 #             CMD (exit 1, "command not started");
 #   unknown:  no daemon at the socket: CMD starts without the verified environment (the
 #             Prolog's rule: netpreflight's own trouble never blocks a job);
+#   mpi:      an Open MPI allreduce (mpirun, one rank per node) whose ranks each run
+#             `netpreflight run ... -- PROGRAM`, finishes, every rank with the fabric's
+#             OMPI_MCA_btl_tcp_if_include;
 #   gloo:     a PyTorch Gloo all_reduce whose 4 ranks are each started by
 #             `netpreflight run --nodes node[1-4] --job TAG -- python3 ...`, finishes, each rank
 #             with GLOO_SOCKET_IFNAME from run.
@@ -150,6 +153,32 @@ if [ "${1:-}" = --inside ]; then
 		pass "unknown: no daemon: CMD started without verified values: $(head -c 200 "$T/unknown.err")" ||
 		fail "unknown: exit $rc, env $( [ -s "$T/unknown.env" ] && echo written || echo missing): $(head -c 300 "$T/unknown.err")"
 
+	# mpi: a real Open MPI job (mpirun on node1, one rank per node), each rank
+	# `netpreflight run ... -- sh -c 'env > FILE; exec PROGRAM'`: the rank process itself runs
+	# the job check and becomes the program (same PID, as orted expects).
+	cat >"$T/mpiwrap" <<EOF
+#!/bin/sh
+# mpi-allreduce --wrap: PROGRAM -> netpreflight run on this node's daemon, then PROGRAM.
+n=\$(ip netns identify)
+n=\${n#npl$LAB_ID-}
+exec "$CLI" --socket "/run/npflab/$LAB_ID/\$n.sock" run --nodes 'node[1-4]' --job mpi-$$ \\
+	--timeout 5 -- sh -c 'env > "\$0"; exec "\$@"' "$T/mpi-\$n.env" "\$@"
+EOF
+	chmod 755 "$T/mpiwrap"
+	line=$("$SRC/tests/lab/mpi-allreduce" --id "$LAB_ID" --wrap "$T/mpiwrap" --timeout 60 \
+		--log "$T/mpi.log")
+	rc=$?
+	good=0
+	for n in "${NODES[@]}"; do
+		[ "$(sed -n 's/^NETPREFLIGHT_NODE=//p' "$T/mpi-$n.env" 2>/dev/null)" = "$n" ] &&
+			grep -q "^OMPI_MCA_btl_tcp_if_include=$FAB.0/24" "$T/mpi-$n.env" && good=$((good + 1))
+	done
+	[ $rc -eq 0 ] && [ $good = 4 ] &&
+		pass "mpi: Open MPI allreduce, 4 ranks each started through netpreflight run, all with OMPI_MCA_btl_tcp_if_include=$FAB.0/24: $line" || {
+		fail "mpi: $line ($good of 4 ranks had the fabric's environment: $(grep -h '^OMPI_MCA_btl_tcp_if_include=' "$T"/mpi-*.env 2>/dev/null | sort | uniq -c | tr '\n' ' '))"
+		grep -v '^[[:space:]]*$' "$T/mpi.log" | tail -n 30 | sed 's/^/     | /'
+	}
+
 	# gloo: a real job, each rank started by run.
 	cat >"$T/wrap" <<EOF
 #!/bin/bash
@@ -175,7 +204,7 @@ EOF
 fi
 
 need_root
-need_cmds ip nft jq unshare timeout
+need_cmds ip nft jq unshare timeout mpirun mpicc
 need_netns
 [ -x "$CLI" ] && [ -x "$NPF_BUILD_DIR/daemon/netpreflightd" ] || skip "not built ($NPF_BUILD_DIR)"
 /usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||

@@ -18,7 +18,9 @@
 #             no blame; the refusal on a blamed node is netns.run's);
 #   gloo:     a PyTorch Gloo all_reduce whose 4 ranks are each started, as that user, by
 #             `netpreflight run --standalone`, finishes on the fabric;
-#   cleanup:  once the linger is over, no daemon or private directory of these runs is left.
+#   cleanup:  once the linger is over, no daemon or private directory of these runs is left;
+#   mpi:      an Open MPI allreduce whose ranks (root: orted forks them) each start through
+#             `run --standalone --node-name NODE -- PROGRAM`, finishes on the fabric.
 # Runs as root to build the lab (exit 77 = skipped otherwise); lab id rs<pid>, removed by
 # `lab run` on any exit.
 # shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
@@ -154,15 +156,43 @@ EOF
 
 	# cleanup: every keeper lets its daemon go after the linger (2 x (5 s + 10 s) here).
 	# shellcheck disable=SC2317 # called through wait_until
-	gone() { ! pgrep -u "$USER_ID" -f "^$DAEMON " >/dev/null && [ -z "$(ls -A "$T/tmp")" ]; }
+	gone() { ! pgrep -f "^$DAEMON " >/dev/null && [ -z "$(ls -A "$T/tmp")" ]; }
 	wait_until 90 gone && pass "cleanup: no standalone daemon and no private directory left" ||
-		fail "cleanup: left: $(pgrep -a -u "$USER_ID" -f "^$DAEMON " | head -n 3) $(ls "$T/tmp")"
+		fail "cleanup: left: $(pgrep -a -f "^$DAEMON " | head -n 3) $(ls "$T/tmp")"
+	# mpi: a real Open MPI job whose ranks each run `netpreflight run --standalone
+	# --node-name NODE -- PROGRAM` (mpirun's ranks run as root here: orted forks them; the
+	# host name is the machine's, so --node-name says which node this is). Last: the
+	# harness kills whatever the job leaves in the namespaces, keepers included, so their
+	# private directories stay behind (removed with $T).
+	cat >"$T/mpiwrap" <<EOF
+#!/bin/sh
+# mpi-allreduce --wrap: PROGRAM -> netpreflight run --standalone on this node, then PROGRAM.
+n=\$(ip netns identify)
+n=\${n#npl$LAB_ID-}
+export TMPDIR=$T/tmp NPF_DAEMON=$DAEMON
+exec "$CLI" run --standalone --node-name "\$n" --nodes 'node[1-4]' --job mpi-$$ --timeout 5 \\
+	-- sh -c 'env > "\$0"; exec "\$@"' "$T/out/mpi-\$n.env" "\$@"
+EOF
+	chmod 755 "$T/mpiwrap"
+	line=$("$SRC/tests/lab/mpi-allreduce" --id "$LAB_ID" --wrap "$T/mpiwrap" --timeout 90 \
+		--log "$T/mpi.log")
+	rc=$?
+	good=0
+	for n in "${NODES[@]}"; do
+		[ "$(envv "mpi-$n" NETPREFLIGHT_NODE)" = "$n" ] &&
+			[ "$(envv "mpi-$n" OMPI_MCA_btl_tcp_if_include)" = "$FAB.0/24" ] && good=$((good + 1))
+	done
+	[ $rc -eq 0 ] && [ $good = 4 ] &&
+		pass "mpi: Open MPI allreduce, 4 ranks each started through run --standalone --node-name, all with OMPI_MCA_btl_tcp_if_include=$FAB.0/24: $line" || {
+		fail "mpi: $line ($good of 4 ranks had the fabric's environment)"
+		grep -v '^[[:space:]]*$' "$T/mpi.log" | tail -n 30 | sed 's/^/     | /'
+	}
 	finish
 	exit
 fi
 
 need_root
-need_cmds ip nft jq unshare timeout setpriv pgrep
+need_cmds ip nft jq unshare timeout setpriv pgrep mpirun mpicc
 need_netns
 [ -x "$CLI" ] && [ -x "$DAEMON" ] || skip "not built ($NPF_BUILD_DIR)"
 setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups test -x "$CLI" -a -x "$DAEMON" ||
