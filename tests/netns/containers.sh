@@ -6,7 +6,8 @@
 # mirror, NPF_DEBIAN_MIRROR) with the libraries netpreflight links, imported with `podman
 # import` (no registry) and kept as localhost/npf-debian:TAG for the next run; the build's
 # netpreflight and netpreflightd are bind-mounted into each container. 2 nodes with daemons
-# that refuse foreign namespaces (`--allow-foreign-netns no`, as in production).
+# that refuse foreign namespaces (`--allow-foreign-netns no`, as in production), and node3 for
+# the DaemonSet's pod.
 #   host:       a container with --network host on node1, node1's daemon socket bind-mounted,
 #               gets the verified environment from `netpreflight env` (exit 0, the fabric);
 #   bridge:     a container on podman's bridge network on node1, same socket: the daemon
@@ -15,6 +16,9 @@
 #               node1 and one on node2, run `netpreflight run --standalone --nodes ctr1,ctr2`
 #               at once: each finds the path to the other (its eth0), CMD gets it. (Two bridge
 #               containers on two hosts cannot reach each other's addresses at all: NAT.)
+#   kube:       `podman kube play` of the DaemonSet's pod template in node3: the daemon runs
+#               with no capability, read-only root, uid 0, its socket on the hostPath, and the
+#               manifest's liveness command answers (what podman plays differently: below).
 # Runs as root (exit 77 = skipped otherwise, or without podman/debootstrap, or when the image
 # cannot be built: no mirror). Lab id ct<pid>; containers carry the label npf.test=<pid> and
 # are removed with the podman network on any exit.
@@ -40,7 +44,7 @@ NET=npf-fab-$ID
 
 if [ "${1:-}" = --inside ]; then
 	T=$2
-	"$LAB" daemons start -- --allow-foreign-netns no >"$T/daemons.out" 2>&1 ||
+	"$LAB" daemons start node1 node2 -- --allow-foreign-netns no >"$T/daemons.out" 2>&1 ||
 		die "daemons: $(cat "$T/daemons.out")"
 	# pr NODE PODMAN-RUN-ARGS...: a container started by podman inside NODE's namespace
 	# (nsenter, not `ip netns exec`: that remounts /sys, and crun needs the cgroup tree).
@@ -91,6 +95,55 @@ if [ "${1:-}" = --inside ]; then
 			pass "standalone: ctr$i (podman macvlan on node$i) found the path to the other container: NCCL_SOCKET_IFNAME=$v" ||
 			fail "standalone: ctr$i: NCCL_SOCKET_IFNAME='$v': $(head -c 500 "$T/ctr$i.err")"
 	done
+	# kube: `podman kube play` of the DaemonSet's pod (deploy/kubernetes/daemonset.yaml) in
+	# node3 (no lab daemon there): the pod template as written, but for what podman 4.3 plays
+	# differently from Kubernetes: the image (ours, the build's programs as hostPath volumes),
+	# $(NODE_NAME) expanded here and given as a value (podman expands no $(VAR) and serves no
+	# spec.nodeName), no hostPort (podman refuses ports with the
+	# host network), no key (podman ignores the Secret volume's defaultMode, which the daemon
+	# checks, and has no ..data/ layout). What is checked is the least privilege: the daemon
+	# runs with no capability, a read-only root, uid 0, serves its socket on the hostPath, and
+	# the manifest's own liveness command answers.
+	mkdir -p "$T/kube-run"
+	python3 - "$SRC/deploy/kubernetes/daemonset.yaml" "$IMAGE" "$CLI" "$DAEMON" "$T/kube-run" \
+		"kp-$ID" >"$T/pod.yaml" <<'PY' || die "cannot make the pod from the DaemonSet"
+import sys, yaml
+src, image, cli, daemon, run, name = sys.argv[1:]
+ds = [d for d in yaml.safe_load_all(open(src)) if d and d["kind"] == "DaemonSet"][0]
+spec = ds["spec"]["template"]["spec"]
+c = spec["containers"][0]
+c["image"] = image
+c.pop("ports", None)
+c["args"] = [a.replace("$(NODE_NAME)", "node3") for a in c["args"] if not a.startswith("--key-file")]
+c["env"] = [{"name": "NODE_NAME", "value": "node3"}]
+c["volumeMounts"] = [m for m in c["volumeMounts"] if m["name"] != "key"] + [
+    {"name": "bin-cli", "mountPath": "/usr/bin/netpreflight", "readOnly": True},
+    {"name": "bin-daemon", "mountPath": "/usr/sbin/netpreflightd", "readOnly": True}]
+spec["volumes"] = [v for v in spec["volumes"] if v["name"] != "key"] + [
+    {"name": "bin-cli", "hostPath": {"path": cli, "type": "File"}},
+    {"name": "bin-daemon", "hostPath": {"path": daemon, "type": "File"}}]
+for v in spec["volumes"]:
+    if v["name"] == "run":
+        v["hostPath"]["path"] = run
+spec.pop("priorityClassName", None)
+yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name,
+               "labels": {"npf.test": name}}, "spec": spec}, sys.stdout)
+PY
+	nsenter --net="/run/netns/$("$LAB" ns node3)" podman kube play "$T/pod.yaml" \
+		>"$T/kube.out" 2>&1 || fail "kube: podman kube play: $(tail -n 3 "$T/kube.out")"
+	ctr=kp-$ID-netpreflightd
+	wait_until 30 test -S "$T/kube-run/netpreflight.sock" ||
+		fail "kube: no socket on the hostPath: $(podman logs "$ctr" 2>&1 | tail -n 3)"
+	mapfile -t live < <(python3 -c 'import sys, yaml
+ds = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "DaemonSet"][0]
+print("\n".join(ds["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["exec"]["command"]))' \
+		"$SRC/deploy/kubernetes/daemonset.yaml")
+	got=$(podman inspect "$ctr" --format '{{.State.Status}} caps={{.EffectiveCaps}} ro={{.HostConfig.ReadonlyRootfs}} user={{.Config.User}}' 2>&1)
+	status=$(podman exec "$ctr" "${live[@]}" 2>&1 | head -n 1)
+	[ "$got" = "running caps=[] ro=true user=0:0" ] && [[ $status == "netpreflightd "*" on node3 "* ]] &&
+		pass "kube: the DaemonSet's pod plays: $got, socket on the hostPath, liveness '${live[*]}': $status" ||
+		fail "kube: '$got' (want 'running caps=[] ro=true user=0:0'), liveness: $status; $(podman logs "$ctr" 2>&1 | tail -n 3)"
+
 	finish
 	exit
 fi
@@ -114,6 +167,7 @@ export CONTAINERS_CONF=$T/containers.conf
 cleanup() {
 	podman ps -aq --filter "label=npf.test=$ID" | xargs -r podman rm -f >/dev/null 2>&1
 	podman network rm -f "$NET" >/dev/null 2>&1
+	podman pod rm -f "kp-$ID" >/dev/null 2>&1
 	rm -rf "$T"
 }
 on_exit cleanup
@@ -129,7 +183,7 @@ fi
 cat >"$T/ctr.lab" <<LAB
 # netns.containers: 2 nodes, eno1 and a 9000-byte fabric
 desc containers: podman in the lab's nodes
-nodes node[1-2]
+nodes node[1-3]
 port 7718
 switch mgmt mtu=1500
 switch fabric mtu=9000
