@@ -10,6 +10,8 @@
 #   slurm:    SLURM_JOB_ID, SLURM_JOB_NODELIST=node[1-4], SLURM_RESTART_COUNT=2; with --json
 #             first (nothing started): every node's job tag is "<id>.r2" and the job check
 #             holds all 4 rows;
+#   user:     the same Slurm job as uid nobody, who may not start probes: `forbidden`, then
+#             the decision the job check left in the daemon's cache; CMD runs with it;
 #   pbs:      PBS_JOBID=<id>.pbs-server, PBS_NODEFILE (a line per slot);
 #   lsf:      LSB_JOBID, LSB_MCPU_HOSTS="node1 8 node2 8 ...";
 #   hostfile: --hostfile (Open MPI / DeepSpeed "host slots=N" with comments) and --job;
@@ -113,6 +115,34 @@ if [ "${1:-}" = --inside ]; then
 		fail "slurm: node3: node1's OMPI_MCA_x (listed in NETPREFLIGHT_VARS) was left in place" ||
 		pass "slurm: node3: node1's NCCL_SOCKET_IFNAME replaced, its OMPI_MCA_x removed"
 
+	# user: a user who may not start probes (uid nobody: not root, no check_group) gets
+	# `forbidden` for the check and the decision the slurm case left in the daemon's cache
+	# (the TaskProlog's request): CMD runs with it.
+	mkdir -m 1777 "$T/user"
+	# (That uid may not: its own check of the same nodes is refused.)
+	"$LAB" exec node1 setpriv --reuid=65534 --regid=65534 --clear-groups "$CLI" \
+		--socket "$("$LAB" sock node1)" check --nodes 'node[1-4]' >/dev/null 2>"$T/user-check.err"
+	rc=$?
+	[ $rc = 2 ] && grep -q forbidden "$T/user-check.err" ||
+		fail "user: uid 65534's own check was not refused: exit $rc $(head -c 200 "$T/user-check.err")"
+	for n in "${NODES[@]}"; do
+		{
+			"$LAB" exec "$n" setpriv --reuid=65534 --regid=65534 --clear-groups \
+				env -i PATH=/usr/bin:/bin HOME=/tmp SLURM_JOB_ID=$((id + 1)) \
+				"SLURM_JOB_NODELIST=node[1-4]" "$CLI" --socket "$("$LAB" sock "$n")" run \
+				-- sh -c "env > '$T/user/$n.env'" >"$T/user-$n.out" 2>"$T/user-$n.err"
+			echo $? >"$T/user-$n.rc"
+		} &
+	done
+	wait
+	for n in "${NODES[@]}"; do
+		v=$(sed -n 's/^NCCL_SOCKET_IFNAME=//p' "$T/user/$n.env" 2>/dev/null)
+		[ "$(cat "$T/user-$n.rc")" = 0 ] && [ "$v" = "=$FABRIC_IF" ] &&
+			[ "$(stat -c %u "$T/user/$n.env")" = 65534 ] &&
+			pass "user: $n: uid 65534 may not probe; CMD ran with the cached job decision: NCCL_SOCKET_IFNAME=$v" ||
+			fail "user: $n: exit $(cat "$T/user-$n.rc"), NCCL_SOCKET_IFNAME='$v': $(head -c 300 "$T/user-$n.err")"
+	done
+
 	# pbs: one line per slot.
 	for n in "${NODES[@]}"; do printf '%s\n%s\n' "$n" "$n"; done >"$T/pbs_nodefile"
 	run_all pbs "PBS_JOBID=$((id + 2)).pbs-server" "PBS_NODEFILE=$T/pbs_nodefile" -- --timeout 5
@@ -204,7 +234,7 @@ EOF
 fi
 
 need_root
-need_cmds ip nft jq unshare timeout mpirun mpicc
+need_cmds ip nft jq unshare timeout setpriv mpirun mpicc
 need_netns
 [ -x "$CLI" ] && [ -x "$NPF_BUILD_DIR/daemon/netpreflightd" ] || skip "not built ($NPF_BUILD_DIR)"
 /usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||
