@@ -17,6 +17,8 @@
 #   hostfile: --hostfile (Open MPI / DeepSpeed "host slots=N" with comments) and --job;
 #   fail:     node4's fabric drops everything: the job check blames node4; no node starts
 #             CMD (exit 1, "command not started");
+#   env --job: the same fault, `netpreflight env --job` on every node at once: node4 exit 1,
+#             the others print the fabric (one job decision, for scripts);
 #   unknown:  no daemon at the socket: CMD starts without the verified environment (the
 #             Prolog's rule: netpreflight's own trouble never blocks a job);
 #   mpi:      an Open MPI allreduce (mpirun, one rank per node) whose ranks each run
@@ -170,6 +172,28 @@ if [ "${1:-}" = --inside ]; then
 			grep -q 'command not started' "$T/$f.err" &&
 			pass "fail: $n: exit 1, CMD not started: $(head -n 1 "$T/$f.err" | head -c 200)" ||
 			fail "fail: $n: exit $(cat "$T/$f.rc"), CMD $( [ -e "$T/$f.env" ] && echo started || echo 'not started'): $(head -c 300 "$T/$f.err")"
+	done
+	# env --job: the same job check for a script, as an environment: node4 fails (exit 1,
+	# nothing printed), the others print the fabric, all from one decision.
+	for n in "${NODES[@]}"; do
+		{
+			"$LAB" exec "$n" "$CLI" --socket "$("$LAB" sock "$n")" env --nodes 'node[1-4]' \
+				--job "envjob-$$" --timeout 5 >"$T/envjob-$n.out" 2>"$T/envjob-$n.err"
+			echo $? >"$T/envjob-$n.rc"
+		} &
+	done
+	wait
+	for n in "${NODES[@]}"; do
+		rc=$(cat "$T/envjob-$n.rc")
+		if [ "$n" = node4 ]; then
+			[ "$rc" = 1 ] && [ ! -s "$T/envjob-$n.out" ] &&
+				pass "env --job: node4 exit 1, nothing printed: $(tail -n 1 "$T/envjob-$n.err" | head -c 160)" ||
+				fail "env --job: node4: exit $rc: $(head -c 200 "$T/envjob-$n.out") $(tail -n 1 "$T/envjob-$n.err")"
+		else
+			[ "$rc" = 0 ] && grep -qx "export NCCL_SOCKET_IFNAME='=$FABRIC_IF'" "$T/envjob-$n.out" &&
+				pass "env --job: $n exit 0, NCCL_SOCKET_IFNAME==$FABRIC_IF: $(tail -n 1 "$T/envjob-$n.err" | head -c 160)" ||
+				fail "env --job: $n: exit $rc: $(head -c 200 "$T/envjob-$n.out") $(tail -n 1 "$T/envjob-$n.err")"
+		fi
 	done
 	fw node4
 
