@@ -36,8 +36,9 @@ DAEMON=$NPF_BUILD_DIR/daemon/netpreflightd
 PKGS=libibverbs1,libinih1,libjansson4,libmnl0,libsodium23,libsystemd0,libzstd1,zlib1g
 IMAGE=localhost/npf-debian:bookworm-1
 MIRROR=${NPF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-FAB=198.18.1
-FABRIC_IF=ens1f0np0
+# shellcheck source=tests/netns/runcase.bash
+. "$SRC/tests/netns/runcase.bash"
+NODES=(node1 node2 node3)
 # The outer run's pid names what it removes on exit (the inner run is another process).
 ID=${NPF_CTR_ID:-$$}
 NET=npf-fab-$ID
@@ -180,15 +181,5 @@ if ! podman image exists "$IMAGE"; then
 		die "podman import failed"
 	rm -rf "$T/rootfs"
 fi
-cat >"$T/ctr.lab" <<LAB
-# netns.containers: 2 nodes, eno1 and a 9000-byte fabric
-desc containers: podman in the lab's nodes
-nodes node[1-3]
-port 7718
-switch mgmt mtu=1500
-switch fabric mtu=9000
-nic all eno1 switch=mgmt addr=198.19.0.{i}/24
-nic all $FABRIC_IF switch=fabric addr=$FAB.{i}/24
-resolve eno1
-LAB
+run_lab "$T/ctr.lab" "netns.containers: podman in the lab's nodes" "port 7718"
 NPF_CTR_ID=$ID "$LAB" run "$T/ctr.lab" --id "ct$(($$ % 100000))" -q -- "$0" --inside "$T"
