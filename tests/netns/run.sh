@@ -17,6 +17,7 @@
 #   hostfile: --hostfile (Open MPI / DeepSpeed "host slots=N" with comments) and --job;
 #   fail:     node4's fabric drops everything: the job check blames node4; no node starts
 #             CMD (exit 1, "command not started");
+#   degraded: the same fault with daemons on `fallback = degrade`: every node runs CMD on eno1;
 #   env --job: the same fault, `netpreflight env --job` on every node at once: node4 exit 1,
 #             the others print the fabric (one job decision, for scripts);
 #   unknown:  no daemon at the socket: CMD starts without the verified environment (the
@@ -68,20 +69,20 @@ if [ "${1:-}" = --inside ]; then
 	envv() { sed -n "s/^$2=//p" "$T/$1.env" | head -n 1; } # CASE-NODE VAR
 	# expect_env CASE: every node ran CMD with the fabric's environment (and its extras).
 	# A GLOO_SOCKET_IFNAME the node's user set (in CASE-NODE.vars) must be kept.
-	expect_env() {
-		local c=$1 n f gloo
+	expect_env() { # CASE [IFNAME, default the fabric]
+		local c=$1 want=${2:-$FABRIC_IF} n f gloo
 		for n in "${NODES[@]}"; do
 			f=$c-$n
 			gloo=$(sed -n 's/^GLOO_SOCKET_IFNAME=//p' "$T/$f.vars" 2>/dev/null)
-			gloo=${gloo:-$FABRIC_IF}
+			gloo=${gloo:-$want}
 			if [ "$(cat "$T/$f.rc")" != 0 ] || [ ! -s "$T/$f.env" ]; then
 				fail "$c: $n: exit $(cat "$T/$f.rc"), CMD's env $( [ -s "$T/$f.env" ] && echo written || echo missing): $(head -c 400 "$T/$f.err")"
 				continue
 			fi
 			[ "$(envv "$f" NETPREFLIGHT_NODE)" = "$n" ] &&
-				[ "$(envv "$f" NCCL_SOCKET_IFNAME)" = "=$FABRIC_IF" ] &&
+				[ "$(envv "$f" NCCL_SOCKET_IFNAME)" = "=$want" ] &&
 				[ "$(envv "$f" GLOO_SOCKET_IFNAME)" = "$gloo" ] &&
-				pass "$c: $n: CMD ran with NCCL_SOCKET_IFNAME==$FABRIC_IF GLOO_SOCKET_IFNAME=$gloo NETPREFLIGHT_NODE=$n" ||
+				pass "$c: $n: CMD ran with NCCL_SOCKET_IFNAME==$want GLOO_SOCKET_IFNAME=$gloo NETPREFLIGHT_NODE=$n" ||
 				fail "$c: $n: CMD's env: NETPREFLIGHT_NODE=$(envv "$f" NETPREFLIGHT_NODE) NCCL_SOCKET_IFNAME=$(envv "$f" NCCL_SOCKET_IFNAME) GLOO_SOCKET_IFNAME=$(envv "$f" GLOO_SOCKET_IFNAME); stderr: $(head -c 300 "$T/$f.err")"
 		done
 	}
@@ -195,6 +196,13 @@ if [ "${1:-}" = --inside ]; then
 				fail "env --job: $n: exit $rc: $(head -c 200 "$T/envjob-$n.out") $(tail -n 1 "$T/envjob-$n.err")"
 		fi
 	done
+	# degraded: the same fault under [publish] fallback = degrade: the whole job moves to eno1,
+	# verdict degraded on every node, which publishes as ok does: CMD runs everywhere on eno1.
+	"$LAB" daemons stop >/dev/null 2>&1
+	"$LAB" daemons start -- --prefer "$FABRIC_IF" --fallback degrade >"$T/daemons.out" 2>&1 ||
+		die "daemons --fallback degrade: $(cat "$T/daemons.out")"
+	run_all degraded SLURM_JOB_ID=$((id + 6)) "SLURM_JOB_NODELIST=node[1-4]" -- --timeout 5
+	expect_env degraded eno1
 	fw node4
 
 	# unknown: no daemon answers. CMD starts, without verified values, and says so.
