@@ -85,6 +85,38 @@ struct cli_progress {
 };
 void cli_show_progress(uint32_t elapsed_ms, void *userdata);
 
+/* standalone.c: run --standalone, the daemon's program run as the calling user on a private
+ * socket (docs/run.md). */
+struct cli_standalone {
+	char dir[256];	/* private directory (mode 0700): socket, log, state */
+	char sock[280];
+	char log[280];
+	int hold;	/* write end of the keeper's hold pipe (O_CLOEXEC), -1 when released */
+};
+/* Starts netpreflightd (the program at daemon) on port, with key_file or unauthenticated
+ * (NULL, warned about on stderr), named node_name (NULL: its default, the host name), and
+ * waits until it answers on s->sock. Prints the error itself. Returns 0 (release with
+ * cli_standalone_release(), or exec: the exec closes the hold) or -errno (nothing left
+ * running). */
+int cli_standalone_start(struct cli_standalone *s, const char *daemon, uint16_t port,
+			 const char *key_file, const char *node_name);
+/* This node's name as the job's hostlist spells it: the entry equal to the host name, or
+ * one of them the other plus a domain (a pod "job-w-1" listed as "job-w-1.job"). Returns 0
+ * (out, len bytes), -ENOENT, or -errno. */
+int cli_standalone_self(const char *hostlist, char *out, size_t len);
+/* Waits until the probe port of every node of hostlist accepts a connection (their runs
+ * started their daemons too), up to wait_ms: a check started before a peer's engine is up
+ * would find it unavailable. Returns how many never answered (their names, comma-separated,
+ * in missing), or -errno. */
+int cli_standalone_wait_peers(const char *hostlist, uint16_t port, uint32_t wait_ms,
+			      char *missing, size_t len);
+/* How long the daemon keeps serving the job's other nodes once this process has exec'd
+ * CMD or exited (0: stop at once). */
+void cli_standalone_linger(struct cli_standalone *s, uint32_t linger_ms);
+/* cli_standalone_linger(), then lets go: the keeper stops the daemon after linger_ms and
+ * removes the directory. No-op once released. */
+void cli_standalone_release(struct cli_standalone *s, uint32_t linger_ms);
+
 /* Prints "netpreflight: <msg>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -21,8 +21,13 @@
 #include "launcher.h"
 #include "verdict.h"
 
+#ifndef NPF_DAEMON_PATH
+#define NPF_DAEMON_PATH "/usr/sbin/netpreflightd"
+#endif
+
 #define NODEFILE_MAX (8u * 1024 * 1024) /* a node file of 64k slots of 128-byte names */
 #define ENV_WAIT_MS 5000		/* a cached answer: the daemon replies at once */
+#define PEERS_WAIT_MS 20000	/* --standalone: the other nodes' runs starting theirs */
 
 /* What run does with CMD: one row per (this node's verdict, suspects elsewhere in the job).
  * The Prolog's rules: fail refuses, unknown (netpreflight's own trouble, peers that did not
@@ -396,7 +401,7 @@ static int apply_plan(const struct npf_envplan *plan)
 
 /* run --json: the decision, what CMD would get, and nothing started (docs/json.md). */
 static int print_json(const struct run_job *job, const struct run_answer *a,
-		      const struct run_rule *rule, const struct npf_envplan *plan)
+		      const struct run_rule *rule, const struct npf_envplan *plan, unsigned port)
 {
 	json_t *doc, *set = json_object(), *unset = json_array();
 	int r;
@@ -416,6 +421,11 @@ static int print_json(const struct run_job *job, const struct run_answer *a,
 			a->summary ? a->summary : "", "action", action_names[rule->action],
 			"reason", a->why[0] ? a->why : rule->why, "check",
 			json_object_get(a->check_reply, "check"), "set", set, "unset", unset);
+	/* --standalone: the probe port every node of the job derived. */
+	if (doc && port && json_object_set_new(doc, "port", json_integer(port)) < 0) {
+		json_decref(doc);
+		doc = NULL;
+	}
 	if (!doc) {
 		cli_err("cannot build JSON");
 		return -ENOMEM;
@@ -429,7 +439,8 @@ static int print_json(const struct run_job *job, const struct run_answer *a,
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: netpreflight [--socket PATH] run [--nodes HOSTLIST | --hostfile FILE] "
-		   "[--job TAG] [--timeout S] [--max-timeout S] [--json] -- CMD [ARGS...]\n");
+		   "[--job TAG] [--timeout S] [--max-timeout S] [--standalone [--port N] "
+		   "[--key-file FILE] [--node-name NAME]] [--json] -- CMD [ARGS...]\n");
 }
 
 int cmd_run(int argc, char **argv, const struct cli_global *g)
@@ -440,11 +451,23 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 		{ "job", required_argument, NULL, 'J' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "max-timeout", required_argument, NULL, 'T' },
+		{ "standalone", no_argument, NULL, 'S' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "key-file", required_argument, NULL, 'k' },
+		{ "node-name", required_argument, NULL, 'N' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *nodes = NULL, *hostfile = NULL, *tag = NULL;
+	const char *nodes = NULL, *hostfile = NULL, *tag = NULL, *key_file = NULL, *daemon;
+	const char *node_name = NULL;
+	struct cli_standalone sa = { .hold = -1 };
+	struct cli_global gl = *g;
+	bool standalone = false;
+	unsigned long port = 0;
+	uint16_t sa_port = 0;
+	char self[NPF_NAME_MAX];
+	char *end;
 	struct run_job job = { 0 };
 	struct run_answer a = { 0 };
 	struct npf_envplan plan = { 0 };
@@ -455,7 +478,7 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 
 	optind = 1;
 	/* '+': the first word that is no option is CMD; its own options are its own. */
-	while ((c = getopt_long(argc, argv, "+n:H:J:t:T:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:H:J:t:T:Sp:k:N:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			nodes = optarg;
@@ -477,6 +500,23 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 				return CLI_EXIT_ERROR;
 			}
 			break;
+		case 'S':
+			standalone = true;
+			break;
+		case 'p':
+			errno = 0;
+			port = strtoul(optarg, &end, 10);
+			if (errno || *end || port < 1 || port > 65535) {
+				cli_err("--port '%s': 1..65535", optarg);
+				return CLI_EXIT_ERROR;
+			}
+			break;
+		case 'k':
+			key_file = optarg;
+			break;
+		case 'N':
+			node_name = optarg;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -492,15 +532,68 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 		usage(stderr);
 		return CLI_EXIT_ERROR;
 	}
+	if ((port || key_file || node_name) && !standalone) {
+		cli_err("--port, --key-file and --node-name go with --standalone");
+		return CLI_EXIT_ERROR;
+	}
+	if (node_name && !npf_api_name_valid(node_name)) {
+		cli_err("--node-name '%s': 1..%d of [A-Za-z0-9._-]", node_name, NPF_NAME_MAX - 1);
+		return CLI_EXIT_ERROR;
+	}
+	if (key_file && access(key_file, R_OK) < 0) {
+		/* Never a silent downgrade to unauthenticated probes. */
+		cli_err("--key-file '%s': %s", key_file, strerror(errno));
+		return CLI_EXIT_ERROR;
+	}
 	if (resolve_job(&job, nodes, hostfile, tag) < 0)
 		goto out;
-	check_and_env(g, &job, timeout_ms, max_timeout_ms, &a);
+	if (standalone) {
+		daemon = getenv("NPF_DAEMON");
+		if (!daemon || !*daemon)
+			daemon = NPF_DAEMON_PATH;
+		/* Every node derives the same port from the tag: no talking needed. */
+		sa_port = port ? (uint16_t)port : npf_launcher_port(job.tag);
+		/* The engine takes the name the job lists us by (Kubernetes: pod names with
+		 * the headless service's domain), so the others' probes find us. */
+		if (node_name)
+			snprintf(self, sizeof(self), "%s", node_name);
+		else if (cli_standalone_self(job.hostlist, self, sizeof(self)) < 0)
+			self[0] = '\0';
+		if (cli_standalone_start(&sa, daemon, sa_port, key_file, self[0] ? self : NULL) ==
+		    0) {
+			char missing[256];
+			int left = cli_standalone_wait_peers(job.hostlist, sa_port,
+							     PEERS_WAIT_MS, missing,
+							     sizeof(missing));
+
+			gl.socket_path = sa.sock;
+			/* The check says what that means (peer-unavailable: unknown). */
+			if (left > 0)
+				cli_err("--standalone: no probe engine on port %u after %u s on "
+					"%d node(s): %s",
+					sa_port, PEERS_WAIT_MS / 1000, left, missing);
+		} else {
+			snprintf(a.why, sizeof(a.why), "--standalone: no probe engine");
+		}
+	}
+	if (!standalone || sa.hold >= 0)
+		check_and_env(&gl, &job, timeout_ms, max_timeout_ms, &a);
+	else
+		a.verdict = "unknown";
+	/* The slower nodes may still probe us and wait for the coordinator's answer: up to
+	 * this check's budget again, twice over, and slack (cli_check_wait_ms). */
+	cli_standalone_linger(&sa, (uint32_t)cli_check_wait_ms(
+					   (uint32_t)json_integer_value(json_object_get(
+						   json_object_get(a.check_reply, "check"),
+						   "timeout_ms")),
+					   max_timeout_ms, true));
 	rule = run_rule(classify(a.verdict), a.suspects);
 	if (rule->action != RA_REFUSE &&
 	    plan_env(&a, rule->action == RA_EXEC && a.env_reply, &plan) < 0)
 		goto out;
 	if (json) {
-		if (print_json(&job, &a, rule, rule->action == RA_REFUSE ? NULL : &plan) == 0)
+		if (print_json(&job, &a, rule, rule->action == RA_REFUSE ? NULL : &plan,
+			       standalone ? sa_port : 0) == 0)
 			rc = rule->json_exit;
 		goto out;
 	}
@@ -529,6 +622,9 @@ int cmd_run(int argc, char **argv, const struct cli_global *g)
 	cli_err("cannot run '%s': %s", argv[optind], strerror(errno));
 	return rc;
 out:
+	/* The linger is told: letting go starts it. */
+	if (sa.hold >= 0)
+		close(sa.hold);
 	npf_envplan_clear(&plan);
 	answer_clear(&a);
 	free(job.hostlist);

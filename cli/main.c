@@ -22,7 +22,7 @@ static const struct cli_cmd cmds[] = {
 	  "[--timeout S] [--max-age S] [--cached] [--job TAG]" },
 	{ "run", cmd_run,
 	  "run [--nodes HOSTLIST | --hostfile FILE] [--job TAG] [--timeout S] [--max-timeout S] "
-	  "[--json] -- CMD [ARGS...]" },
+	  "[--standalone [--port N] [--key-file FILE] [--node-name NAME]] [--json] -- CMD [ARGS...]" },
 	{ "explain", cmd_explain,
 	  "explain [--nodes HOSTLIST] [--no-daemon] [--max-age S] [--timeout S] [--node-env] "
 	  "[--verbose] [--json] [FILE...]" },

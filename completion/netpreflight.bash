@@ -18,7 +18,7 @@ _netpreflight()
 		[explain]="--nodes --no-daemon --max-age --timeout --node-env --verbose --json --help"
 		[status]="--json --help"
 		[env]="--nodes --format --job-wide --timeout --max-age --cached --job --json --help"
-		[run]="--nodes --hostfile --job --timeout --max-timeout --json --help"
+		[run]="--nodes --hostfile --job --timeout --max-timeout --standalone --port --key-file --node-name --json --help"
 		[help]=""
 		[version]=""
 	)
@@ -26,7 +26,7 @@ _netpreflight()
 
 	# Options that take a value, wherever they stand.
 	case $prev in
-	--socket | --capture | --hostfile | -H)
+	--socket | --capture | --hostfile | -H | --key-file)
 		_filedir
 		return
 		;;
@@ -44,7 +44,7 @@ _netpreflight()
 			COMPREPLY=($(compgen -W "$SLURM_JOB_NODELIST" -- "$cur"))
 		return
 		;;
-	--timeout | --max-timeout | --max-age | -t | -a)
+	--timeout | --max-timeout | --max-age | --port | --node-name | -t | -a)
 		return
 		;;
 	--job)
@@ -58,7 +58,7 @@ _netpreflight()
 	local i cmd=
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--socket | --sysfs-root | --capture | --format | --nodes | --timeout | --max-timeout | --max-age | --job | --hostfile | -f | -n | -t | -a | -H)
+		--socket | --sysfs-root | --capture | --format | --nodes | --timeout | --max-timeout | --max-age | --job | --hostfile | --port | --key-file | --node-name | -f | -n | -t | -a | -H)
 			((i++))
 			;;
 		-*) ;;

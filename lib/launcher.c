@@ -66,6 +66,22 @@ int npf_launcher_tag(const char *job_id, const char *restart, char *out, size_t 
 	return 0;
 }
 
+uint16_t npf_launcher_port(const char *tag)
+{
+	uint64_t n = 0;
+	uint32_t h = 2166136261u; /* FNV-1a: small, and the same on every node */
+	size_t i;
+
+	for (i = 0; tag && tag[i] >= '0' && tag[i] <= '9' && i < 18; i++)
+		n = n * 10 + (uint64_t)(tag[i] - '0');
+	if (i == 0) {
+		for (i = 0; tag && tag[i]; i++)
+			h = (h ^ (unsigned char)tag[i]) * 16777619u;
+		n = h;
+	}
+	return (uint16_t)(NPF_RUN_PORT_BASE + n % NPF_RUN_PORT_SPAN);
+}
+
 int npf_launcher_detect(npf_launcher_getenv_fn get, void *userdata, struct npf_launch *out)
 {
 	if (!out)

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "api.h"
 
@@ -48,6 +49,16 @@ void npf_launch_clear(struct npf_launch *out);
  * be NULL. Returns 0, -EINVAL for an empty id or a tag of NPF_API_JOB_MAX or more bytes.
  */
 int npf_launcher_tag(const char *job_id, const char *restart, char *out, size_t len);
+
+/* The probe port of a standalone run (docs/run.md): every node of a job derives the
+ * same one from the tag alone, and two jobs on the same nodes get different ones. A tag that
+ * starts with a number (Slurm, PBS, LSF job ids: consecutive) takes it modulo the span, so
+ * jobs whose ids differ by less than NPF_RUN_PORT_SPAN never collide; any other tag is
+ * hashed. Below Linux's ephemeral range (32768-60999), where outgoing connections take
+ * their local ports. */
+#define NPF_RUN_PORT_BASE 20000u
+#define NPF_RUN_PORT_SPAN 12000u
+uint16_t npf_launcher_port(const char *tag);
 
 /*
  * Parses a node list of the given form from len bytes (not NUL-terminated; a NUL inside

@@ -168,6 +168,33 @@ static void job_tags(void **state)
 	}
 }
 
+/* Standalone ports: the same tag the same port; consecutive job ids different ports, also
+ * across a requeue suffix; every port inside the range. */
+static void ports(void **state)
+{
+	(void)state;
+	assert_int_equal(npf_launcher_port("1234"), NPF_RUN_PORT_BASE + 1234);
+	assert_int_equal(npf_launcher_port("1234.r2"), NPF_RUN_PORT_BASE + 1234);
+	assert_int_equal(npf_launcher_port("1234.pbs-server"), NPF_RUN_PORT_BASE + 1234);
+	assert_int_equal(npf_launcher_port("13234"), NPF_RUN_PORT_BASE + 1234);
+	for (unsigned id = 1000; id < 1000 + NPF_RUN_PORT_SPAN; id += 7) {
+		char a[16], b[16];
+
+		snprintf(a, sizeof(a), "%u", id);
+		snprintf(b, sizeof(b), "%u", id + 1);
+		assert_int_not_equal(npf_launcher_port(a), npf_launcher_port(b));
+	}
+	assert_int_equal(npf_launcher_port("hf-42"), npf_launcher_port("hf-42"));
+	assert_int_not_equal(npf_launcher_port("hf-42"), npf_launcher_port("hf-43"));
+	for (const char *t = "abcdefghijklmnopqrstuvwxyz"; *t; t++) {
+		uint16_t p = npf_launcher_port(t);
+
+		assert_true(p >= NPF_RUN_PORT_BASE && p < NPF_RUN_PORT_BASE + NPF_RUN_PORT_SPAN);
+	}
+	assert_true(npf_launcher_port("99999999999999999999999") <
+		    NPF_RUN_PORT_BASE + NPF_RUN_PORT_SPAN);
+}
+
 /* ---- detection: a job's environment, as NAME=value pairs ----------------------------------- */
 
 static const char *lookup(const char *name, void *ud)
@@ -245,7 +272,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(node_lists), cmocka_unit_test(nul_byte),
 		cmocka_unit_test(too_many),   cmocka_unit_test(job_tags),
-		cmocka_unit_test(detection),
+		cmocka_unit_test(detection),  cmocka_unit_test(ports),
 	};
 
 	return npf_run_tests(tests, NULL, NULL);
