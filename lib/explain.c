@@ -74,43 +74,6 @@ struct ctx {
 	} pend[4];
 };
 
-static const char *const cause_names[NPF_XC__COUNT] = {
-    [NPF_XC_NONE] = "none",
-    [NPF_XC_SAME_ADDRESS] = "same-address",
-    [NPF_XC_CONTAINER_BRIDGE] = "container-bridge",
-    [NPF_XC_LOOPBACK] = "loopback",
-    [NPF_XC_LINK_LOCAL] = "link-local",
-    [NPF_XC_GLOO_HOSTNAME] = "gloo-hostname-loopback",
-    [NPF_XC_NAMES_DIFFER] = "interface-names-differ",
-    [NPF_XC_PREFIX_MATCH] = "prefix-match",
-    [NPF_XC_COMM_ID_SUBNET] = "comm-id-subnet",
-    [NPF_XC_ROCE_GID_FORCED] = "roce-gid-forced",
-    [NPF_XC_ROCE_GID] = "roce-gid",
-    [NPF_XC_FIREWALL_REFUSED] = "firewall-refused",
-    [NPF_XC_FIREWALL_SILENT] = "firewall-silent",
-    [NPF_XC_MTU_BLACKHOLE] = "mtu-blackhole",
-    [NPF_XC_IB_FALLBACK] = "ib-socket-fallback",
-    [NPF_XC_ENV_DIFFERS] = "env-differs",
-    [NPF_XC_IFNAME_MISSING] = "interface-missing",
-    [NPF_XC_BAD_ADDRESS] = "bad-address",
-    [NPF_XC_IB_MTU] = "ib-mtu-mismatch",
-    [NPF_XC_NOT_NETWORK] = "not-network",
-    [NPF_XC_UNKNOWN] = "unknown",
-};
-
-const char *npf_xp_cause_name(enum npf_xp_cause c)
-{
-	return (unsigned)c < NPF_XC__COUNT && cause_names[c] ? cause_names[c] : "unknown";
-}
-
-int npf_xp_cause_parse(const char *s)
-{
-	for (int i = 0; i < NPF_XC__COUNT; i++)
-		if (s && strcmp(s, cause_names[i]) == 0)
-			return i;
-	return -EINVAL;
-}
-
 /* How a failure line counts (failure_class()). */
 enum fclass {
 	FC_NONE = 0,
@@ -534,7 +497,57 @@ static int feed_parsed(struct ctx *c, struct npf_xp_parsed *pp, size_t lineno)
 	return 0;
 }
 
-/* ---- rules ---- */
+/* ---- rules: pure tests over the assembled evidence ---- */
+
+/* What the rules read: the per-process table and the kept lines, never written while the
+ * rules run (the const is the proof). */
+struct xp_evidence {
+	const struct npf_xp_report *rep;
+	const struct npf_xp_line *lines;
+	size_t n_lines;
+	int job; /* the "job" pseudo-process, -1 none */
+};
+
+/* What a rule found: the lines that show it, what it is about (borrowed from the evidence)
+ * and one sentence. fix is "" when the row's fix applies as written. */
+struct xp_finding {
+	const struct npf_xp_line *lines[8];
+	size_t n_lines;
+	const char *ifname, *addr, *host;
+	char summary[sizeof(((struct npf_xp_report *)0)->summary)];
+	char fix[sizeof(((struct npf_xp_report *)0)->fix_hint)];
+};
+
+/* One root cause: a pure test over the evidence and what to do about it. */
+struct xp_rule {
+	enum npf_xp_cause cause;
+	const char *name; /* stable (docs/explain.md) */
+	int tier;
+	bool (*test)(const struct xp_evidence *e, struct xp_finding *f);
+	uint64_t evidence; /* the kinds of line the test cites, one bit per kind */
+	const char *fix;
+	unsigned compat; /* causes that commonly come with this one (bit per cause) */
+};
+
+/* Cites a line (NULL: nothing to cite). */
+static void cite(struct xp_finding *f, const struct npf_xp_line *l)
+{
+	if (l && f->n_lines < sizeof(f->lines) / sizeof(f->lines[0]))
+		f->lines[f->n_lines++] = l;
+}
+
+static void about(struct xp_finding *f, const char *ifname, const char *addr, const char *host)
+{
+	f->ifname = ifname;
+	f->addr = addr;
+	f->host = host;
+}
+
+/* The host of a process, NULL for a line that names none. */
+static const char *host_of(const struct xp_evidence *e, int proc)
+{
+	return proc >= 0 ? e->rep->procs[proc].host : NULL;
+}
 
 static bool is_loopback_addr(const char *a)
 {
@@ -609,24 +622,18 @@ static bool looks_ipv4(const char *a)
 	return strchr(unmapped(a), '.') && !strchr(unmapped(a), ':');
 }
 
-static void add_evidence(struct ctx *c, const struct npf_xp_line *l)
+/* s, or dflt when s is NULL or "". */
+static const char *or_else(const char *s, const char *dflt)
 {
-	struct npf_xp_report *r = c->rep;
-
-	if (!l || r->n_evidence >= NPF_XP_MAX_EVIDENCE)
-		return;
-	for (size_t i = 0; i < r->n_evidence; i++)
-		if (r->evidence[i].lineno == l->lineno)
-			return;
-	r->evidence[r->n_evidence++] = *l;
+	return s && s[0] ? s : dflt;
 }
 
 /* The first kept line of a kind (for proc, or any when proc < -1) whose text holds needle. */
-static const struct npf_xp_line *line_of(struct ctx *c, enum npf_xp_kind k, int proc,
+static const struct npf_xp_line *line_of(const struct xp_evidence *e, enum npf_xp_kind k, int proc,
 					 const char *needle)
 {
-	for (size_t i = 0; i < c->n_lines; i++) {
-		const struct npf_xp_line *l = &c->lines[i];
+	for (size_t i = 0; i < e->n_lines; i++) {
+		const struct npf_xp_line *l = &e->lines[i];
 
 		if (l->kind != k || (proc >= -1 && l->proc != proc))
 			continue;
@@ -646,10 +653,10 @@ static const char *env_of(const struct npf_xp_proc *pr, const char *name)
 }
 
 /* Any process's value of an NCCL variable, and which process. */
-static const char *env_any(struct ctx *c, const char *name, int *who)
+static const char *env_any(const struct xp_evidence *e, const char *name, int *who)
 {
-	for (size_t i = 0; i < c->rep->n_procs; i++) {
-		const char *v = env_of(&c->rep->procs[i], name);
+	for (size_t i = 0; i < e->rep->n_procs; i++) {
+		const char *v = env_of(&e->rep->procs[i], name);
 
 		if (v) {
 			if (who)
@@ -658,15 +665,6 @@ static const char *env_any(struct ctx *c, const char *name, int *who)
 		}
 	}
 	return NULL;
-}
-
-static void subject(struct ctx *c, const char *ifname, const char *addr, const char *host)
-{
-	struct npf_xp_report *r = c->rep;
-
-	cpy(r->subject_if, sizeof(r->subject_if), ifname ? ifname : "");
-	cpy(r->subject_addr, sizeof(r->subject_addr), addr ? addr : "");
-	cpy(r->subject_host, sizeof(r->subject_host), host ? host : "");
 }
 
 /* The bound (bootstrap, else OOB) interface of a process. */
@@ -688,29 +686,29 @@ static void bound(const struct npf_xp_proc *pr, const char **ifn, const char **a
 }
 
 /* The first failing process's first failure (story()), as evidence. */
-static const struct npf_xp_line *first_failure_line(struct ctx *c)
+static const struct npf_xp_line *first_failure_line(const struct xp_evidence *e)
 {
-	const struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 
 	if (r->first_proc < 0 || !r->procs[r->first_proc].has_error)
 		return NULL;
 	return &r->procs[r->first_proc].first_error;
 }
 
-static bool any_failure(struct ctx *c)
+static bool any_failure(const struct npf_xp_report *r)
 {
-	for (size_t i = 0; i < c->rep->n_procs; i++)
-		if (c->rep->procs[i].has_error)
+	for (size_t i = 0; i < r->n_procs; i++)
+		if (r->procs[i].has_error)
 			return true;
 	return false;
 }
 
-static bool r_comm_id(struct ctx *c)
+static bool r_comm_id(const struct xp_evidence *e, struct xp_finding *f)
 {
-	const struct npf_xp_line *l = line_of(c, NPF_XL_NO_SUBNET, -2, NULL);
+	const struct npf_xp_line *l = line_of(e, NPF_XL_NO_SUBNET, -2, NULL);
 	int who = -1;
-	const char *cid = env_any(c, "NCCL_COMM_ID", &who);
-	struct npf_xp_report *r = c->rep;
+	const char *cid = env_any(e, "NCCL_COMM_ID", &who);
+	const struct npf_xp_report *r = e->rep;
 
 	if (!l && cid) {
 		/* 2.29.2-2.29.7 inverted matchSubnet() (NVIDIA/nccl PR #2047): with NCCL_COMM_ID
@@ -719,17 +717,17 @@ static bool r_comm_id(struct ctx *c)
 			if (strncmp(r->procs[i].nccl_version, "2.29.", 5) == 0 &&
 			    (strcmp(r->procs[i].boot_if, "lo") == 0 ||
 			     is_loopback_addr(r->procs[i].boot_addr)))
-				l = line_of(c, NPF_XL_BOOTSTRAP, (int)i, NULL);
+				l = line_of(e, NPF_XL_BOOTSTRAP, (int)i, NULL);
 		if (l) {
-			add_evidence(c, line_of(c, NPF_XL_NCCL_VERSION, l->proc, NULL));
+			cite(f, line_of(e, NPF_XL_NCCL_VERSION, l->proc, NULL));
 			snprintf(
-			    r->summary, sizeof(r->summary),
+			    f->summary, sizeof(f->summary),
 			    "NCCL_COMM_ID=%s with NCCL %s: its inverted subnet match bound the "
 			    "bootstrap to loopback",
 			    cid, r->procs[l->proc].nccl_version);
 		}
 	} else if (l) {
-		snprintf(r->summary, sizeof(r->summary),
+		snprintf(f->summary, sizeof(f->summary),
 			 "NCCL_COMM_ID%s%s: no local interface in its subnet on %s", cid ? "=" : "",
 			 cid ? cid : "",
 			 r->procs[l->proc < 0 ? 0 : l->proc].host[0] ? r->procs[l->proc].host
@@ -737,153 +735,135 @@ static bool r_comm_id(struct ctx *c)
 	}
 	if (!l)
 		return false;
-	add_evidence(c, l);
-	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_COMM_ID"));
-	subject(c, NULL, cid, l->proc >= 0 ? r->procs[l->proc].host : NULL);
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "give NCCL_COMM_ID an address of rank 0's node on a network every node has "
-		 "(or unset it and let the launcher pass the unique id)");
+	cite(f, l);
+	cite(f, line_of(e, NPF_XL_ENV, -2, "NCCL_COMM_ID"));
+	about(f, NULL, cid, host_of(e, l->proc));
 	return true;
 }
 
-static bool r_gid_forced(struct ctx *c)
+static bool r_gid_forced(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
 	int who = -1;
-	const char *gi = env_any(c, "NCCL_IB_GID_INDEX", &who);
-	const struct npf_xp_line *l = line_of(c, NPF_XL_IB_GID_HINT, -2, NULL);
+	const char *gi = env_any(e, "NCCL_IB_GID_INDEX", &who);
+	const struct npf_xp_line *l = line_of(e, NPF_XL_IB_GID_HINT, -2, NULL);
 
 	if (!l)
-		l = line_of(c, NPF_XL_IB_MODIFY_QP, -2, NULL);
+		l = line_of(e, NPF_XL_IB_MODIFY_QP, -2, NULL);
 	if (!l && gi)
-		l = line_of(c, NPF_XL_IB_COMPLETION, -2, NULL);
+		l = line_of(e, NPF_XL_IB_COMPLETION, -2, NULL);
 	if (!l || (!gi && l->kind != NPF_XL_IB_GID_HINT))
 		return false;
-	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_IB_GID_INDEX"));
-	add_evidence(c, l);
-	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	cite(f, line_of(e, NPF_XL_ENV, -2, "NCCL_IB_GID_INDEX"));
+	cite(f, l);
+	about(f, NULL, NULL, host_of(e, l->proc));
 	if (gi)
-		snprintf(r->summary, sizeof(r->summary),
+		snprintf(f->summary, sizeof(f->summary),
 			 "NCCL_IB_GID_INDEX=%s forces one GID index on every RoCE port, and it is "
 			 "wrong on at least one",
 			 gi);
 	else
-		snprintf(r->summary, sizeof(r->summary),
+		snprintf(f->summary, sizeof(f->summary),
 			 "NCCL's own hint: the QP setup failed the way a forced wrong "
 			 "NCCL_IB_GID_INDEX makes it fail (set in a file such as /etc/nccl.conf?)");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "unset NCCL_IB_GID_INDEX (NCCL >= 2.21.5 picks the RoCE v2 IPv4 GID per port); "
-		 "on older NCCL pin the index show_gids reports as RoCE v2 + IPv4");
 	return true;
 }
 
-static bool r_gid(struct ctx *c)
+static bool r_gid(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
 	const struct npf_xp_line *l = NULL;
 
-	for (size_t i = 0; i < c->n_lines && !l; i++)
-		if (c->lines[i].kind == NPF_XL_IB_COMPLETION &&
-		    (strstr(c->lines[i].text, "(12)") || strstr(c->lines[i].text, "status=12") ||
-		     strstr(c->lines[i].text, "error 12") || strstr(c->lines[i].text, "RETRY_EXC")))
-			l = &c->lines[i];
+	for (size_t i = 0; i < e->n_lines && !l; i++)
+		if (e->lines[i].kind == NPF_XL_IB_COMPLETION &&
+		    (strstr(e->lines[i].text, "(12)") || strstr(e->lines[i].text, "status=12") ||
+		     strstr(e->lines[i].text, "error 12") || strstr(e->lines[i].text, "RETRY_EXC")))
+			l = &e->lines[i];
 	if (!l)
 		return false;
-	add_evidence(c, l);
+	cite(f, l);
 	if (l->proc >= 0)
-		add_evidence(c, line_of(c, NPF_XL_NET_IB, l->proc, NULL));
-	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
-	snprintf(r->summary, sizeof(r->summary),
+		cite(f, line_of(e, NPF_XL_NET_IB, l->proc, NULL));
+	about(f, NULL, NULL, host_of(e, l->proc));
+	snprintf(f->summary, sizeof(f->summary),
 		 "RoCE completion status 12 (retry exceeded): the TCP exchange worked but the RDMA "
 		 "path did not%s",
 		 strstr(l->text, "fe80:") ? ", and the GID used is link-local (fe80::)"
 					  : " (a link-local or RoCE v1 GID, VLAN/PFC or routing)");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "use a RoCE v2 GID with an IPv4 address on every port: NCCL >= 2.21.5 unset "
-		 "NCCL_IB_GID_INDEX (set NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE if needed), older "
-		 "NCCL pin the RoCE v2 index");
 	return true;
 }
 
-static bool r_gloo_hostname(struct ctx *c)
+static bool r_gloo_hostname(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
-	const struct npf_xp_line *l = line_of(c, NPF_XL_GLOO_LOOPBACK, -2, NULL);
+	const struct npf_xp_line *l = line_of(e, NPF_XL_GLOO_LOOPBACK, -2, NULL);
 	const struct npf_xp_line *g = NULL;
 
-	for (size_t i = 0; i < c->n_lines && !g; i++)
-		if (c->lines[i].kind == NPF_XL_GLOO_CONNECT &&
-		    (strstr(c->lines[i].text, "[127.") || strstr(c->lines[i].text, " 127.")))
-			g = &c->lines[i];
+	for (size_t i = 0; i < e->n_lines && !g; i++)
+		if (e->lines[i].kind == NPF_XL_GLOO_CONNECT &&
+		    (strstr(e->lines[i].text, "[127.") || strstr(e->lines[i].text, " 127.")))
+			g = &e->lines[i];
 	if (!l && !g)
 		return false;
-	add_evidence(c, l);
-	add_evidence(c, g);
+	cite(f, l);
+	cite(f, g);
 	if (!g)
-		add_evidence(c, line_of(c, NPF_XL_GLOO_CONNECT, -2, NULL));
+		cite(f, line_of(e, NPF_XL_GLOO_CONNECT, -2, NULL));
 	{
 		const struct npf_xp_line *w = l ? l : g;
 
-		subject(c, NULL, g && strstr(g->text, "127.0.1.1") ? "127.0.1.1" : "127.0.0.1",
-			w && w->proc >= 0 ? r->procs[w->proc].host : NULL);
+		about(f, NULL, g && strstr(g->text, "127.0.1.1") ? "127.0.1.1" : "127.0.0.1",
+		      w ? host_of(e, w->proc) : NULL);
 	}
-	snprintf(r->summary, sizeof(r->summary),
+	snprintf(f->summary, sizeof(f->summary),
 		 "Gloo bound loopback: the hostname resolves to %s (or not at all), so peers "
 		 "connect to themselves",
-		 r->subject_addr);
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "set GLOO_SOCKET_IFNAME to the fabric interface (exact name), or make the "
-		 "hostname resolve to the fabric address in /etc/hosts");
+		 f->addr);
 	return true;
 }
 
-static bool r_names_differ(struct ctx *c)
+static bool r_names_differ(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
-	const struct npf_xp_line *l = line_of(c, NPF_XL_NO_IFACE, -2, NULL);
+	const struct npf_xp_report *r = e->rep;
+	const struct npf_xp_line *l = line_of(e, NPF_XL_NO_IFACE, -2, NULL);
 	const char *var = "NCCL_SOCKET_IFNAME", *val;
 	int who = -1;
 
 	if (!l) {
-		l = line_of(c, NPF_XL_GLOO_NOADDR, -2, NULL);
+		l = line_of(e, NPF_XL_GLOO_NOADDR, -2, NULL);
 		var = "GLOO_SOCKET_IFNAME";
 	}
 	if (!l) {
-		l = line_of(c, NPF_XL_OMPI_NOIF, -2, NULL);
+		l = line_of(e, NPF_XL_OMPI_NOIF, -2, NULL);
 		var = "OMPI_MCA_btl_tcp_if_include";
 	}
 	if (!l)
 		return false;
-	val = env_any(c, "NCCL_SOCKET_IFNAME", &who);
-	add_evidence(c, l);
-	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_SOCKET_IFNAME"));
+	val = env_any(e, "NCCL_SOCKET_IFNAME", &who);
+	cite(f, l);
+	cite(f, line_of(e, NPF_XL_ENV, -2, "NCCL_SOCKET_IFNAME"));
 	/* A rank that did find the name shows the names differ (not a typo everywhere). */
 	for (size_t i = 0; i < r->n_procs; i++)
 		if ((int)i != l->proc && r->procs[i].boot_if[0]) {
-			add_evidence(c, line_of(c, NPF_XL_BOOTSTRAP, (int)i, NULL));
+			cite(f, line_of(e, NPF_XL_BOOTSTRAP, (int)i, NULL));
 			break;
 		}
-	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	about(f, NULL, NULL, host_of(e, l->proc));
 	if (val && strcmp(var, "NCCL_SOCKET_IFNAME") == 0)
-		snprintf(r->summary, sizeof(r->summary),
+		snprintf(f->summary, sizeof(f->summary),
 			 "NCCL_SOCKET_IFNAME=%s names no interface on %s: interface names differ "
 			 "between nodes",
-			 val, r->subject_host[0] ? r->subject_host : "some node");
+			 val, or_else(f->host, "some node"));
 	else
-		snprintf(r->summary, sizeof(r->summary),
+		snprintf(f->summary, sizeof(f->summary),
 			 "the interface %s names does not exist on %s: interface names differ "
 			 "between nodes",
-			 var, r->subject_host[0] ? r->subject_host : "some node");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "set the variable per node (each node's own name), or list every node's name, "
-		 "or use an address-based setting (CIDR for Open MPI)");
+			 var, or_else(f->host, "some node"));
 	return true;
 }
 
-static bool r_bound_range(struct ctx *c, bool (*pred)(const char *), const char *ifname_eq,
-			  const char *what, const char *fix)
+/* A process bound an address pred accepts (or the interface ifname_eq): what it means. */
+static bool bound_range(const struct xp_evidence *e, struct xp_finding *f,
+			bool (*pred)(const char *), const char *ifname_eq, const char *what)
 {
-	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 
 	for (size_t i = 0; i < r->n_procs; i++) {
 		const char *ifn, *addr;
@@ -892,31 +872,27 @@ static bool r_bound_range(struct ctx *c, bool (*pred)(const char *), const char 
 		bound(&r->procs[i], &ifn, &addr, &k);
 		if (!ifn || !((ifname_eq && strcmp(ifn, ifname_eq) == 0) || pred(addr)))
 			continue;
-		add_evidence(c, line_of(c, k, (int)i, NULL));
-		add_evidence(c, line_of(c, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
-		add_evidence(c, first_failure_line(c));
-		subject(c, ifn, addr, r->procs[i].host);
-		snprintf(r->summary, sizeof(r->summary), "%s bound %s %s: %s",
+		cite(f, line_of(e, k, (int)i, NULL));
+		cite(f, line_of(e, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
+		cite(f, first_failure_line(e));
+		about(f, ifn, addr, r->procs[i].host);
+		snprintf(f->summary, sizeof(f->summary), "%s bound %s %s: %s",
 			 r->procs[i].host[0] ? r->procs[i].host : "a rank", ifn, addr, what);
-		cpy(r->fix_hint, sizeof(r->fix_hint), fix);
 		return true;
 	}
 	return false;
 }
 
-static bool r_loopback(struct ctx *c)
+static bool r_loopback(const struct xp_evidence *e, struct xp_finding *f)
 {
-	return r_bound_range(
-	    c, is_loopback_addr, "lo", "loopback reaches only the node itself",
-	    "exclude lo: a '^' list replaces NCCL's defaults, so write ^docker,lo,... "
-	    "or better name the fabric interface with '='");
+	return bound_range(e, f, is_loopback_addr, "lo", "loopback reaches only the node itself");
 }
 
 /* True when the log shows an IPv4 address anywhere (bound, OOB or a peer). */
-static bool log_has_ipv4(struct ctx *c)
+static bool log_has_ipv4(const struct xp_evidence *e)
 {
-	for (size_t i = 0; i < c->rep->n_procs; i++) {
-		const struct npf_xp_proc *pr = &c->rep->procs[i];
+	for (size_t i = 0; i < e->rep->n_procs; i++) {
+		const struct npf_xp_proc *pr = &e->rep->procs[i];
 
 		if (looks_ipv4(pr->boot_addr) || looks_ipv4(pr->oob_addr) ||
 		    looks_ipv4(pr->peer_addr))
@@ -926,10 +902,10 @@ static bool log_has_ipv4(struct ctx *c)
 }
 
 /* True when some process bound a global IPv6 address: the cluster routes IPv6. */
-static bool log_has_global_ipv6(struct ctx *c)
+static bool log_has_global_ipv6(const struct xp_evidence *e)
 {
-	for (size_t i = 0; i < c->rep->n_procs; i++) {
-		const char *a[] = {c->rep->procs[i].boot_addr, c->rep->procs[i].oob_addr};
+	for (size_t i = 0; i < e->rep->n_procs; i++) {
+		const char *a[] = {e->rep->procs[i].boot_addr, e->rep->procs[i].oob_addr};
 
 		for (size_t k = 0; k < 2; k++)
 			if (strchr(a[k], ':') && !looks_ipv4(a[k]) && !is_link_local_addr(a[k]) &&
@@ -939,18 +915,18 @@ static bool log_has_global_ipv6(struct ctx *c)
 	return false;
 }
 
-static bool r_link_local(struct ctx *c)
+static bool r_link_local(const struct xp_evidence *e, struct xp_finding *f)
 {
 	/* NCCL_SOCKET_FAMILY=AF_INET is no fix on an IPv6-only cluster: global IPv6 bound
 	 * somewhere and no IPv4 anywhere in the log. */
-	bool v6_only = !log_has_ipv4(c) && log_has_global_ipv6(c);
-
-	return r_bound_range(
-	    c, is_link_local_addr, NULL, "a link-local address is not routed between nodes",
-	    v6_only ? "name the interface with the global IPv6 address on every node "
-		      "(NCCL_SOCKET_IFNAME==<if>); the log shows no IPv4 to fall back to"
-		    : "name an interface with a routable address (NCCL_SOCKET_IFNAME==<if>), or "
-		      "NCCL_SOCKET_FAMILY=AF_INET if the nodes have IPv4");
+	if (!bound_range(e, f, is_link_local_addr, NULL,
+			 "a link-local address is not routed between nodes"))
+		return false;
+	if (!log_has_ipv4(e) && log_has_global_ipv6(e))
+		snprintf(f->fix, sizeof(f->fix),
+			 "name the interface with the global IPv6 address on every node "
+			 "(NCCL_SOCKET_IFNAME==<if>); the log shows no IPv4 to fall back to");
+	return true;
 }
 
 static bool is_connect_kind(enum npf_xp_kind k)
@@ -959,9 +935,9 @@ static bool is_connect_kind(enum npf_xp_kind k)
 	       k == NPF_XL_GLOO_CONNECT || k == NPF_XL_STORE_FAIL;
 }
 
-static bool r_same_address(struct ctx *c)
+static bool r_same_address(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 	const struct npf_xp_line *l;
 
 	for (size_t i = 0; i < r->n_procs; i++) {
@@ -979,16 +955,16 @@ static bool r_same_address(struct ctx *c)
 			if (!aj || strcmp(ai, aj) != 0 || !r->procs[j].host[0] ||
 			    strcmp(r->procs[i].host, r->procs[j].host) == 0)
 				continue;
-			add_evidence(c, line_of(c, ki, (int)i, NULL));
-			add_evidence(c, line_of(c, kj, (int)j, NULL));
-			add_evidence(c, first_failure_line(c));
-			subject(c, ii, ai, NULL);
+			cite(f, line_of(e, ki, (int)i, NULL));
+			cite(f, line_of(e, kj, (int)j, NULL));
+			cite(f, first_failure_line(e));
+			about(f, ii, ai, NULL);
 			snprintf(
-			    r->summary, sizeof(r->summary),
+			    f->summary, sizeof(f->summary),
 			    "%s and %s both bound %s %s: the same address on several nodes, so a "
 			    "connect to it reaches the connecting node itself",
 			    r->procs[i].host, r->procs[j].host, ii, ai);
-			snprintf(r->fix_hint, sizeof(r->fix_hint),
+			snprintf(f->fix, sizeof(f->fix),
 				 "exclude %s: name the fabric interface (NCCL_SOCKET_IFNAME==<if>; "
 				 "Open MPI: the fabric CIDR in OMPI_MCA_btl_tcp_if_include)",
 				 ii);
@@ -997,23 +973,18 @@ static bool r_same_address(struct ctx *c)
 	}
 	/* A connect to an address a bridge holds on every node (docker0's 172.17.0.1): it went
 	 * to the connecting node's own bridge, where nothing of the job listens. */
-	for (size_t i = 0; i < c->n_lines; i++) {
-		const struct npf_xp_line *k = &c->lines[i];
+	for (size_t i = 0; i < e->n_lines; i++) {
+		const struct npf_xp_line *k = &e->lines[i];
 
 		if (!is_connect_kind(k->kind) || !is_bridge_default(k->addr))
 			continue;
-		add_evidence(c, k);
-		subject(c, NULL, unmapped(k->addr), NULL);
-		snprintf(r->summary, sizeof(r->summary),
+		cite(f, k);
+		about(f, NULL, unmapped(k->addr), NULL);
+		snprintf(f->summary, sizeof(f->summary),
 			 "connects to %s failed: that is a bridge's default address (docker0, "
 			 "virbr0), the same on every node, so the connect reached the connecting "
 			 "node's own bridge",
 			 unmapped(k->addr));
-		snprintf(
-		    r->fix_hint, sizeof(r->fix_hint),
-		    "exclude the bridges: name the fabric interface (NCCL_SOCKET_IFNAME==<if>, "
-		    "GLOO_SOCKET_IFNAME; Open MPI: the fabric CIDR in "
-		    "OMPI_MCA_btl_tcp_if_include)");
 		return true;
 	}
 	/* Open MPI: a process accepted a connection from "another Open MPI process" it does not
@@ -1021,27 +992,27 @@ static bool r_same_address(struct ctx *c)
 	 * connected to an address that is local to the acceptor's node too (btl_tcp_proc.c
 	 * mca_btl_tcp_proc_accept(), btl_tcp_endpoint.c recv_connect_ack(); the bridge
 	 * addresses every node has). */
-	l = line_of(c, NPF_XL_OMPI_NOPROC, -2, NULL);
+	l = line_of(e, NPF_XL_OMPI_NOPROC, -2, NULL);
 	if (!l)
-		l = line_of(c, NPF_XL_OMPI_WRONG_PEER, -2, NULL);
+		l = line_of(e, NPF_XL_OMPI_WRONG_PEER, -2, NULL);
 	if (!l)
 		return false;
-	add_evidence(c, l);
-	add_evidence(c, line_of(c, NPF_XL_OMPI_CONNECT, -2, NULL));
-	subject(c, NULL, NULL, NULL);
-	snprintf(r->summary, sizeof(r->summary),
+	cite(f, l);
+	cite(f, line_of(e, NPF_XL_OMPI_CONNECT, -2, NULL));
+	about(f, NULL, NULL, NULL);
+	snprintf(f->summary, sizeof(f->summary),
 		 "Open MPI processes connected to an address their own node also holds (a bridge "
 		 "such as docker0 with the same address on every node): the connection reached the "
 		 "wrong process");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
+	snprintf(f->fix, sizeof(f->fix),
 		 "restrict the TCP BTL to the fabric: OMPI_MCA_btl_tcp_if_include=<fabric CIDR> "
 		 "(a CIDR holds on every node whatever the interface is called)");
 	return true;
 }
 
-static bool r_bridge(struct ctx *c)
+static bool r_bridge(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 
 	for (size_t i = 0; i < r->n_procs; i++) {
 		const char *ifn, *addr;
@@ -1050,34 +1021,31 @@ static bool r_bridge(struct ctx *c)
 		bound(&r->procs[i], &ifn, &addr, &k);
 		if (!ifn || !npf_xp_bridge_name(ifn))
 			continue;
-		add_evidence(c, line_of(c, k, (int)i, NULL));
-		add_evidence(c, first_failure_line(c));
-		subject(c, ifn, addr, r->procs[i].host);
-		snprintf(r->summary, sizeof(r->summary),
+		cite(f, line_of(e, k, (int)i, NULL));
+		cite(f, first_failure_line(e));
+		about(f, ifn, addr, r->procs[i].host);
+		snprintf(f->summary, sizeof(f->summary),
 			 "%s bound the container/virtual bridge %s %s, which other nodes cannot "
 			 "reach",
 			 r->procs[i].host[0] ? r->procs[i].host : "a rank", ifn, addr);
-		snprintf(r->fix_hint, sizeof(r->fix_hint),
-			 "name the fabric interface: NCCL_SOCKET_IFNAME==<if> (NCCL's defaults "
-			 "exclude docker* and lo only, never br-<id> or veth)");
 		return true;
 	}
 	/* Connects to an address of Docker's default bridge network: the ranks run in
 	 * containers without host networking and advertise their container addresses. */
-	for (size_t i = 0; i < c->n_lines; i++) {
-		const struct npf_xp_line *l = &c->lines[i];
+	for (size_t i = 0; i < e->n_lines; i++) {
+		const struct npf_xp_line *l = &e->lines[i];
 
 		if (!is_connect_kind(l->kind) || !is_docker_bridge_net(l->addr) ||
 		    is_bridge_default(l->addr))
 			continue;
-		add_evidence(c, l);
-		subject(c, NULL, unmapped(l->addr), NULL);
-		snprintf(r->summary, sizeof(r->summary),
+		cite(f, l);
+		about(f, NULL, unmapped(l->addr), NULL);
+		snprintf(f->summary, sizeof(f->summary),
 			 "connects to %s failed: an address of Docker's default bridge network, a "
 			 "container's own address that other nodes cannot reach",
 			 unmapped(l->addr));
 		snprintf(
-		    r->fix_hint, sizeof(r->fix_hint),
+		    f->fix, sizeof(f->fix),
 		    "run the containers with host networking (docker --network host, "
 		    "hostNetwork: true) and name the fabric interface (NCCL_SOCKET_IFNAME==<if>)");
 		return true;
@@ -1085,9 +1053,9 @@ static bool r_bridge(struct ctx *c)
 	return false;
 }
 
-static bool r_prefix(struct ctx *c)
+static bool r_prefix(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 
 	for (size_t i = 0; i < r->n_procs; i++) {
 		const char *v = env_of(&r->procs[i], "NCCL_SOCKET_IFNAME");
@@ -1108,17 +1076,16 @@ static bool r_prefix(struct ctx *c)
 			 * selected by prefix. */
 			if (n && strncmp(r->procs[i].boot_if, t, n) == 0 &&
 			    strlen(r->procs[i].boot_if) > n) {
-				add_evidence(c,
-					     line_of(c, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
-				add_evidence(c, line_of(c, NPF_XL_BOOTSTRAP, (int)i, NULL));
-				add_evidence(c, line_of(c, NPF_XL_NET_SOCKET, (int)i, NULL));
-				subject(c, r->procs[i].boot_if, r->procs[i].boot_addr,
-					r->procs[i].host);
-				snprintf(r->summary, sizeof(r->summary),
+				cite(f, line_of(e, NPF_XL_ENV, (int)i, "NCCL_SOCKET_IFNAME"));
+				cite(f, line_of(e, NPF_XL_BOOTSTRAP, (int)i, NULL));
+				cite(f, line_of(e, NPF_XL_NET_SOCKET, (int)i, NULL));
+				about(f, r->procs[i].boot_if, r->procs[i].boot_addr,
+				      r->procs[i].host);
+				snprintf(f->summary, sizeof(f->summary),
 					 "NCCL_SOCKET_IFNAME=%s is a prefix: %s bound %s %s", v,
 					 r->procs[i].host[0] ? r->procs[i].host : "a rank",
 					 r->procs[i].boot_if, r->procs[i].boot_addr);
-				snprintf(r->fix_hint, sizeof(r->fix_hint),
+				snprintf(f->fix, sizeof(f->fix),
 					 "write the exact name with '=': NCCL_SOCKET_IFNAME==%s",
 					 t);
 				return true;
@@ -1129,10 +1096,10 @@ static bool r_prefix(struct ctx *c)
 }
 
 /* The host whose bound address is addr (the connect target), "" none. */
-static const char *host_of_addr(struct ctx *c, const char *addr)
+static const char *host_of_addr(const struct xp_evidence *e, const char *addr)
 {
-	for (size_t i = 0; i < c->rep->n_procs; i++) {
-		const struct npf_xp_proc *pr = &c->rep->procs[i];
+	for (size_t i = 0; i < e->rep->n_procs; i++) {
+		const struct npf_xp_proc *pr = &e->rep->procs[i];
 
 		if (addr[0] && pr->host[0] &&
 		    (strcmp(pr->boot_addr, addr) == 0 || strcmp(pr->oob_addr, addr) == 0))
@@ -1142,12 +1109,12 @@ static const char *host_of_addr(struct ctx *c, const char *addr)
 }
 
 /* The address was bound by a bridge or by processes on two hosts. */
-static bool bad_target(struct ctx *c, const char *addr)
+static bool bad_target(const struct xp_evidence *e, const char *addr)
 {
 	const char *host = NULL;
 
-	for (size_t i = 0; i < c->rep->n_procs; i++) {
-		const struct npf_xp_proc *pr = &c->rep->procs[i];
+	for (size_t i = 0; i < e->rep->n_procs; i++) {
+		const struct npf_xp_proc *pr = &e->rep->procs[i];
 
 		if (!addr[0] || strcmp(pr->boot_addr, addr) != 0)
 			continue;
@@ -1165,39 +1132,39 @@ static bool bad_target(struct ctx *c, const char *addr)
  * loopback, link-local, a bridge's default or an address bound on several hosts failed
  * because of what was bound there (the rules above); one to a netmask or a network address
  * because the address is wrong (bad-address). */
-static bool plausible_peer(struct ctx *c, const char *a)
+static bool plausible_peer(const struct xp_evidence *e, const char *a)
 {
 	return a[0] && !is_loopback_addr(unmapped(a)) && !is_link_local_addr(a) &&
 	       !is_bridge_default(a) && !is_docker_bridge_net(a) && !impossible_addr(a) &&
-	       strcmp(a, "localhost") != 0 && !bad_target(c, a);
+	       strcmp(a, "localhost") != 0 && !bad_target(e, a);
 }
 
 /* A connect line that names no peer (NCCL 2.24-2.26 "connect returned ..."): its peer is one
  * of the addresses the processes bound, and every one of them must be plausible. */
-static bool all_bound_plausible(struct ctx *c)
+static bool all_bound_plausible(const struct xp_evidence *e)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < c->rep->n_procs; i++) {
+	for (size_t i = 0; i < e->rep->n_procs; i++) {
 		const char *ifn, *addr;
 		enum npf_xp_kind k;
 
-		bound(&c->rep->procs[i], &ifn, &addr, &k);
+		bound(&e->rep->procs[i], &ifn, &addr, &k);
 		if (!addr || !addr[0])
 			continue;
-		if (!plausible_peer(c, addr) || npf_xp_bridge_name(ifn))
+		if (!plausible_peer(e, addr) || npf_xp_bridge_name(ifn))
 			return false;
 		n++;
 	}
 	return n >= 1;
 }
 
-static bool r_connect(struct ctx *c, bool refused)
+static bool r_connect(const struct xp_evidence *e, struct xp_finding *f, bool refused)
 {
-	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 
-	for (size_t i = 0; i < c->n_lines; i++) {
-		const struct npf_xp_line *l = &c->lines[i];
+	for (size_t i = 0; i < e->n_lines; i++) {
+		const struct npf_xp_line *l = &e->lines[i];
 		const char *h;
 
 		if (!is_connect_kind(l->kind))
@@ -1207,52 +1174,49 @@ static bool r_connect(struct ctx *c, bool refused)
 			continue;
 		/* A connect to loopback, link-local or a bridge address failed because of what
 		 * was bound there (the rules above), not because of a firewall on the path. */
-		if (l->addr[0] ? !plausible_peer(c, l->addr) : !all_bound_plausible(c))
+		if (l->addr[0] ? !plausible_peer(e, l->addr) : !all_bound_plausible(e))
 			continue;
-		add_evidence(c, l);
-		h = host_of_addr(c, l->addr);
+		cite(f, l);
+		h = host_of_addr(e, l->addr);
 		if (h[0]) {
 			for (size_t k = 0; k < r->n_procs; k++)
 				if (strcmp(r->procs[k].host, h) == 0 &&
 				    strcmp(r->procs[k].boot_addr, l->addr) == 0) {
-					add_evidence(c, line_of(c, NPF_XL_BOOTSTRAP, (int)k, NULL));
+					cite(f, line_of(e, NPF_XL_BOOTSTRAP, (int)k, NULL));
 					break;
 				}
 		}
-		subject(c, NULL, l->addr, h);
-		snprintf(r->summary, sizeof(r->summary),
+		about(f, NULL, l->addr, h);
+		snprintf(f->summary, sizeof(f->summary),
 			 refused ? "connections to %s%s%s%s were %s: a firewall rejects them (or "
 				   "nothing listens there)"
 				 : "connections to %s%s%s%s timed out: packets are dropped on the "
 				   "way (a silent firewall or a missing path)",
 			 l->addr[0] ? l->addr : "a peer", h[0] ? " (" : "", h, h[0] ? ")" : "",
 			 l->err == NPF_XE_NOROUTE ? "rejected (no route to host)" : "refused");
-		snprintf(r->fix_hint, sizeof(r->fix_hint),
-			 "open the job's ports between the nodes on that network, or use a network "
-			 "that works to every peer");
 		return true;
 	}
 	return false;
 }
 
-static bool r_refused(struct ctx *c)
+static bool r_refused(const struct xp_evidence *e, struct xp_finding *f)
 {
-	return r_connect(c, true);
+	return r_connect(e, f, true);
 }
 
-static bool r_silent(struct ctx *c)
+static bool r_silent(const struct xp_evidence *e, struct xp_finding *f)
 {
-	return r_connect(c, false);
+	return r_connect(e, f, false);
 }
 
-static bool r_mtu(struct ctx *c)
+static bool r_mtu(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
-	const struct npf_xp_line *w = line_of(c, NPF_XL_WATCHDOG, -2, NULL);
-	const struct npf_xp_line *ok = line_of(c, NPF_XL_INIT_DONE, -2, NULL);
+	const struct npf_xp_report *r = e->rep;
+	const struct npf_xp_line *w = line_of(e, NPF_XL_WATCHDOG, -2, NULL);
+	const struct npf_xp_line *ok = line_of(e, NPF_XL_INIT_DONE, -2, NULL);
 
 	if (!ok)
-		ok = line_of(c, NPF_XL_CHANNEL, -2, NULL);
+		ok = line_of(e, NPF_XL_CHANNEL, -2, NULL);
 	/* Connected (init complete or channels over NET), then collectives time out, and no
 	 * connect ever failed: the small packets passed and the large ones did not. */
 	for (size_t i = 0; i < r->n_procs; i++)
@@ -1260,42 +1224,35 @@ static bool r_mtu(struct ctx *c)
 			return false;
 	if (!w || !ok)
 		return false;
-	add_evidence(c, ok);
-	add_evidence(c, w);
-	subject(c, NULL, NULL, NULL);
-	snprintf(r->summary, sizeof(r->summary),
+	cite(f, ok);
+	cite(f, w);
+	about(f, NULL, NULL, NULL);
+	snprintf(f->summary, sizeof(f->summary),
 		 "every connection was set up, then the first collective hung until the watchdog "
 		 "fired: full-size packets are lost on the path (MTU black hole suspected)");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "make the MTU equal on every NIC and switch port of the path (ping -M do -s "
-		 "<mtu-28> finds the hop), or use a network without the mismatch");
 	return true;
 }
 
-static bool r_ib_fallback(struct ctx *c)
+static bool r_ib_fallback(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
-	const struct npf_xp_line *n = line_of(c, NPF_XL_IB_NONE, -2, NULL);
-	const struct npf_xp_line *u = line_of(c, NPF_XL_USING_NET, -2, "Socket");
+	const struct npf_xp_line *n = line_of(e, NPF_XL_IB_NONE, -2, NULL);
+	const struct npf_xp_line *u = line_of(e, NPF_XL_USING_NET, -2, "Socket");
 
 	if (!n || !u)
 		return false;
-	add_evidence(c, n);
-	add_evidence(c, u);
-	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_IB_HCA"));
-	subject(c, NULL, NULL, n->proc >= 0 ? r->procs[n->proc].host : NULL);
-	snprintf(r->summary, sizeof(r->summary),
+	cite(f, n);
+	cite(f, u);
+	cite(f, line_of(e, NPF_XL_ENV, -2, "NCCL_IB_HCA"));
+	about(f, NULL, NULL, host_of(e, n->proc));
+	snprintf(f->summary, sizeof(f->summary),
 		 "NET/IB found no usable device on %s and NCCL silently fell back to TCP sockets",
-		 r->subject_host[0] ? r->subject_host : "a node");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "fix NCCL_IB_HCA (verbs names, '=' for exact: =mlx5_0:1) or the port state; set "
-		 "NCCL_NET=IB so a fallback fails loudly");
+		 or_else(f->host, "a node"));
 	return true;
 }
 
-static bool r_env_differs(struct ctx *c)
+static bool r_env_differs(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 	static const char *const vars[] = {"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX",
 					   "NCCL_SOCKET_FAMILY"};
 
@@ -1312,18 +1269,14 @@ static bool r_env_differs(struct ctx *c)
 				val0 = val;
 				first = (int)i;
 			} else if (strcmp(val0, val) != 0) {
-				add_evidence(c, line_of(c, NPF_XL_ENV, first, vars[v]));
-				add_evidence(c, line_of(c, NPF_XL_ENV, (int)i, vars[v]));
-				subject(c, NULL, NULL, r->procs[i].host);
+				cite(f, line_of(e, NPF_XL_ENV, first, vars[v]));
+				cite(f, line_of(e, NPF_XL_ENV, (int)i, vars[v]));
+				about(f, NULL, NULL, r->procs[i].host);
 				snprintf(
-				    r->summary, sizeof(r->summary),
+				    f->summary, sizeof(f->summary),
 				    "ranks ran with different %s (%s vs %s): the job's environment "
 				    "is not one published setting",
 				    vars[v], val0, val);
-				snprintf(
-				    r->fix_hint, sizeof(r->fix_hint),
-				    "give every rank the environment `netpreflight env` publishes "
-				    "(TaskProlog or the launcher's env file)");
 				return true;
 			}
 		}
@@ -1343,112 +1296,99 @@ static bool looks_hostname(const char *n)
 	return false;
 }
 
-static bool any_bound(struct ctx *c)
+static bool any_bound(const struct xp_evidence *e)
 {
-	for (size_t i = 0; i < c->rep->n_procs; i++)
-		if (c->rep->procs[i].boot_if[0] || c->rep->procs[i].oob_if[0])
+	for (size_t i = 0; i < e->rep->n_procs; i++)
+		if (e->rep->procs[i].boot_if[0] || e->rep->procs[i].oob_if[0])
 			return true;
 	return false;
 }
 
-static bool r_ifname_missing(struct ctx *c)
+static bool r_ifname_missing(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
-	const struct npf_xp_line *l = line_of(c, NPF_XL_NO_IFACE, -2, NULL);
-	const char *val = env_any(c, "NCCL_SOCKET_IFNAME", NULL);
+	const struct npf_xp_line *l = line_of(e, NPF_XL_NO_IFACE, -2, NULL);
+	const char *val = env_any(e, "NCCL_SOCKET_IFNAME", NULL);
 
 	/* NCCL 2.27 with a name that matches nothing fails later, with an address it never
 	 * filled in (NVIDIA/nccl#1837): that too, when the log shows the variable. */
 	if (!l && val)
-		l = line_of(c, NPF_XL_NO_FAMILY, -2, NULL);
+		l = line_of(e, NPF_XL_NO_FAMILY, -2, NULL);
 	if (!l) {
-		l = line_of(c, NPF_XL_GLOO_NOADDR, -2, NULL);
+		l = line_of(e, NPF_XL_GLOO_NOADDR, -2, NULL);
 		if (l && looks_hostname(l->addr))
 			l = NULL;
 	}
 	/* A rank that did bind an interface: the names differ between nodes (next rule). */
-	if (!l || any_bound(c))
+	if (!l || any_bound(e))
 		return false;
-	add_evidence(c, line_of(c, NPF_XL_ENV, -2, "NCCL_SOCKET_IFNAME"));
-	add_evidence(c, l);
-	subject(c, l->kind == NPF_XL_GLOO_NOADDR ? l->addr : val, NULL,
-		l->proc >= 0 ? r->procs[l->proc].host : NULL);
+	cite(f, line_of(e, NPF_XL_ENV, -2, "NCCL_SOCKET_IFNAME"));
+	cite(f, l);
+	about(f, l->kind == NPF_XL_GLOO_NOADDR ? l->addr : val, NULL, host_of(e, l->proc));
 	if (l->kind == NPF_XL_GLOO_NOADDR || val)
-		snprintf(r->summary, sizeof(r->summary),
-			 "%s%s names an interface that does not exist on %s (no rank found it)",
-			 l->kind == NPF_XL_GLOO_NOADDR ? "GLOO_SOCKET_IFNAME="
-						       : "NCCL_SOCKET_IFNAME=",
-			 l->kind == NPF_XL_GLOO_NOADDR ? l->addr : val,
-			 r->subject_host[0] ? r->subject_host : "the nodes");
+		snprintf(
+		    f->summary, sizeof(f->summary),
+		    "%s%s names an interface that does not exist on %s (no rank found it)",
+		    l->kind == NPF_XL_GLOO_NOADDR ? "GLOO_SOCKET_IFNAME=" : "NCCL_SOCKET_IFNAME=",
+		    l->kind == NPF_XL_GLOO_NOADDR ? l->addr : val, or_else(f->host, "the nodes"));
 	else
-		snprintf(r->summary, sizeof(r->summary),
+		snprintf(f->summary, sizeof(f->summary),
 			 "NCCL found no usable interface on %s: the one NCCL_SOCKET_IFNAME names "
 			 "does not exist there, or the node (a container without host networking) "
 			 "has none",
-			 r->subject_host[0] ? r->subject_host : "a node");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "set the variable to an interface the nodes have (ip -br addr), or unset it and "
-		 "let NCCL pick; `netpreflight env` publishes the one that works");
+			 or_else(f->host, "a node"));
 	return true;
 }
 
-static bool r_bad_address(struct ctx *c)
+static bool r_bad_address(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
-	const struct npf_xp_line *l = line_of(c, NPF_XL_UNRESOLVED, -2, NULL);
+	const struct npf_xp_report *r = e->rep;
+	const struct npf_xp_line *l = line_of(e, NPF_XL_UNRESOLVED, -2, NULL);
 	const char *what = NULL;
 
 	if (!l) {
-		l = line_of(c, NPF_XL_GLOO_NOADDR, -2, NULL);
+		l = line_of(e, NPF_XL_GLOO_NOADDR, -2, NULL);
 		if (l && !looks_hostname(l->addr))
 			l = NULL;
 	}
-	for (size_t i = 0; i < c->n_lines && !l; i++)
-		if (is_connect_kind(c->lines[i].kind) &&
-		    (what = impossible_addr(c->lines[i].addr)) != NULL)
-			l = &c->lines[i];
+	for (size_t i = 0; i < e->n_lines && !l; i++)
+		if (is_connect_kind(e->lines[i].kind) &&
+		    (what = impossible_addr(e->lines[i].addr)) != NULL)
+			l = &e->lines[i];
 	if (!l)
 		return false;
-	add_evidence(c, l);
-	subject(c, NULL, unmapped(l->addr), NULL);
+	cite(f, l);
+	about(f, NULL, unmapped(l->addr), NULL);
 	if (what)
-		snprintf(r->summary, sizeof(r->summary),
+		snprintf(f->summary, sizeof(f->summary),
 			 "the job connects to %s, which is %s, no host's address: the rendezvous "
 			 "address (MASTER_ADDR) is wrong",
-			 r->subject_addr, what);
+			 f->addr, what);
 	else
-		snprintf(r->summary, sizeof(r->summary),
+		snprintf(f->summary, sizeof(f->summary),
 			 "the name %s does not resolve on %s: the rendezvous address "
 			 "(MASTER_ADDR, the host name) cannot be reached",
-			 r->subject_addr[0] ? r->subject_addr : "given",
+			 or_else(f->addr, "given"),
 			 l->proc >= 0 && r->procs[l->proc].host[0] ? r->procs[l->proc].host
 								   : "a node");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "give MASTER_ADDR (--rdzv-endpoint, --dist-init-addr) rank 0's node's address on "
-		 "the fabric, or a name every node resolves to it");
 	return true;
 }
 
-static bool r_ib_mtu(struct ctx *c)
+static bool r_ib_mtu(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
-	const struct npf_xp_line *l = line_of(c, NPF_XL_IB_ASYNC, -2, "access violation");
+	const struct npf_xp_line *l = line_of(e, NPF_XL_IB_ASYNC, -2, "access violation");
 
 	if (!l)
-		l = line_of(c, NPF_XL_IB_COMPLETION, -2, "LOC_LEN");
+		l = line_of(e, NPF_XL_IB_COMPLETION, -2, "LOC_LEN");
 	if (!l)
 		return false;
-	add_evidence(c, l);
+	cite(f, l);
 	if (l->proc >= 0)
-		add_evidence(c, line_of(c, NPF_XL_NET_IB, l->proc, NULL));
-	subject(c, NULL, NULL, l->proc >= 0 ? r->procs[l->proc].host : NULL);
-	snprintf(r->summary, sizeof(r->summary),
+		cite(f, line_of(e, NPF_XL_NET_IB, l->proc, NULL));
+	about(f, NULL, NULL, host_of(e, l->proc));
+	snprintf(f->summary, sizeof(f->summary),
 		 "an IB/RoCE queue pair failed with a local access/length error on %s: the ports' "
 		 "MTUs differ between nodes (NCCL >= 2.20.3 no longer lowers it to the peer's)",
-		 r->subject_host[0] ? r->subject_host : "a node");
-	snprintf(r->fix_hint, sizeof(r->fix_hint),
-		 "make the MTU equal on every port and switch (ibv_devinfo: active_mtu; RoCE: the "
-		 "netdev MTU, e.g. 4200 for 4096)");
+		 or_else(f->host, "a node"));
 	return true;
 }
 
@@ -1486,46 +1426,46 @@ static const struct {
 };
 
 /* Names a non-network failure: "not a network cause: rank 2 ran out of GPU memory". */
-static bool name_not_network(struct ctx *c, int proc)
+static bool name_not_network(const struct xp_evidence *e, struct xp_finding *f, int proc)
 {
-	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 	const struct npf_xp_line *l = &r->procs[proc].first_error;
 	char who[96];
 
 	for (size_t i = 0; i < sizeof(not_network) / sizeof(not_network[0]); i++) {
 		if (not_network[i].kind != l->kind)
 			continue;
-		add_evidence(c, l);
-		subject(c, NULL, NULL, r->procs[proc].host);
+		cite(f, l);
+		about(f, NULL, NULL, r->procs[proc].host);
 		npf_xp_proc_label(r, proc, who, sizeof(who));
 		if (l->kind == NPF_XL_PY_EXCEPTION)
-			snprintf(r->summary, sizeof(r->summary),
+			snprintf(f->summary, sizeof(f->summary),
 				 "not a network cause: %s raised %.*s",
-				 proc == c->job ? "a process" : who, (int)strcspn(l->text, ":"),
+				 proc == e->job ? "a process" : who, (int)strcspn(l->text, ":"),
 				 l->text);
 		else
-			snprintf(r->summary, sizeof(r->summary), "not a network cause: %s %s",
-				 proc == c->job ? "a process" : who, not_network[i].what);
-		cpy(r->fix_hint, sizeof(r->fix_hint), not_network[i].fix);
+			snprintf(f->summary, sizeof(f->summary), "not a network cause: %s %s",
+				 proc == e->job ? "a process" : who, not_network[i].what);
+		cpy(f->fix, sizeof(f->fix), not_network[i].fix);
 		return true;
 	}
 	return false;
 }
 
 /* The first failing process failed of itself, and not because of the network. */
-static bool r_not_network_first(struct ctx *c)
+static bool r_not_network_first(const struct xp_evidence *e, struct xp_finding *f)
 {
-	int fp = c->rep->first_proc;
+	int fp = e->rep->first_proc;
 
-	return fp >= 0 && c->rep->procs[fp].primary &&
-	       npf_xp_kind_not_network(c->rep->procs[fp].first_error.kind) &&
-	       name_not_network(c, fp);
+	return fp >= 0 && e->rep->procs[fp].primary &&
+	       npf_xp_kind_not_network(e->rep->procs[fp].first_error.kind) &&
+	       name_not_network(e, f, fp);
 }
 
 /* No network rule found its evidence, but some process failed of itself (the earliest). */
-static bool r_not_network_any(struct ctx *c)
+static bool r_not_network_any(const struct xp_evidence *e, struct xp_finding *f)
 {
-	struct npf_xp_report *r = c->rep;
+	const struct npf_xp_report *r = e->rep;
 	int best = -1;
 
 	bool net = false;
@@ -1543,87 +1483,206 @@ static bool r_not_network_any(struct ctx *c)
 		    (best < 0 || pr->first_error.lineno < r->procs[best].first_error.lineno))
 			best = (int)i;
 	}
-	return best >= 0 && name_not_network(c, best);
+	return best >= 0 && name_not_network(e, f, best);
 }
 
-/* One row per root cause, in precedence order: the first that fires is the cause, the others
- * are reported as "also". tier: rules of one tier are alternatives; when two fire that do not
- * go together (compat), the answer is marked ambiguous. */
-static const struct npf_xp_rule {
-	enum npf_xp_cause cause;
-	int tier;
-	bool (*fire)(struct ctx *c);
-	unsigned compat; /* causes that commonly come with this one (bit per cause) */
-} rules[] = {
+/* The line kinds a row may cite, as a bit set (one bit per enum npf_xp_kind). */
+#define K(k) (1ull << NPF_XL_##k)
+_Static_assert(NPF_XL__COUNT <= 64, "npf_xp_kind no longer fits a 64-bit evidence set");
+#define CONNECTS                                                                                   \
+	(K(CONNECT_FAIL) | K(CONNECT_RETRY) | K(OMPI_CONNECT) | K(GLOO_CONNECT) | K(STORE_FAIL))
+#define NOT_NET                                                                                    \
+	(K(CUDA_OOM) | K(KILLED) | K(DUP_GPU) | K(COLL_MISMATCH) | K(CUDA_ERROR) | K(SHM) |        \
+	 K(VERSION) | K(NO_BARRIER) | K(PY_EXCEPTION))
+#define ANY_FIRST ~0ull /* also the first failing process's first failure, whatever it is */
+#define C(c) (1u << NPF_XC_##c)
+
+/* One row per root cause, in precedence order: the first whose test fires is the cause, the
+ * others that fire are reported as "also". tier: rules of one tier are alternatives; when two
+ * fire that do not go together (compat), the answer is marked ambiguous. evidence: the kinds
+ * of line the test cites. fix: what to change, unless the test wrote a fix of its own (NULL:
+ * the test always does). "none" and "unknown" have no test: they are what is left. */
+static const struct xp_rule xp_rules[] = {
     /* Tier 0: the first failure is not the network's; no network rule is consulted. */
-    {NPF_XC_NOT_NETWORK, 0, r_not_network_first, 0},
-    {NPF_XC_COMM_ID_SUBNET, 1, r_comm_id, 1u << NPF_XC_LOOPBACK},
-    {NPF_XC_BAD_ADDRESS, 1, r_bad_address, 0},
-    {NPF_XC_IB_MTU, 1, r_ib_mtu, 1u << NPF_XC_ROCE_GID},
-    {NPF_XC_ROCE_GID_FORCED, 1, r_gid_forced, 1u << NPF_XC_ROCE_GID},
-    {NPF_XC_ROCE_GID, 1, r_gid, 0},
-    {NPF_XC_GLOO_HOSTNAME, 1, r_gloo_hostname, 1u << NPF_XC_LOOPBACK},
-    {NPF_XC_IFNAME_MISSING, 1, r_ifname_missing, 0},
-    {NPF_XC_NAMES_DIFFER, 1, r_names_differ, 1u << NPF_XC_ENV_DIFFERS},
-    {NPF_XC_PREFIX_MATCH, 2, r_prefix,
-     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT)},
-    {NPF_XC_LOOPBACK, 2, r_loopback, (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_SAME_ADDRESS)},
-    {NPF_XC_LINK_LOCAL, 2, r_link_local,
-     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT) |
-	 (1u << NPF_XC_SAME_ADDRESS)},
-    {NPF_XC_SAME_ADDRESS, 2, r_same_address,
-     (1u << NPF_XC_CONTAINER_BRIDGE) | (1u << NPF_XC_FIREWALL_REFUSED)},
-    {NPF_XC_CONTAINER_BRIDGE, 2, r_bridge,
-     (1u << NPF_XC_FIREWALL_REFUSED) | (1u << NPF_XC_FIREWALL_SILENT)},
-    {NPF_XC_FIREWALL_REFUSED, 3, r_refused, 0},
-    {NPF_XC_FIREWALL_SILENT, 3, r_silent, 0},
-    {NPF_XC_MTU_BLACKHOLE, 3, r_mtu, 0},
-    {NPF_XC_ENV_DIFFERS, 4, r_env_differs, 0},
-    {NPF_XC_IB_FALLBACK, 4, r_ib_fallback, 0},
-    {NPF_XC_NOT_NETWORK, 5, r_not_network_any, 0},
+    {NPF_XC_NOT_NETWORK, "not-network", 0, r_not_network_first, NOT_NET, NULL, 0},
+    {NPF_XC_COMM_ID_SUBNET, "comm-id-subnet", 1, r_comm_id,
+     K(NO_SUBNET) | K(BOOTSTRAP) | K(NCCL_VERSION) | K(ENV),
+     "give NCCL_COMM_ID an address of rank 0's node on a network every node has "
+     "(or unset it and let the launcher pass the unique id)",
+     C(LOOPBACK)},
+    {NPF_XC_BAD_ADDRESS, "bad-address", 1, r_bad_address, K(UNRESOLVED) | K(GLOO_NOADDR) | CONNECTS,
+     "give MASTER_ADDR (--rdzv-endpoint, --dist-init-addr) rank 0's node's address on "
+     "the fabric, or a name every node resolves to it",
+     0},
+    {NPF_XC_IB_MTU, "ib-mtu-mismatch", 1, r_ib_mtu, K(IB_ASYNC) | K(IB_COMPLETION) | K(NET_IB),
+     "make the MTU equal on every port and switch (ibv_devinfo: active_mtu; RoCE: the "
+     "netdev MTU, e.g. 4200 for 4096)",
+     C(ROCE_GID)},
+    {NPF_XC_ROCE_GID_FORCED, "roce-gid-forced", 1, r_gid_forced,
+     K(ENV) | K(IB_GID_HINT) | K(IB_MODIFY_QP) | K(IB_COMPLETION),
+     "unset NCCL_IB_GID_INDEX (NCCL >= 2.21.5 picks the RoCE v2 IPv4 GID per port); "
+     "on older NCCL pin the index show_gids reports as RoCE v2 + IPv4",
+     C(ROCE_GID)},
+    {NPF_XC_ROCE_GID, "roce-gid", 1, r_gid, K(IB_COMPLETION) | K(NET_IB),
+     "use a RoCE v2 GID with an IPv4 address on every port: NCCL >= 2.21.5 unset "
+     "NCCL_IB_GID_INDEX (set NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE if needed), older "
+     "NCCL pin the RoCE v2 index",
+     0},
+    {NPF_XC_GLOO_HOSTNAME, "gloo-hostname-loopback", 1, r_gloo_hostname,
+     K(GLOO_LOOPBACK) | K(GLOO_CONNECT),
+     "set GLOO_SOCKET_IFNAME to the fabric interface (exact name), or make the "
+     "hostname resolve to the fabric address in /etc/hosts",
+     C(LOOPBACK)},
+    {NPF_XC_IFNAME_MISSING, "interface-missing", 1, r_ifname_missing,
+     K(ENV) | K(NO_IFACE) | K(NO_FAMILY) | K(GLOO_NOADDR),
+     "set the variable to an interface the nodes have (ip -br addr), or unset it and "
+     "let NCCL pick; `netpreflight env` publishes the one that works",
+     0},
+    {NPF_XC_NAMES_DIFFER, "interface-names-differ", 1, r_names_differ,
+     K(NO_IFACE) | K(GLOO_NOADDR) | K(OMPI_NOIF) | K(ENV) | K(BOOTSTRAP),
+     "set the variable per node (each node's own name), or list every node's name, "
+     "or use an address-based setting (CIDR for Open MPI)",
+     C(ENV_DIFFERS)},
+    {NPF_XC_PREFIX_MATCH, "prefix-match", 2, r_prefix, K(ENV) | K(BOOTSTRAP) | K(NET_SOCKET), NULL,
+     C(FIREWALL_REFUSED) | C(FIREWALL_SILENT)},
+    {NPF_XC_LOOPBACK, "loopback", 2, r_loopback, ANY_FIRST,
+     "exclude lo: a '^' list replaces NCCL's defaults, so write ^docker,lo,... "
+     "or better name the fabric interface with '='",
+     C(FIREWALL_REFUSED) | C(SAME_ADDRESS)},
+    {NPF_XC_LINK_LOCAL, "link-local", 2, r_link_local, ANY_FIRST,
+     "name an interface with a routable address (NCCL_SOCKET_IFNAME==<if>), or "
+     "NCCL_SOCKET_FAMILY=AF_INET if the nodes have IPv4",
+     C(FIREWALL_REFUSED) | C(FIREWALL_SILENT) | C(SAME_ADDRESS)},
+    {NPF_XC_SAME_ADDRESS, "same-address", 2, r_same_address, ANY_FIRST,
+     "exclude the bridges: name the fabric interface (NCCL_SOCKET_IFNAME==<if>, "
+     "GLOO_SOCKET_IFNAME; Open MPI: the fabric CIDR in "
+     "OMPI_MCA_btl_tcp_if_include)",
+     C(CONTAINER_BRIDGE) | C(FIREWALL_REFUSED)},
+    {NPF_XC_CONTAINER_BRIDGE, "container-bridge", 2, r_bridge, ANY_FIRST,
+     "name the fabric interface: NCCL_SOCKET_IFNAME==<if> (NCCL's defaults "
+     "exclude docker* and lo only, never br-<id> or veth)",
+     C(FIREWALL_REFUSED) | C(FIREWALL_SILENT)},
+    {NPF_XC_FIREWALL_REFUSED, "firewall-refused", 3, r_refused, CONNECTS | K(BOOTSTRAP),
+
+     "open the job's ports between the nodes on that network, or use a network "
+     "that works to every peer",
+     0},
+    {NPF_XC_FIREWALL_SILENT, "firewall-silent", 3, r_silent, CONNECTS | K(BOOTSTRAP),
+
+     "open the job's ports between the nodes on that network, or use a network "
+     "that works to every peer",
+     0},
+    {NPF_XC_MTU_BLACKHOLE, "mtu-blackhole", 3, r_mtu, K(INIT_DONE) | K(CHANNEL) | K(WATCHDOG),
+
+     "make the MTU equal on every NIC and switch port of the path (ping -M do -s "
+     "<mtu-28> finds the hop), or use a network without the mismatch",
+     0},
+    {NPF_XC_ENV_DIFFERS, "env-differs", 4, r_env_differs, K(ENV),
+     "give every rank the environment `netpreflight env` publishes "
+     "(TaskProlog or the launcher's env file)",
+     0},
+    {NPF_XC_IB_FALLBACK, "ib-socket-fallback", 4, r_ib_fallback, K(IB_NONE) | K(USING_NET) | K(ENV),
+     "fix NCCL_IB_HCA (verbs names, '=' for exact: =mlx5_0:1) or the port state; set "
+     "NCCL_NET=IB so a fallback fails loudly",
+     0},
+    {NPF_XC_NOT_NETWORK, "not-network", 5, r_not_network_any, NOT_NET, NULL, 0},
+    {NPF_XC_NONE, "none", 6, NULL, 0, NULL, 0},
+    {NPF_XC_UNKNOWN, "unknown", 6, NULL, 0, NULL, 0},
 };
+
+static const struct xp_rule *rule_of(enum npf_xp_cause c)
+{
+	for (size_t i = 0; i < sizeof(xp_rules) / sizeof(xp_rules[0]); i++)
+		if (xp_rules[i].cause == c)
+			return &xp_rules[i];
+	return NULL;
+}
+
+const char *npf_xp_cause_name(enum npf_xp_cause c)
+{
+	const struct xp_rule *row = rule_of(c);
+
+	return row ? row->name : "unknown";
+}
+
+int npf_xp_cause_parse(const char *s)
+{
+	for (size_t i = 0; s && i < sizeof(xp_rules) / sizeof(xp_rules[0]); i++)
+		if (strcmp(s, xp_rules[i].name) == 0)
+			return (int)xp_rules[i].cause;
+	return -EINVAL;
+}
+
+/* Adds an evidence line once (by line number), while there is room. */
+static void add_evidence(struct npf_xp_report *r, const struct npf_xp_line *l)
+{
+	if (!l || r->n_evidence >= NPF_XP_MAX_EVIDENCE)
+		return;
+	for (size_t i = 0; i < r->n_evidence; i++)
+		if (r->evidence[i].lineno == l->lineno)
+			return;
+	r->evidence[r->n_evidence++] = *l;
+}
+
+/* The one step that writes the report: the winning row and what its test found. */
+static void report_finding(struct npf_xp_report *r, const struct xp_rule *row,
+			   const struct xp_finding *f)
+{
+	r->cause = row->cause;
+	for (size_t i = 0; i < f->n_lines; i++)
+		add_evidence(r, f->lines[i]);
+	cpy(r->subject_if, sizeof(r->subject_if), f->ifname);
+	cpy(r->subject_addr, sizeof(r->subject_addr), f->addr);
+	cpy(r->subject_host, sizeof(r->subject_host), f->host);
+	snprintf(r->summary, sizeof(r->summary), "%s", f->summary);
+	snprintf(r->fix_hint, sizeof(r->fix_hint), "%s",
+		 f->fix[0]  ? f->fix
+		 : row->fix ? row->fix
+			    : "");
+}
 
 static void diagnose(struct ctx *c)
 {
 	struct npf_xp_report *r = c->rep;
-	int top = -1;
+	const struct xp_evidence e = {r, c->lines, c->n_lines, c->job};
+	const struct xp_rule *top = NULL;
+	struct xp_finding found, also;
 
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		struct npf_xp_report saved;
-		bool fired;
+	for (size_t i = 0; i < sizeof(xp_rules) / sizeof(xp_rules[0]); i++) {
+		const struct xp_rule *row = &xp_rules[i];
 
-		if (top < 0) {
-			fired = rules[i].fire(c);
-			if (fired) {
-				top = (int)i;
-				r->cause = rules[i].cause;
-				if (rules[i].tier == 0)
+		if (!row->test)
+			continue;
+		if (!top) {
+			memset(&found, 0, sizeof(found));
+			if (row->test(&e, &found)) {
+				top = row;
+				if (row->tier == 0)
 					break;
 			}
 			continue;
 		}
-		/* Later rules only tell whether they also fire: keep the top rule's text. */
-		saved = *r;
-		fired = rules[i].fire(c);
-		*r = saved;
-		if (!fired)
+		/* Later rules only tell whether they also fire. */
+		memset(&also, 0, sizeof(also));
+		if (!row->test(&e, &also))
 			continue;
 		if (r->n_also < sizeof(r->also) / sizeof(r->also[0]))
-			r->also[r->n_also++] = rules[i].cause;
-		if (rules[i].tier == rules[top].tier &&
-		    !(rules[top].compat & (1u << rules[i].cause)) &&
-		    !(rules[i].compat & (1u << rules[top].cause)))
+			r->also[r->n_also++] = row->cause;
+		if (row->tier == top->tier && !(top->compat & (1u << row->cause)) &&
+		    !(row->compat & (1u << top->cause)))
 			r->ambiguous = true;
 	}
+	if (top)
+		report_finding(r, top, &found);
 	mend(r->summary, sizeof(r->summary));
 	mend(r->fix_hint, sizeof(r->fix_hint));
-	if (top < 0 && any_failure(c)) {
+	if (!top && any_failure(r)) {
 		r->cause = NPF_XC_UNKNOWN;
 		snprintf(r->summary, sizeof(r->summary),
 			 "the job failed, but no line shows a network cause this tool knows");
 		for (size_t i = 0; i < r->n_procs; i++)
 			if (r->procs[i].has_error)
-				add_evidence(c, &r->procs[i].first_error);
+				add_evidence(r, &r->procs[i].first_error);
 	}
 }
 

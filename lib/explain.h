@@ -88,7 +88,7 @@ enum npf_xp_err {
 	NPF_XE_OTHER,
 };
 
-/* The root causes, one row each in lib/explain.c (npf_xp_rules[]). */
+/* The root causes, one row each in lib/explain.c (xp_rules[]). */
 enum npf_xp_cause {
 	NPF_XC_NONE = 0,
 	NPF_XC_SAME_ADDRESS,	 /* the same address bound on several hosts (docker0 172.17.0.1) */
