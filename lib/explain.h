@@ -3,7 +3,7 @@
  * and name the network cause. Pure: bytes in, a per-rank table and a diagnosis out.
  *
  * Two tables drive it. lib/logparse.c has one row per line kind (what a line says, which
- * library printed it, in which versions); lib/explain.c has one row per root-cause rule
+ * library printed it, in which versions); lib/explain_diagnose.c has one row per root-cause rule
  * (which line kinds are its evidence, and the check on the per-rank table that fires it).
  * Nothing is guessed: a cause is named only with the lines that show it. */
 #ifndef NPF_EXPLAIN_H
@@ -88,7 +88,7 @@ enum npf_xp_err {
 	NPF_XE_OTHER,
 };
 
-/* The root causes, one row each in lib/explain.c (xp_rules[]). */
+/* The root causes, one row each in lib/explain_diagnose.c (xp_rules[]). */
 enum npf_xp_cause {
 	NPF_XC_NONE = 0,
 	NPF_XC_SAME_ADDRESS,	 /* the same address bound on several hosts (docker0 172.17.0.1) */
