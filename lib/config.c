@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* Daemon configuration: key table, value parsers, inih front end, dump. */
+/* Daemon configuration: the one key table, the lookups over it, and what each key accepts
+ * (value parsers; setting one key). The INI front end is lib/config_ini.c, the output (dump,
+ * format) lib/config_out.c. */
 #include "config.h"
+#include "config_internal.h"
 #include "pubvar.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <fnmatch.h>
-#include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +16,6 @@
 #include <strings.h>
 
 #define FIELD(m) offsetof(struct npf_config, m), sizeof(((struct npf_config *)0)->m)
-
-#define SEC 1000u
-#define MIB (1024u * 1024u)
 
 /* clang-format off */
 static const struct npf_config_key keys[] = {
@@ -90,15 +89,13 @@ static const struct npf_config_key keys[] = {
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-/* Bits of [publish] variables; their names come from the variable registry. */
-#define N_PUBVARS 14
 _Static_assert(NPF_PUBVAR__ALL == (1u << N_PUBVARS) - 1, "N_PUBVARS and the bits differ");
 
 static const char *const type_names[NPF_CT__COUNT] = {
-    [NPF_CT_STRING] = "TEXT",	  [NPF_CT_PATH] = "PATH",      [NPF_CT_BOOL] = "BOOL",
-    [NPF_CT_U16] = "PORT",	  [NPF_CT_UINT] = "N",	       [NPF_CT_DURATION] = "DURATION",
-    [NPF_CT_SIZE] = "SIZE",	  [NPF_CT_LOGLEVEL] = "LEVEL", [NPF_CT_FALLBACK] = "POLICY", [NPF_CT_PATTERNS] = "GLOBS",
-    [NPF_CT_VERSION] = "VERSION", [NPF_CT_VARLIST] = "VARS",
+    [NPF_CT_STRING] = "TEXT",	 [NPF_CT_PATH] = "PATH",       [NPF_CT_BOOL] = "BOOL",
+    [NPF_CT_U16] = "PORT",	 [NPF_CT_UINT] = "N",	       [NPF_CT_DURATION] = "DURATION",
+    [NPF_CT_SIZE] = "SIZE",	 [NPF_CT_LOGLEVEL] = "LEVEL",  [NPF_CT_FALLBACK] = "POLICY",
+    [NPF_CT_PATTERNS] = "GLOBS", [NPF_CT_VERSION] = "VERSION", [NPF_CT_VARLIST] = "VARS",
 };
 
 /* A parsed value before it is stored, so a bad value leaves the field alone. */
@@ -111,10 +108,7 @@ union value {
 	struct npf_pattern_list pats;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
+void npf_cfg_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -191,7 +185,7 @@ const char *npf_config_type_name(enum npf_config_type t)
 	return (unsigned int)t < NPF_CT__COUNT ? type_names[t] : "VALUE";
 }
 
-static bool is_known_section(const char *s, size_t len)
+bool npf_cfg_known_section(const char *s, size_t len)
 {
 	for (size_t i = 0; i < N_KEYS; i++)
 		if (strlen(keys[i].section) == len && strncmp(keys[i].section, s, len) == 0)
@@ -550,8 +544,8 @@ static void store_value(const struct npf_config_key *k, struct npf_config *cfg,
  * config line could not carry (control bytes, " ;" which inih takes as a
  * comment) is refused so that dump -> parse stays exact.
  */
-static int apply(struct npf_config *cfg, const struct npf_config_key *k, const char *raw, char *why,
-		 size_t whylen)
+int npf_cfg_apply(struct npf_config *cfg, const struct npf_config_key *k, const char *raw,
+		  char *why, size_t whylen)
 {
 	char s[NPF_CONFIG_LINE_MAX + 1];
 	union value v;
@@ -584,7 +578,7 @@ static int apply(struct npf_config *cfg, const struct npf_config_key *k, const c
 }
 
 /* Copies at most 60 bytes of a value into an error message, marking cuts. */
-static const char *quote(const char *value, char buf[72])
+const char *npf_cfg_quote(const char *value, char buf[72])
 {
 	size_t len = strlen(value);
 
@@ -606,7 +600,7 @@ void npf_config_defaults(struct npf_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < N_KEYS; i++) {
-		int rc = apply(cfg, &keys[i], keys[i].def, why, sizeof(why));
+		int rc = npf_cfg_apply(cfg, &keys[i], keys[i].def, why, sizeof(why));
 
 		/* Defaults are constants; a unit test parses every one. */
 		assert(rc == 0);
@@ -621,394 +615,23 @@ int npf_config_set(struct npf_config *cfg, const char *section, const char *key,
 	char why[160], q[72];
 	int rc;
 
-	set_err(err, errlen, "%s", "");
+	npf_cfg_set_err(err, errlen, "%s", "");
 	k = section ? npf_config_key_find(section, key) : npf_config_key_by_option(key);
 	if (!k) {
 		if (section)
-			set_err(err, errlen, "unknown key '%s' in [%s]", key ? key : "", section);
+			npf_cfg_set_err(err, errlen, "unknown key '%s' in [%s]", key ? key : "",
+					section);
 		else
-			set_err(err, errlen, "unknown option '%s'", key ? key : "");
+			npf_cfg_set_err(err, errlen, "unknown option '%s'", key ? key : "");
 		return -EINVAL;
 	}
 	if (!value) {
-		set_err(err, errlen, "[%s] %s: no value", k->section, k->name);
+		npf_cfg_set_err(err, errlen, "[%s] %s: no value", k->section, k->name);
 		return -EINVAL;
 	}
-	rc = apply(cfg, k, value, why, sizeof(why));
+	rc = npf_cfg_apply(cfg, k, value, why, sizeof(why));
 	if (rc < 0)
-		set_err(err, errlen, "[%s] %s: bad value '%s': %s", k->section, k->name,
-			quote(value, q), why);
+		npf_cfg_set_err(err, errlen, "[%s] %s: bad value '%s': %s", k->section, k->name,
+				npf_cfg_quote(value, q), why);
 	return rc;
-}
-
-/* ---- INI front end ---- */
-
-struct parse {
-	struct npf_config *cfg; /* scratch copy, published on success */
-	const char *text;
-	size_t len, pos;
-	int line;     /* lines handed to inih so far */
-	int err_line; /* first error we found ourselves, 0 if none */
-	char *err;
-	size_t errlen;
-};
-
-static void parse_fail(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void parse_fail(struct parse *p, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (p->err_line)
-		return;
-	p->err_line = p->line;
-	if (!p->err || !p->errlen)
-		return;
-	n = snprintf(p->err, p->errlen, "line %d: ", p->line);
-	if (n < 0 || (size_t)n >= p->errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
-	va_end(ap);
-}
-
-/* A "[name]" line must name a known section and carry nothing but a comment
- * after it: inih would accept "[bogus]" with no keys, or "[probe] junk". */
-static bool check_section_line(struct parse *p, const char *l, size_t len)
-{
-	const char *close = memchr(l, ']', len);
-	size_t rest;
-
-	if (!close)
-		return true; /* inih reports the syntax error */
-	if (!is_known_section(l + 1, (size_t)(close - l - 1))) {
-		parse_fail(p, "unknown section [%.*s]",
-			   (int)(close - l - 1 > 40 ? 40 : close - l - 1), l + 1);
-		return false;
-	}
-	rest = len - (size_t)(close + 1 - l);
-	for (const char *c = close + 1; rest; c++, rest--) {
-		if (*c == ';' || *c == '#')
-			break;
-		if (*c != ' ' && *c != '\t') {
-			parse_fail(p, "text after [%.*s]", (int)(close - l - 1), l + 1);
-			return false;
-		}
-	}
-	return true;
-}
-
-/* fgets-like reader for inih: one line per call, so inih's line numbers are
- * ours; it refuses what inih would mangle rather than let it through. */
-static char *reader(char *str, int num, void *stream)
-{
-	struct parse *p = stream;
-	const char *l, *start;
-	size_t end, len;
-
-	if (p->err_line || p->pos >= p->len)
-		return NULL;
-	p->line++;
-	l = start = p->text + p->pos;
-	for (end = p->pos; end < p->len && p->text[end] != '\n'; end++)
-		;
-	len = end - p->pos;
-	p->pos = end < p->len ? end + 1 : end;
-	if (len && l[len - 1] == '\r')
-		len--;
-	/* A UTF-8 BOM is dropped here rather than by inih, so the section
-	 * check below sees the '[' after it. */
-	if (p->line == 1 && len >= 3 && memcmp(l, "\xef\xbb\xbf", 3) == 0) {
-		l += 3;
-		len -= 3;
-	}
-	/* Leading blanks would make inih join this line to the previous
-	 * value (continuation lines); an indented key is just a key here. */
-	while (len && (*l == ' ' || *l == '\t')) {
-		l++;
-		len--;
-	}
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)l[i];
-
-		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			parse_fail(p, "control character 0x%02x at column %zu", c,
-				   (size_t)(l - start) + i + 1);
-			return NULL;
-		}
-	}
-	/* inih only knows " ;" inline comments; people write " #" as well
-	 * (shell habit) and would otherwise get it inside the value. */
-	if (len && *l != ';' && *l != '#') {
-		for (size_t i = 1; i < len; i++) {
-			if ((l[i] == '#' || l[i] == ';') && (l[i - 1] == ' ' || l[i - 1] == '\t')) {
-				len = i - 1;
-				break;
-			}
-		}
-	}
-	/* +2: the '\n' we hand over and the NUL; inih truncates silently. */
-	if (num < 2 || len + 2 > (size_t)num || len > NPF_CONFIG_LINE_MAX) {
-		parse_fail(p, "longer than %d bytes",
-			   num - 2 < NPF_CONFIG_LINE_MAX ? num - 2 : NPF_CONFIG_LINE_MAX);
-		return NULL;
-	}
-	if (len && *l == '[' && !check_section_line(p, l, len))
-		return NULL;
-	memcpy(str, l, len);
-	str[len] = '\n';
-	str[len + 1] = '\0';
-	return str;
-}
-
-static int handler(void *user, const char *section, const char *name, const char *value)
-{
-	struct parse *p = user;
-	const struct npf_config_key *k;
-	char why[160], q[72];
-
-	if (p->err_line)
-		return 1; /* only the first error is reported */
-	if (!section[0]) {
-		parse_fail(p, "'%s' is outside any [section]", name);
-		return 0;
-	}
-	k = npf_config_key_find(section, name);
-	if (!k) {
-		parse_fail(p, "unknown key '%s' in [%s]", name, section);
-		return 0;
-	}
-	if (!value) {
-		parse_fail(p, "[%s] %s: no value", section, name);
-		return 0;
-	}
-	if (apply(p->cfg, k, value, why, sizeof(why)) < 0) {
-		parse_fail(p, "[%s] %s: bad value '%s': %s", section, name, quote(value, q), why);
-		return 0;
-	}
-	return 1;
-}
-
-int npf_config_parse(struct npf_config *cfg, const char *text, size_t len, char *err, size_t errlen)
-{
-	struct parse p = {.text = text, .len = text ? len : 0, .err = err, .errlen = errlen};
-	int rc;
-
-	set_err(err, errlen, "%s", "");
-	if (len > NPF_CONFIG_FILE_MAX) {
-		set_err(err, errlen, "config is %zu bytes, more than %u", len, NPF_CONFIG_FILE_MAX);
-		return -EFBIG;
-	}
-	p.cfg = malloc(sizeof(*p.cfg));
-	if (!p.cfg) {
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	npf_config_defaults(p.cfg);
-	/* Debian's inih sizes its line buffer from this knob (default 200);
-	 * paths reach 4095 bytes. The reader refuses longer lines whatever
-	 * it is set to, so nothing is ever truncated silently. */
-	if (ini_max_line < NPF_CONFIG_LINE_MAX + 2)
-		ini_max_line = NPF_CONFIG_LINE_MAX + 2;
-	rc = ini_parse_stream(reader, &p, handler, &p);
-	if (rc == -2) {
-		set_err(err, errlen, "out of memory");
-		rc = -ENOMEM;
-	} else if (rc > 0 && (!p.err_line || rc < p.err_line)) {
-		set_err(err, errlen, "line %d: expected [section], key = value or a comment", rc);
-		rc = -EINVAL;
-	} else if (p.err_line) {
-		rc = -EINVAL;
-	} else if (rc != 0) {
-		set_err(err, errlen, "inih failed (%d)", rc);
-		rc = -EINVAL;
-	} else {
-		/* memcpy, not assignment: padding too, so equal configs stay
-		 * equal bytes (the zero-fill promise in config.h). */
-		memcpy(cfg, p.cfg, sizeof(*cfg));
-	}
-	free(p.cfg);
-	return rc;
-}
-
-/* ---- output ---- */
-
-static int join_patterns(const struct npf_pattern_list *l, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	if (len)
-		buf[0] = '\0';
-	for (unsigned int i = 0; i < l->n && i < NPF_CONFIG_PATTERNS_MAX; i++) {
-		int n = snprintf(buf + off, len - off, "%s%.*s", i ? "," : "",
-				 NPF_CONFIG_PATTERN_LEN - 1, l->pat[i]);
-
-		if (n < 0 || (size_t)n >= len - off)
-			return -ENOSPC;
-		off += (size_t)n;
-	}
-	return (int)off;
-}
-
-static int join_pubvars(uint32_t bits, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	if (len)
-		buf[0] = '\0';
-	if ((bits & NPF_PUBVAR__ALL) == NPF_PUBVAR__ALL)
-		return snprintf(buf, len, "all") >= (int)len ? -ENOSPC : 3;
-	for (size_t i = 0; i < N_PUBVARS; i++) {
-		int n;
-
-		if (!(bits & (1u << i)))
-			continue;
-		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", npf_pubvar_name(1u << i));
-		if (n < 0 || (size_t)n >= len - off)
-			return -ENOSPC;
-		off += (size_t)n;
-	}
-	return (int)off;
-}
-
-int npf_config_format(const struct npf_config *cfg, const struct npf_config_key *k, char *buf,
-		      size_t len)
-{
-	const char *f = (const char *)cfg + k->offset;
-	uint32_t u32;
-	uint16_t u16;
-	bool b;
-	int i, n;
-
-	if (!len)
-		return -ENOSPC;
-	switch (k->type) {
-	case NPF_CT_STRING:
-	case NPF_CT_PATH:
-		n = snprintf(buf, len, "%.*s", (int)strnlen(f, k->size), f);
-		break;
-	case NPF_CT_BOOL:
-		memcpy(&b, f, sizeof(b));
-		n = snprintf(buf, len, "%s", b ? "true" : "false");
-		break;
-	case NPF_CT_U16:
-		memcpy(&u16, f, sizeof(u16));
-		n = snprintf(buf, len, "%u", u16);
-		break;
-	case NPF_CT_UINT:
-		memcpy(&u32, f, sizeof(u32));
-		n = snprintf(buf, len, "%u", u32);
-		break;
-	case NPF_CT_DURATION:
-		memcpy(&u32, f, sizeof(u32));
-		n = u32 % SEC ? snprintf(buf, len, "%ums", u32)
-			      : snprintf(buf, len, "%us", u32 / SEC);
-		break;
-	case NPF_CT_SIZE:
-		memcpy(&u32, f, sizeof(u32));
-		if (u32 && u32 % MIB == 0)
-			n = snprintf(buf, len, "%uM", u32 / MIB);
-		else if (u32 && u32 % 1024 == 0)
-			n = snprintf(buf, len, "%uk", u32 / 1024);
-		else
-			n = snprintf(buf, len, "%u", u32);
-		break;
-	case NPF_CT_FALLBACK:
-		memcpy(&i, f, sizeof(i));
-		n = snprintf(buf, len, "%s", i == NPF_FALLBACK_DEGRADE ? "degrade" : "drain");
-		break;
-	case NPF_CT_LOGLEVEL:
-		memcpy(&i, f, sizeof(i));
-		n = snprintf(buf, len, "%s", i == NPF_CONFIG_LOG_DEBUG ? "debug" : "info");
-		break;
-	case NPF_CT_PATTERNS:
-		return join_patterns((const struct npf_pattern_list *)(const void *)f, buf, len);
-	case NPF_CT_VERSION:
-		memcpy(&i, f, sizeof(i));
-		if (i == NPF_NCCL_VERSION_CURRENT)
-			n = snprintf(buf, len, "current");
-		else
-			n = snprintf(buf, len, "%d.%d.%d", i / 10000, i / 100 % 100, i % 100);
-		break;
-	case NPF_CT_VARLIST:
-		memcpy(&u32, f, sizeof(u32));
-		return join_pubvars(u32, buf, len);
-	default:
-		return -EINVAL;
-	}
-	if (n < 0 || (size_t)n >= len)
-		return -ENOSPC;
-	return n;
-}
-
-int npf_config_dump(const struct npf_config *cfg, char *buf, size_t len)
-{
-	const char *section = NULL;
-	size_t off = 0;
-	int n;
-
-	if (!len)
-		return -ENOSPC;
-	buf[0] = '\0';
-	for (size_t i = 0; i < N_KEYS; i++) {
-		const struct npf_config_key *k = &keys[i];
-
-		if (!section || strcmp(section, k->section) != 0) {
-			n = snprintf(buf + off, len - off, "%s[%s]\n", section ? "\n" : "",
-				     k->section);
-			if (n < 0 || (size_t)n >= len - off)
-				return -ENOSPC;
-			off += (size_t)n;
-			section = k->section;
-		}
-		n = snprintf(buf + off, len - off, "%s =", k->name);
-		if (n < 0 || (size_t)n >= len - off)
-			return -ENOSPC;
-		off += (size_t)n;
-		/* " value\n": format after the space, then fix up empties. */
-		if (len - off < 2)
-			return -ENOSPC;
-		buf[off] = ' ';
-		n = npf_config_format(cfg, k, buf + off + 1, len - off - 1);
-		if (n < 0)
-			return n;
-		off += n ? (size_t)n + 1 : 0;
-		if (len - off < 2)
-			return -ENOSPC;
-		buf[off++] = '\n';
-		buf[off] = '\0';
-	}
-	return (int)off;
-}
-
-bool npf_config_equal(const struct npf_config *a, const struct npf_config *b)
-{
-	for (size_t i = 0; i < N_KEYS; i++) {
-		const struct npf_config_key *k = &keys[i];
-		const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
-		const struct npf_pattern_list *pa, *pb;
-
-		switch (k->type) {
-		case NPF_CT_STRING:
-		case NPF_CT_PATH:
-			if (strncmp(fa, fb, k->size) != 0)
-				return false;
-			break;
-		case NPF_CT_PATTERNS:
-			pa = (const struct npf_pattern_list *)(const void *)fa;
-			pb = (const struct npf_pattern_list *)(const void *)fb;
-			if (pa->n != pb->n)
-				return false;
-			for (unsigned int j = 0; j < pa->n && j < NPF_CONFIG_PATTERNS_MAX; j++)
-				if (strncmp(pa->pat[j], pb->pat[j], NPF_CONFIG_PATTERN_LEN) != 0)
-					return false;
-			break;
-		default:
-			if (memcmp(fa, fb, k->size) != 0)
-				return false;
-			break;
-		}
-	}
-	return true;
 }
