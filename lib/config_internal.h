@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the config modules share and nothing else uses. The arrows (no cycles):
- * config_ini.c (INI front end) -> config.c (key table, values); config_out.c (output) ->
- * config.c. */
+ * config_ini.c (INI front end) -> config_value.c (what a key accepts) -> config.c (the key
+ * table); config_out.c (output) -> config.c. */
 #ifndef NPF_CONFIG_INTERNAL_H
 #define NPF_CONFIG_INTERNAL_H
 
