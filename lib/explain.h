@@ -2,8 +2,8 @@
 /* netpreflight explain: read a failed or hung job's logs (NCCL, PyTorch c10d, Gloo, Open MPI)
  * and name the network cause. Pure: bytes in, a per-rank table and a diagnosis out.
  *
- * Two tables drive it. lib/logparse.c has one row per line kind (what a line says, which
- * library printed it, in which versions); lib/explain.c has one row per root-cause rule
+ * Two tables drive it. lib/logparse_rows.c has one row per line kind (what a line says, which
+ * library printed it, in which versions); lib/explain_diagnose.c has one row per root-cause rule
  * (which line kinds are its evidence, and the check on the per-rank table that fires it).
  * Nothing is guessed: a cause is named only with the lines that show it. */
 #ifndef NPF_EXPLAIN_H
@@ -19,7 +19,7 @@
 #define NPF_XP_MAX_ENV 16     /* NCCL_* variables remembered per process */
 #define NPF_XP_MAX_EVIDENCE 12
 
-/* What a line says. One row per kind in lib/logparse.c (npf_xp_line_kinds[]). */
+/* What a line says. One row per wording in lib/logparse_rows.c (rows[]). */
 enum npf_xp_kind {
 	NPF_XL_NONE = 0,
 	NPF_XL_NCCL_VERSION, /* NCCL version 2.18.3+cuda12.2 */
@@ -88,7 +88,7 @@ enum npf_xp_err {
 	NPF_XE_OTHER,
 };
 
-/* The root causes, one row each in lib/explain.c (npf_xp_rules[]). */
+/* The root causes, one row each in lib/explain_diagnose.c (xp_rules[]). */
 enum npf_xp_cause {
 	NPF_XC_NONE = 0,
 	NPF_XC_SAME_ADDRESS,	 /* the same address bound on several hosts (docker0 172.17.0.1) */
@@ -227,7 +227,7 @@ struct npf_xp_xcheck {
 int npf_xp_crosscheck(struct npf_xp_report *rep, struct npf_xp_xcheck *x);
 void npf_xp_xcheck_clear(struct npf_xp_xcheck *x);
 
-/* ---- lib/logparse.c: the line layer, shared with the tests and the fuzzer. ---- */
+/* ---- lib/logparse*.c: the line layer, shared with the tests and the fuzzer. ---- */
 
 /* What one line holds once its prefixes are stripped. */
 struct npf_xp_parsed {

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "explain.h"
+#include "explain_internal.h"
 
 #define CORPUS NPF_FIXTURES "/../explain"
 
@@ -466,6 +467,26 @@ static bool network_cause(enum npf_xp_cause c)
  *   first=, subject_if=, subject_addr=, subject_host=, fix=, summary=, hostlist=
  *   source=    real corpus: the thread's URL; network=yes|no: the thread's cause is the
  *              network's or not. */
+/* Every evidence line of a named cause is of a kind its rows list: the table's evidence
+ * column says what each test cites. */
+static void check_evidence_kinds(const char *name, const struct npf_xp_report *rep)
+{
+	size_t n;
+	const struct xp_rule *t = xp_rule_table(&n);
+	uint64_t kinds = 0;
+
+	if (rep->cause == NPF_XC_NONE || rep->cause == NPF_XC_UNKNOWN)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (t[i].cause == rep->cause)
+			kinds |= t[i].evidence;
+	for (size_t i = 0; i < rep->n_evidence; i++)
+		if (!(kinds & (1ull << rep->evidence[i].kind)))
+			fail_msg("%s: %s cites a %s line, a kind its row does not list", name,
+				 npf_xp_cause_name(rep->cause),
+				 npf_xp_kind_name(rep->evidence[i].kind));
+}
+
 static void check_case_in(const char *dir, const char *name, struct outcome *o)
 {
 	char path[512], val[256], want[256], who[96];
@@ -549,6 +570,7 @@ static void check_case_in(const char *dir, const char *name, struct outcome *o)
 		snprintf(head, sizeof(head), "%s", rep.evidence[i].text);
 		assert_non_null(strstr(log, rep.evidence[i].n_cont ? head : rep.evidence[i].text));
 	}
+	check_evidence_kinds(name, &rep);
 	{
 		json_t *j = npf_xp_report_to_json(&rep);
 
@@ -798,6 +820,33 @@ static void test_crosscheck(void **state)
 	npf_xp_report_clear(&rep);
 }
 
+/* The rule table: one name per cause, every cause a row, rows in tier order, a fix for every
+ * row whose test does not always write its own. */
+static void test_rule_table(void **state)
+{
+	size_t n;
+	const struct xp_rule *t = xp_rule_table(&n);
+	bool has_row[NPF_XC__COUNT] = {false};
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		assert_true((unsigned)t[i].cause < NPF_XC__COUNT);
+		has_row[t[i].cause] = true;
+		assert_non_null(t[i].name);
+		assert_string_equal(npf_xp_cause_name(t[i].cause), t[i].name);
+		assert_int_equal(npf_xp_cause_parse(t[i].name), t[i].cause);
+		if (i)
+			assert_true(t[i - 1].tier <= t[i].tier);
+		assert_true(!t[i].test ==
+			    (t[i].cause == NPF_XC_NONE || t[i].cause == NPF_XC_UNKNOWN));
+		if (t[i].test)
+			assert_true(t[i].evidence != 0);
+	}
+	for (int c = 0; c < NPF_XC__COUNT; c++)
+		if (!has_row[c])
+			fail_msg("cause %d has no row", c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -805,7 +854,7 @@ int main(void)
 	    cmocka_unit_test(test_bridge_names), cmocka_unit_test(test_launchers),
 	    cmocka_unit_test(test_assembly),	 cmocka_unit_test(test_firewall_and_family),
 	    cmocka_unit_test(test_corpus),	 cmocka_unit_test(test_robust),
-	    cmocka_unit_test(test_crosscheck),
+	    cmocka_unit_test(test_crosscheck),	 cmocka_unit_test(test_rule_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
