@@ -47,6 +47,9 @@ struct net {
 	bool role;	     /* a container bridge / overlay / VPN sits on it somewhere */
 	bool rdma;	     /* every announced interface on it is RDMA-backed */
 	int64_t speed;	     /* slowest announced speed, 0 when any is unknown */
+	uint32_t unsteer;    /* enum npf_var bits: published interface variables whose
+			      * consumer cannot be steered to it on some node holding it
+			      * (rank.c steer_bits); 0: every consumer binds an address on it */
 	size_t n_members;
 	/* local result */
 	enum est state;
@@ -76,6 +79,8 @@ struct ctx {
 	int ompi_net;	   /* the network Open MPI's values name when it cannot use the chosen
 			    * one (a secondary subnet, publish.c ompi_decide), -1: the chosen */
 	int fabric;	   /* the RDMA network the ports follow (dec_is_rail), -1 none */
+	uint32_t unsteered; /* enum npf_var bits of consumers that no variable steers to the
+			     * chosen network here: their rule left them out (publish.c) */
 	int err;
 };
 
@@ -227,6 +232,11 @@ const char *dec_net_cmp_reason(const struct net *a, const struct net *b);
 int dec_net_quality_cmp(const struct net *a, const struct net *b);
 int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j);
 bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc);
+/* v names an interface for a consumer with an address model (lib/consumer.h), and the
+ * policy publishes it: naming the interface steers that consumer to a network. */
+bool dec_steer_var(const struct ctx *c, enum npf_var v);
+/* "NCCL, Gloo" for the consumers of the variables in bits (enum npf_var). */
+void dec_consumers_text(uint32_t bits, char *buf, size_t len);
 
 /* publish.c: this node's environment */
 bool dec_var_wanted(const struct ctx *c, enum npf_var v);

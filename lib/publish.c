@@ -937,6 +937,7 @@ static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
 	char value[REC_VALUE_MAX], ip[INET6_ADDRSTRLEN], got_if[IFNAMSIZ] = "";
 	struct npf_addr a;
 	size_t count;
+	int r;
 
 	if (!dec_var_wanted(c, v))
 		return;
@@ -946,7 +947,8 @@ static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
 		dec_set_var(c, p->vals, v, value + 1);
 		return;
 	}
-	if (npf_cmodel_addr(vi->model, c->inv, &q, got_if, &a) < 0) {
+	r = npf_cmodel_addr(vi->model, c->inv, &q, got_if, &a);
+	if (r < 0) {
 		drop(c, p, v,
 		     "%s left out: UCX (%s) finds no UP, RUNNING, non-link-local address on %s",
 		     vi->name, npf_cmodel_function(vi->model), p->ifc->name);
@@ -1131,6 +1133,10 @@ int dec_build_env(struct ctx *c)
 	/* One row of the registry at a time, in output order. */
 	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++)
 		rules[v](c, &p, (enum npf_var)v);
+	/* A consumer whose interface variable its own rule left out is not steered. */
+	for (int v = 0; v < NPF_VAR__COUNT; v++)
+		if (p.dropped[v] && dec_steer_var(c, (enum npf_var)v))
+			c->unsteered |= 1u << v;
 	travel_together(c, &p);
 	if (c->err) {
 		r = c->err;

@@ -2,6 +2,7 @@
 /* The networks of the job and their total order, from facts every node shares. */
 #include "decide.h"
 #include "gid.h"
+#include "consumer.h"
 #include "ncclmatch.h"
 
 #include <errno.h>
@@ -77,6 +78,121 @@ bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc
 	return false;
 }
 
+/* ---- which consumers can be steered to a network ------------------------------------ */
+
+/* A consumer whose variable names an interface binds the address its model (lib/consumer.h:
+ * ncclFindInterfaces, Gloo's and TensorPipe's lookupAddrForIface, UCX's ucs_netif_get_addr)
+ * finds there; naming the interface steers it to network n only when that address is on
+ * n. The variables this concerns are the registry rows with an address model. */
+bool dec_steer_var(const struct ctx *c, enum npf_var v)
+{
+	enum npf_cmodel m = npf_var_info(v)->model;
+
+	return m != NPF_CM_NONE && m != NPF_CM_OMPI && dec_var_wanted(c, v);
+}
+
+/* The enum npf_var bits of the consumers that interface ifname of inv steers to n. */
+static uint32_t steer_bits(const struct ctx *c, const struct npf_inventory *inv, const char *ifname,
+			   const struct net *n)
+{
+	uint32_t bits = 0;
+
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		const struct npf_var_info *vi = npf_var_info((enum npf_var)v);
+		char value[IFNAMSIZ + 2];
+		struct npf_cmodel_query q = {.value = value, .nccl_version = c->version};
+		struct npf_addr a;
+
+		if (!dec_steer_var(c, (enum npf_var)v))
+			continue;
+		snprintf(value, sizeof(value), "%s%s", vi->model == NPF_CM_NCCL_SOCKET ? "=" : "",
+			 ifname);
+		/* publish.c forces the family on an IPv6 network (rule_socket_family). */
+		if (vi->model == NPF_CM_NCCL_SOCKET && n->prefix.family == AF_INET6 &&
+		    dec_var_wanted(c, NPF_VAR_NCCL_SOCKET_FAMILY))
+			q.family = AF_INET6;
+		if (npf_cmodel_addr(vi->model, inv, &q, NULL, &a) == 0 && in_net(&a, n))
+			bits |= 1u << v;
+	}
+	return bits;
+}
+
+/* Addresses of one announced interface we look at: the models take the first of a family,
+ * so a longer list changes nothing but the IPv6 tail of an interface with this many IPv4. */
+#define STEER_ADDRS_MAX 64
+
+/* steer_bits() for a node's announced interface: its announcement, in inventory (=
+ * getifaddrs) order, stands in for its inventory; what it announces is UP and RUNNING. */
+static uint32_t cand_steer_bits(const struct ctx *c, const struct npf_node *nd, const char *ifname,
+				const struct net *n)
+{
+	struct npf_addr addrs[STEER_ADDRS_MAX];
+	struct npf_iface ifc;
+	struct npf_inventory inv = {.ifaces = &ifc, .n_ifaces = 1};
+
+	memset(&ifc, 0, sizeof(ifc));
+	copy_str(ifc.name, sizeof(ifc.name), ifname);
+	ifc.flags = IFF_UP | IFF_RUNNING;
+	ifc.addrs = addrs;
+	for (size_t j = 0; j < nd->n_cands && ifc.n_addrs < STEER_ADDRS_MAX; j++)
+		if (strncmp(nd->cands[j].ifname, ifname, IFNAMSIZ) == 0)
+			addrs[ifc.n_addrs++] = nd->cands[j].addr;
+	return steer_bits(c, &inv, ifname, n);
+}
+
+/* Fills n->unsteer: the consumers that some node holding n cannot be steered to it, by
+ * any of its interfaces there. UCX on an RDMA network names the ports, not a netdev. */
+static void net_steer(const struct ctx *c, struct net *n, bool self_announced)
+{
+	const struct npf_check *chk = c->chk;
+	uint32_t want = 0;
+
+	for (int v = 0; v < NPF_VAR__COUNT; v++)
+		if (dec_steer_var(c, (enum npf_var)v))
+			want |= 1u << v;
+	for (size_t k = 0; k < chk->n_nodes; k++) {
+		const struct npf_node *nd = &chk->nodes[k];
+		uint32_t got = 0;
+		bool holds = false;
+
+		for (size_t j = 0; j < nd->n_cands; j++)
+			if (addr_usable(&nd->cands[j].addr) && in_net(&nd->cands[j].addr, n)) {
+				holds = true;
+				got |= cand_steer_bits(c, nd, nd->cands[j].ifname, n);
+			}
+		for (size_t i = 0; k == 0 && !self_announced && i < c->inv->n_ifaces; i++) {
+			const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+			for (size_t a = 0; a < ifc->n_addrs && !iface_is_loopback(ifc); a++)
+				if (addr_usable(&ifc->addrs[a]) && in_net(&ifc->addrs[a], n)) {
+					holds = true;
+					got |= steer_bits(c, c->inv, ifc->name, n);
+					break;
+				}
+		}
+		if (holds)
+			n->unsteer |= want & ~got;
+	}
+	if (n->rdma)
+		n->unsteer &= ~(1u << NPF_VAR_UCX_NET_DEVICES);
+}
+
+void dec_consumers_text(uint32_t bits, char *buf, size_t len)
+{
+	bool seen[NPF_CONSUMER__COUNT] = {false};
+
+	buf[0] = '\0';
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		enum npf_consumer k = npf_var_info((enum npf_var)v)->consumer;
+
+		if (!(bits & 1u << v) || seen[k])
+			continue;
+		seen[k] = true;
+		if (!list_append(buf, len, npf_consumer_name(k)))
+			break;
+	}
+}
+
 /* The facts every node of the job shares: what each node announced in HELLO. Our own
  * inventory only stands in when our own announcement is missing from the check. */
 int dec_build_nets(struct ctx *c)
@@ -119,6 +235,8 @@ int dec_build_nets(struct ctx *c)
 				}
 		}
 	}
+	for (size_t n = 0; n < c->n_nets; n++)
+		net_steer(c, &c->nets[n], self_announced);
 	return 0;
 }
 
@@ -134,6 +252,13 @@ int dec_build_nets(struct ctx *c)
 static int by_avoid(const struct net *a, const struct net *b)
 {
 	return a->avoid == b->avoid ? 0 : a->avoid ? 1 : -1;
+}
+
+/* A network every published consumer can be steered to beats one where some cannot
+ * (docs/decision.md, "Consumers"): there, a consumer left unset binds its default. */
+static int by_steer(const struct net *a, const struct net *b)
+{
+	return !a->unsteer == !b->unsteer ? 0 : a->unsteer ? 1 : -1;
 }
 
 static int by_prefer(const struct net *a, const struct net *b)
@@ -181,6 +306,7 @@ static const struct rank_row {
 	bool local; /* also breaks ties among our interfaces on one network */
 } rank_rows[] = {
     {"avoid", by_avoid, "avoid= policy", true, true},
+    {"steer", by_steer, "every consumer binds a verified address on it", true, false},
     {"prefer", by_prefer, "prefer= policy", true, true},
     {"role", by_role, "container bridge/overlay/VPN ranks last", true, false},
     {"rdma", by_rdma, "RDMA-backed", true, true},

@@ -345,11 +345,21 @@ static void summarise(struct ctx *c)
 	if (npf_verdict_publishes(out->verdict)) {
 		const struct eval *e = ev_at(c, (size_t)c->nets[c->chosen].ifc, (size_t)c->chosen);
 
-		snprintf(out->summary, sizeof(out->summary),
-			 "%s: %s (%s) works to and from %zu peer%s%s",
-			 npf_verdict_name(out->verdict), out->ifname, out->cidr, e->n_ok,
-			 e->n_ok == 1 ? "" : "s",
-			 c->sparse ? " (sparse plan: the probed ones)" : "");
+		char who[96];
+
+		n = snprintf(out->summary, sizeof(out->summary),
+			     "%s: %s (%s) works to and from %zu peer%s%s",
+			     npf_verdict_name(out->verdict), out->ifname, out->cidr, e->n_ok,
+			     e->n_ok == 1 ? "" : "s",
+			     c->sparse ? " (sparse plan: the probed ones)" : "");
+		used = n > 0 && (size_t)n < sizeof(out->summary) ? (size_t)n
+								  : sizeof(out->summary) - 1;
+		dec_consumers_text(c->unsteered, who, sizeof(who));
+		if (c->unsteered)
+			bfmt(out->summary + used, sizeof(out->summary) - used,
+			     ", but %s cannot be steered to it and no verified network works "
+			     "for them (the notes say why)",
+			     who);
 		return;
 	}
 	if (out->verdict == NPF_VERDICT_UNKNOWN) {
@@ -722,6 +732,11 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 			}
 		if ((r = dec_build_env(&c)) < 0)
 			goto out;
+		/* The network ranking put every network all consumers can be steered to
+		 * first (rank.c, by_steer): a consumer left out here has no verified network
+		 * at all, and its default is unverified (docs/decision.md, "Consumers"). */
+		if (c.unsteered && out->verdict == NPF_VERDICT_OK)
+			out->verdict = NPF_VERDICT_DEGRADED;
 	} else if (c.pol->job) {
 		job_failure(&c);
 	} else if (out->verdict == NPF_VERDICT_FAIL) {
@@ -755,15 +770,15 @@ out:
 }
 
 /* The quality key of a network as one integer, higher is better, in the order of the
- * quality rows of lib/rank.c (avoid, prefer, role, rdma, speed): each node computes it from
+ * quality rows of lib/rank.c (avoid, steer, prefer, role, rdma, speed): each node computes it from
  * the same announcements, and lib/jobrows compares the integers. */
 static int64_t net_quality(const struct net *n)
 {
 	int64_t prefer = n->prefer > 255 ? 255 : (int64_t)n->prefer;
 	int64_t speed = n->speed < 0 ? 0 : n->speed > 0xffffffffLL ? 0xffffffffLL : n->speed;
 
-	return (int64_t)!n->avoid << 42 | (255 - prefer) << 34 | (int64_t)!n->role << 33 |
-	       (int64_t)n->rdma << 32 | speed;
+	return (int64_t)!n->avoid << 43 | (int64_t)!n->unsteer << 42 | (255 - prefer) << 34 |
+	       (int64_t)!n->role << 33 | (int64_t)n->rdma << 32 | speed;
 }
 
 static char pair_char(enum npf_pair_state s)

@@ -312,6 +312,18 @@ static void assert_var(const struct fx *f, enum npf_var v, const char *want)
 	assert_string_equal(got, want);
 }
 
+/* Every consumer with an address model is steered to interface ifname. */
+static void assert_steered(const struct fx *f, const char *ifname)
+{
+	char nccl[IFNAMSIZ + 2];
+
+	snprintf(nccl, sizeof(nccl), "=%s", ifname);
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, nccl);
+	assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, ifname);
+	assert_var(f, NPF_VAR_TP_SOCKET_IFNAME, ifname);
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, ifname);
+}
+
 static const struct npf_rejection *rejection(const struct fx *f, const char *ifname)
 {
 	static const struct npf_rejection none = { .outcome = NPF_OUT__COUNT };
@@ -366,10 +378,7 @@ static void all_ok_picks_fastest(void **state)
 	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
 	assert_string_equal(f->rec.ifname, "ens1f0");
 	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
-	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
-	assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, "ens1f0");
-	assert_var(f, NPF_VAR_TP_SOCKET_IFNAME, "ens1f0");
-	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "ens1f0");
+	assert_steered(f, "ens1f0");
 	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.18.2.0/24");
 	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "198.18.2.0/24");
 	/* Open MPI 5's runtime reads the PRRTE name (class 9), and every environment says
@@ -1441,7 +1450,10 @@ static void dual_stack_split_by_paths(void **state)
 	f->pol.master_addr = true;
 	f->pol.first_node = "node2";
 	fx_run(f);
-	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	/* Gloo, TensorPipe and UCX bind the broken IPv4 address of eth0: no verified
+	 * network works for them, and the verdict says so. */
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+	assert_non_null(strstr(f->rec.summary, "gloo,tensorpipe,ucx cannot be steered"));
 	assert_string_equal(f->rec.cidr, "2001:db8:1::/64");
 	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
 	assert_var(f, NPF_VAR_MASTER_ADDR, "2001:db8:1::2");
@@ -1555,7 +1567,9 @@ static void comma_in_name(void **state)
 	/* On node2 itself no NCCL_SOCKET_IFNAME can name it; Gloo splits on ',' too but
 	 * takes the one name it is given here. */
 	fx_run(f);
-	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+	if (!strstr(f->rec.summary, "but nccl,gloo cannot be steered to it"))
+		fail_msg("%s", f->rec.summary);
 	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
 	assert_true(has_note(f, "NCCL_SOCKET_IFNAME left out"));
 	fx_free(f);
@@ -1563,6 +1577,7 @@ static void comma_in_name(void **state)
 	/* From node1, the job-wide list would miss node2's interface. */
 	f = cluster_view(comma, 2, 0, NULL);
 	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
 	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
 	npf_recommendation_clear(&f->rec);
 	f->pol.job_wide = true;
@@ -1988,10 +2003,12 @@ static enum npf_outcome ten_dead(const struct cl_node *a, const struct cl_if *ia
 
 /* Class 1: the verified network is a secondary subnet of eth0, whose primary address
  * (first in getifaddrs order) is on a network that fails. NCCL, Gloo, TensorPipe and UCX
- * bind the primary: their names are left out with a note naming the address. Open MPI
- * sees only the primary address too (if_posix_open, mca_btl_tcp_create; scenario
- * secondary-addr showed a hang): with no other working network its values are left out,
- * with one (a management NIC) they name that one. */
+ * bind the primary: with no other working network their names are left out with a note
+ * naming the address, and the verdict is degraded naming them (issue 18). Open MPI sees
+ * only the primary address too (if_posix_open, mca_btl_tcp_create; scenario
+ * secondary-addr showed a hang): its values are left out as well. With another working
+ * network every consumer binds correctly (a slower management NIC), that one is the
+ * job's network, although the secondary subnet ranks higher on speed. */
 static void secondary_address_interface(void **state)
 {
 	static const struct cl_node sec[] = {
@@ -2007,7 +2024,9 @@ static void secondary_address_interface(void **state)
 	(void)state;
 
 	fx_run(f);
-	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+	assert_non_null(strstr(f->rec.summary, "but nccl,gloo,tensorpipe,ucx cannot be steered "
+					       "to it"));
 	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
 	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
 	assert_null(var(f, NPF_VAR_GLOO_SOCKET_IFNAME));
@@ -2027,8 +2046,9 @@ static void secondary_address_interface(void **state)
 	assert_var(f, NPF_VAR_NETPREFLIGHT_NODE, "node1");
 	fx_free(f);
 
-	/* A slower management NIC works too: Open MPI's values name it, the rest stays on
-	 * the fabric's secondary subnet (left out where the consumer would miss it). */
+	/* A slower management NIC works too, and every consumer binds its address: it is
+	 * the network, everything is published there, and the job check's rows rank it
+	 * above the secondary subnet on every node (the same order in both flows). */
 	{
 		static const struct cl_node mgmt[] = {
 			{ "node1",
@@ -2038,16 +2058,32 @@ static void secondary_address_interface(void **state)
 			  { IFS("eth0", "10.0.0.2/24", 1000), IFS("eth0", "198.18.2.2/24", 1000),
 			    IFS("eno1", "198.19.0.2/24", 100) } },
 		};
+		const char *hosts[] = { "node1", "node2" };
 
-		f = cluster_view(mgmt, 2, 0, ten_dead);
-		fx_run(f);
-		assert_string_equal(f->rec.cidr, "198.18.2.0/24");
-		assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.19.0.0/24");
-		assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "198.19.0.0/24");
-		assert_var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE, "198.19.0.0/24");
-		n = must_note(f, NPF_NOTE_CONSUMER_ADDRESS, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE);
-		assert_non_null(strstr(n->text, "198.19.0.0/24 (eno1), which also passed"));
-		fx_free(f);
+		for (size_t self = 0; self < 2; self++) {
+			struct npf_msg_row row;
+			int64_t q_sec = -1, q_mgmt = -1;
+
+			f = cluster_view(mgmt, 2, self, ten_dead);
+			fx_run(f);
+			assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+			assert_string_equal(f->rec.cidr, "198.19.0.0/24");
+			assert_steered(f, "eno1");
+			assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.19.0.0/24");
+			assert_non_null(rejection(f, "eth0"));
+			assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 2,
+							   self + 1, &row),
+					 0);
+			for (size_t k = 0; k < row.n_nets; k++) {
+				if (strcmp(row.nets[k].key, "198.18.2.0/24") == 0)
+					q_sec = row.nets[k].quality;
+				if (strcmp(row.nets[k].key, "198.19.0.0/24") == 0)
+					q_mgmt = row.nets[k].quality;
+			}
+			assert_true(q_sec >= 0 && q_mgmt > q_sec);
+			npf_wire_row_clear(&row);
+			fx_free(f);
+		}
 	}
 
 	/* Another interface of ours on the same network whose first address is on it:
@@ -2105,7 +2141,7 @@ static void dual_stack_v6_only_works(void **state)
 	(void)state;
 
 	fx_run(f);
-	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
 	assert_string_equal(f->rec.cidr, "2001:db8:2::/64");
 	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
 	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
