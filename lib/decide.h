@@ -47,6 +47,8 @@ struct net {
 	bool role;	     /* a container bridge / overlay / VPN sits on it somewhere */
 	bool rdma;	     /* every announced interface on it is RDMA-backed */
 	int64_t speed;	     /* slowest announced speed, 0 when any is unknown */
+	bool mgmt;	     /* the management network: some node's name resolves into it
+			      * (npf_node.name_addr) */
 	uint32_t unsteer;    /* enum npf_var bits: published interface variables whose
 			      * consumer cannot be steered to it on some node holding it
 			      * (rank.c steer_bits); 0: every consumer binds an address on it */
@@ -228,7 +230,8 @@ bool dec_announced(const struct ctx *c, const struct npf_iface *ifc, const struc
 int dec_build_nets(struct ctx *c);
 int dec_net_cmp(const void *pa, const void *pb);
 const char *dec_net_cmp_reason(const struct net *a, const struct net *b);
-/* Only the quality rows (policy, role, RDMA, speed): < 0 when a is strictly better. */
+/* Only the quality rows (policy, steer, role, RDMA, speed, management): < 0 when a is
+ * strictly better. */
 int dec_net_quality_cmp(const struct net *a, const struct net *b);
 int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j);
 bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc);

@@ -235,8 +235,13 @@ int dec_build_nets(struct ctx *c)
 				}
 		}
 	}
-	for (size_t n = 0; n < c->n_nets; n++)
+	for (size_t n = 0; n < c->n_nets; n++) {
 		net_steer(c, &c->nets[n], self_announced);
+		for (size_t k = 1; k < chk->n_nodes; k++)
+			if (addr_valid(&chk->nodes[k].name_addr) &&
+			    in_net(&chk->nodes[k].name_addr, &c->nets[n]))
+				c->nets[n].mgmt = true;
+	}
 	return 0;
 }
 
@@ -281,6 +286,20 @@ static int by_speed(const struct net *a, const struct net *b)
 	return a->speed == b->speed ? 0 : a->speed > b->speed ? -1 : 1;
 }
 
+/* Among RDMA networks at equal speed, one where node names resolve (a storage RoCE NIC on
+ * the management network) ranks after the fabric (issue 18). Only among RDMA networks: names
+ * often resolve to the fabric itself, which must not lose to an Ethernet management NIC. The
+ * rows before make a->rdma == b->rdma here. */
+static bool mgmt_rdma(const struct net *n)
+{
+	return n->mgmt && n->rdma;
+}
+
+static int by_mgmt(const struct net *a, const struct net *b)
+{
+	return mgmt_rdma(a) == mgmt_rdma(b) ? 0 : mgmt_rdma(a) ? 1 : -1;
+}
+
 static int by_family(const struct net *a, const struct net *b)
 {
 	if (a->prefix.family == b->prefix.family)
@@ -311,6 +330,7 @@ static const struct rank_row {
     {"role", by_role, "container bridge/overlay/VPN ranks last", true, false},
     {"rdma", by_rdma, "RDMA-backed", true, true},
     {"speed", by_speed, "link speed", true, true},
+    {"mgmt", by_mgmt, "RDMA, not on the management network", true, false},
     {"family", by_family, "IPv4 before IPv6", false, false},
     {"prefix", by_prefix, "lower network prefix", false, false},
 };

@@ -770,15 +770,16 @@ out:
 }
 
 /* The quality key of a network as one integer, higher is better, in the order of the
- * quality rows of lib/rank.c (avoid, steer, prefer, role, rdma, speed): each node computes it from
- * the same announcements, and lib/jobrows compares the integers. */
+ * quality rows of lib/rank.c (avoid, steer, prefer, role, rdma, speed, mgmt): each node
+ * computes it from the same announcements, and lib/jobrows compares the integers. */
 static int64_t net_quality(const struct net *n)
 {
 	int64_t prefer = n->prefer > 255 ? 255 : (int64_t)n->prefer;
 	int64_t speed = n->speed < 0 ? 0 : n->speed > 0xffffffffLL ? 0xffffffffLL : n->speed;
 
-	return (int64_t)!n->avoid << 43 | (int64_t)!n->unsteer << 42 | (255 - prefer) << 34 |
-	       (int64_t)!n->role << 33 | (int64_t)n->rdma << 32 | speed;
+	return (int64_t)!n->avoid << 44 | (int64_t)!n->unsteer << 43 | (255 - prefer) << 35 |
+	       (int64_t)!n->role << 34 | (int64_t)n->rdma << 33 | speed << 1 |
+	       (int64_t)!(n->mgmt && n->rdma);
 }
 
 static char pair_char(enum npf_pair_state s)

@@ -2304,6 +2304,75 @@ static void storage_roce_on_mgmt(void **state)
 	fx_free(f);
 }
 
+/* Issue 18: a storage RoCE NIC on the management network (where node names resolve, the
+ * peers' name_addr) at the fabric's speed, on the lower prefix. Without knowing where names
+ * resolve, both look like rails of one fabric; knowing it, the fabric is the job's network
+ * and the management port is no rail, in the node's decision and in its job row; unless
+ * rdma_fabric= names it. */
+static void storage_roce_on_mgmt_equal_speed(void **state)
+{
+	static const struct cl_node st[] = {
+		{ "node1",
+		  { IFD("ens3f0np0", "198.18.1.11/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1) } },
+		{ "node2",
+		  { IFD("ens3f0np0", "198.18.1.12/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1) } },
+	};
+	static const struct gid_spec gst[] = {
+		{ 0, "fe80::5", V1 }, { 1, "fe80::5", V2 },
+		{ 2, "::ffff:198.18.1.11", V1 }, { 3, "::ffff:198.18.1.11", V2 },
+	};
+	const char *hosts[] = { "node1", "node2" };
+	struct npf_pattern_list fabric = { 0 };
+	struct npf_msg_row row;
+	struct fx *f;
+	(void)state;
+
+	for (int known = 0; known < 3; known++) {
+		f = cluster_view(st, 2, 0, NULL);
+		add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+		add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens3f0np0", gst, 4);
+		if (known)
+			parse_cidr("198.18.1.12/32", &f->chk.nodes[1].name_addr);
+		if (known == 2) {
+			snprintf(fabric.pat[fabric.n++], NPF_CONFIG_PATTERN_LEN, "mlx5_*");
+			f->pol.rdma_fabric = &fabric;
+		}
+		fx_run(f);
+		if (!known) {
+			/* Equal on every quality row: the lower prefix wins, the other is a
+			 * rail of it (the behaviour issue 18 reported). */
+			assert_string_equal(f->rec.cidr, "198.18.1.0/24");
+			assert_non_null(strstr(var(f, NPF_VAR_NCCL_IB_HCA), "mlx5_0:1"));
+		} else if (known == 1) {
+			assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+			assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+			assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+			assert_non_null(strstr(hca_why(f, "mlx5_1", 1),
+					       "on the management network 198.18.1.0/24"));
+			assert_non_null(strstr(rejection(f, "ens3f0np0")->reason,
+					       "RDMA, not on the management network"));
+			/* The job row ranks the fabric above the management network too. */
+			assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 2, 1,
+							   &row),
+					 0);
+			assert_int_equal(row.n_nets, 2);
+			assert_true(row.nets[0].quality != row.nets[1].quality);
+			assert_string_equal(row.nets[0].quality > row.nets[1].quality
+						    ? row.nets[0].key
+						    : row.nets[1].key,
+					    "198.18.2.0/24");
+			npf_wire_row_clear(&row);
+		} else {
+			/* Configured: the operator's rdma_fabric= makes it a rail again. */
+			assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+			assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+		}
+		fx_free(f);
+	}
+}
+
 /* Class 4: a rail dead on a peer: every node drops it (the network fails here too), with
  * a note naming the rail; job-wide, one rail set for every node. */
 static enum npf_outcome rail2_dead_at_node2(const struct cl_node *a, const struct cl_if *ia,
@@ -2825,6 +2894,7 @@ int main(void)
 		cmocka_unit_test(dual_stack_v6_only_works),
 		cmocka_unit_test(roce_behind_failing_fabric),
 		cmocka_unit_test(storage_roce_on_mgmt),
+		cmocka_unit_test(storage_roce_on_mgmt_equal_speed),
 		cmocka_unit_test(rails_differ_between_nodes),
 		cmocka_unit_test(ib_child_and_no_ipoib),
 		cmocka_unit_test(gid_indices_differ),
