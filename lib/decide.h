@@ -53,6 +53,11 @@ struct net {
 			      * consumer cannot be steered to it on some node holding it
 			      * (rank.c steer_bits); 0: every consumer binds an address on it */
 	size_t n_members;
+	/* The network's name in the job check (the row's key): its CIDR, or for a routed host
+	 * link (a /31 or /30 of ours alone, the peers reached through it on theirs) the
+	 * prefix covering our address and the peer addresses our links there reached, the
+	 * same on every node (rank.c dec_net_keys). */
+	char key[INET6_ADDRSTRLEN + 5];
 	/* local result */
 	enum est state;
 	int ifc; /* our best interface on it, -1 */
@@ -149,6 +154,17 @@ static inline void addr_mask(const struct npf_addr *a, unsigned int prefixlen, s
 		out->addr[full] = (uint8_t)(a->addr[full] & (0xff << (8 - rest)));
 }
 
+/* How many leading bits a and b share, at most max. */
+static inline unsigned int addr_common_bits(const struct npf_addr *a, const struct npf_addr *b,
+					    unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (n < max && ((a->addr[n / 8] ^ b->addr[n / 8]) & (0x80 >> (n % 8))) == 0)
+		n++;
+	return n;
+}
+
 static inline bool in_net(const struct npf_addr *a, const struct net *n)
 {
 	return a->family == n->prefix.family &&
@@ -234,6 +250,8 @@ const char *dec_net_cmp_reason(const struct net *a, const struct net *b);
  * strictly better. */
 int dec_net_quality_cmp(const struct net *a, const struct net *b);
 int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j);
+/* Fills every network's key (after dec_evaluate_all: it needs our interface there). */
+void dec_net_keys(struct ctx *c);
 bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc);
 /* v names an interface for a consumer with an address model (lib/consumer.h), and the
  * policy publishes it: naming the interface steers that consumer to a network. */

@@ -414,5 +414,55 @@ int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j)
 	return strcmp(c->inv->ifaces[i].name, c->inv->ifaces[j].name);
 }
 
+/* ---- the job's name of a network ------------------------------------------------------- */
+
+/* A host link: a prefix that holds only its two ends (IPv4 /31 and /30, IPv6 /127 and /126). */
+static bool host_link(const struct net *n)
+{
+	return (unsigned int)n->prefix.prefixlen + 2 >= addr_bits(n->prefix.family);
+}
+
+/* The key of network n: a routed fabric (each NIC its own /31 to a top-of-rack router, a
+ * covering route to the others) is one network of the job, named by the prefix that covers
+ * our address and every peer address our links on it reached (the value Open MPI's
+ * job-wide CIDR takes, jobwide.c): every node computes the same one. Otherwise its CIDR. */
+static void net_key(const struct ctx *c, struct net *n)
+{
+	const struct npf_check *chk = c->chk;
+	const struct npf_addr *ours;
+	unsigned int bits = n->prefix.prefixlen, min = n->prefix.family == AF_INET ? 8 : 16;
+	size_t reached = 0;
+	struct npf_addr cover;
+
+	cidr_str(&n->prefix, n->key, sizeof(n->key));
+	if (n->ifc < 0 || !host_link(n))
+		return;
+	for (size_t k = 1; k < chk->n_nodes; k++)
+		for (size_t j = 0; j < chk->nodes[k].n_cands; j++)
+			if (addr_valid(&chk->nodes[k].cands[j].addr) &&
+			    in_net(&chk->nodes[k].cands[j].addr, n))
+				return; /* a peer on it: an ordinary subnet */
+	ours = &ev_at(c, (size_t)n->ifc, (size_t)(n - c->nets))->addr;
+	for (size_t k = 1; k < chk->n_nodes; k++) {
+		int li = c->link_idx[(size_t)n->ifc * chk->n_nodes + k];
+		const struct npf_addr *pa = li >= 0 ? &chk->links[li].peer_addr : NULL;
+
+		if (!pa || pa->family != n->prefix.family || !addr_usable(pa))
+			continue;
+		bits = addr_common_bits(ours, pa, bits);
+		reached++;
+	}
+	if (!reached || bits < min)
+		return;
+	addr_mask(ours, bits, &cover);
+	cidr_str(&cover, n->key, sizeof(n->key));
+}
+
+void dec_net_keys(struct ctx *c)
+{
+	for (size_t n = 0; n < c->n_nets; n++)
+		net_key(c, &c->nets[n]);
+}
+
 /* Only what we announced was probed; an address we did not announce (excluded by
  * interfaces_exclude, or newer than the check) is not a candidate at all. */

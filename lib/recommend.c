@@ -430,16 +430,13 @@ static int mark_suspects(struct ctx *c)
 	return 0;
 }
 
-/* The network of the job decision named key (cidr_str() text, as in the job row), -1. */
+/* The network of the job decision named key (net.key, as in the job row), -1. A routed
+ * key (rank.c net_key) names our own host link. */
 static int job_net(const struct ctx *c, const char *key)
 {
-	char cidr[INET6_ADDRSTRLEN + 5];
-
-	for (size_t n = 0; key && key[0] && n < c->n_nets; n++) {
-		cidr_str(&c->nets[n].prefix, cidr, sizeof(cidr));
-		if (strcmp(cidr, key) == 0)
+	for (size_t n = 0; key && key[0] && n < c->n_nets; n++)
+		if (strcmp(c->nets[n].key, key) == 0)
 			return (int)n;
-	}
 	return -1;
 }
 
@@ -673,6 +670,7 @@ static int ctx_prepare(struct ctx *c, const struct npf_inventory *inv, const str
 	if (!c->ev)
 		return -ENOMEM;
 	dec_evaluate_all(c);
+	dec_net_keys(c);
 	return 0;
 }
 
@@ -844,7 +842,7 @@ int npf_recommend_row(const struct npf_inventory *inv, const struct npf_check *c
 			goto out;
 		}
 		out->n_nets++;
-		cidr_str(&net->prefix, x->key, sizeof(x->key));
+		copy_str(x->key, sizeof(x->key), net->key);
 		x->quality = net_quality(net);
 		/* The tie-breakers that fit an integer (IPv4 first); lib/jobrows orders the
 		 * rest by key. */

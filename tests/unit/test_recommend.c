@@ -597,6 +597,32 @@ static void one_network_for_all(void **state)
 	}
 }
 
+/* Merges the rows of an n-node job (lib/jobrows) and decides it (lib/jobcheck); the
+ * caller clears m, d and the rows with job_clear(). */
+static void job_merge_decide(struct npf_msg_row *rows, size_t n, struct npf_job_matrix *m,
+			     struct npf_job_decision *d)
+{
+	const struct npf_msg_row *rp[8];
+	struct npf_job_input in;
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		rp[i] = &rows[i];
+	assert_int_equal(npf_job_rows_merge(rp, n, m), 0);
+	in = (struct npf_job_input){.n_nodes = n, .n_nets = m->n_nets, .nets = m->nets,
+				    .pairs = m->pairs};
+	assert_int_equal(npf_job_decide(&in, d), 0);
+}
+
+static void job_clear(struct npf_msg_row *rows, size_t n, struct npf_job_matrix *m,
+		      struct npf_job_decision *d)
+{
+	npf_job_decision_clear(d);
+	npf_job_matrix_clear(m);
+	for (size_t i = 0; i < n; i++)
+		npf_wire_row_clear(&rows[i]);
+}
+
 /* The same fault through the job check: each node's row (npf_recommend_row) from its own
  * evidence, merged (lib/jobrows) and decided (lib/jobcheck): node3 is the suspect, node1
  * and node2 stay on the faster fabric instead of the whole job moving to eth0. */
@@ -604,10 +630,8 @@ static void job_rows_blame_node3(void **state)
 {
 	static const char *const hosts[] = {"node1", "node2", "node3"};
 	struct npf_msg_row rows[3];
-	const struct npf_msg_row *rp[3];
 	struct npf_job_matrix m;
 	struct npf_job_decision d;
-	struct npf_job_input in;
 
 	(void)state;
 	for (size_t self = 0; self < 3; self++) {
@@ -616,7 +640,6 @@ static void job_rows_blame_node3(void **state)
 		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 3, self + 1,
 						   &rows[self]),
 				 0);
-		rp[self] = &rows[self];
 		assert_int_equal(rows[self].index, self);
 		assert_int_equal(rows[self].n_nets, 2);
 		/* The fabric first (the faster network), the pairs with node3 failed. */
@@ -627,18 +650,12 @@ static void job_rows_blame_node3(void **state)
 	assert_string_equal(rows[0].nets[0].states, ".of");
 	assert_string_equal(rows[2].nets[0].states, "ff.");
 	assert_string_equal(rows[2].nets[1].states, "oo.");
-	assert_int_equal(npf_job_rows_merge(rp, 3, &m), 0);
-	in = (struct npf_job_input){.n_nodes = 3, .n_nets = m.n_nets, .nets = m.nets,
-				    .pairs = m.pairs};
-	assert_int_equal(npf_job_decide(&in, &d), 0);
+	job_merge_decide(rows, 3, &m, &d);
 	assert_int_equal(d.verdict, NPF_JOB_OK);
 	assert_string_equal(m.nets[d.net].name, "198.18.2.0/24");
 	assert_int_equal(d.n_suspects, 1);
 	assert_true(d.suspect[2]);
-	npf_job_decision_clear(&d);
-	npf_job_matrix_clear(&m);
-	for (size_t i = 0; i < 3; i++)
-		npf_wire_row_clear(&rows[i]);
+	job_clear(rows, 3, &m, &d);
 }
 
 /* ---- the job check's decision applied per node (npf_policy.job) ---------------------- */
@@ -2658,6 +2675,26 @@ static enum npf_outcome fab_routed(const struct cl_node *a, const struct cl_if *
 	return NPF_OUT_OK;
 }
 
+/* A routed fabric: every fab0 reaches every peer's fab0 (the peers' /31s through the
+ * covering route), as the probes record it in the links. */
+static void route_fab0(struct fx *f, const struct cl_node *lab, size_t n)
+{
+	for (size_t l = 0; l < f->chk.n_links; l++) {
+		struct npf_link *lk = &f->chk.links[l];
+		const struct cl_if *theirs = NULL;
+
+		if (strcmp(lk->ifname, "fab0") != 0)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(lab[i].name, f->chk.nodes[lk->peer].name) == 0)
+				theirs = &lab[i].ifs[1];
+		assert_non_null(theirs);
+		lk->fwd = lk->rev = NPF_OUT_OK;
+		snprintf(lk->peer_if, sizeof(lk->peer_if), "%s", theirs->name);
+		parse_cidr(theirs->cidr, &lk->peer_addr);
+	}
+}
+
 static void routed_host_links(void **state)
 {
 	static const struct cl_node r31[] = {
@@ -2685,17 +2722,7 @@ static void routed_host_links(void **state)
 	for (size_t t = 0; t < 3; t++) {
 		struct fx *f = cluster_view(labs[t], 3, 0, fab_routed);
 
-		/* The fabric is routed: every fab0 reaches every peer's fab0. */
-		for (size_t l = 0; l < f->chk.n_links; l++) {
-			struct npf_link *lk = &f->chk.links[l];
-			const struct cl_if *theirs = &labs[t][lk->peer].ifs[1];
-
-			if (strcmp(lk->ifname, "fab0") != 0)
-				continue;
-			lk->fwd = lk->rev = NPF_OUT_OK;
-			snprintf(lk->peer_if, sizeof(lk->peer_if), "%s", theirs->name);
-			parse_cidr(theirs->cidr, &lk->peer_addr);
-		}
+		route_fab0(f, labs[t], 3);
 		fx_run(f);
 		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
 		assert_string_equal(f->rec.ifname, "fab0");
@@ -2724,6 +2751,50 @@ static void routed_host_links(void **state)
 	}
 }
 
+
+/* Issue 18: the routed fabric through the job check. Each node's row names its host link
+ * by the prefix covering every node's fabric address (rank.c net_key), so the rows agree on
+ * one fabric network, the job decides it, and each node applies it on its own /31; before,
+ * three different /31 keys sent the job to the management network. */
+static void routed_host_links_job(void **state)
+{
+	static const struct cl_node r31[] = {
+		{ "node1", { IFS("eth0", "198.18.1.1/24", 1000), IFS("fab0", "10.0.0.0/31", 100000) } },
+		{ "node2", { IFS("eth0", "198.18.1.2/24", 1000), IFS("fab0", "10.0.0.2/31", 100000) } },
+		{ "node3", { IFS("eth0", "198.18.1.3/24", 1000), IFS("fab0", "10.0.0.4/31", 100000) } },
+	};
+	static const char *const hosts[] = { "node1", "node2", "node3" };
+	const struct npf_job_view v = { .role = NPF_JOB_ROLE_OK, .net = "10.0.0.0/29",
+					.best = "10.0.0.0/29", .reason = "test" };
+	struct npf_msg_row rows[3];
+	struct npf_job_matrix m;
+	struct npf_job_decision d;
+	(void)state;
+
+	for (size_t self = 0; self < 3; self++) {
+		struct fx *f = cluster_view(r31, 3, self, fab_routed);
+
+		route_fab0(f, r31, 3);
+		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 3, self + 1,
+						   &rows[self]),
+				 0);
+		assert_int_equal(rows[self].n_nets, 2);
+		assert_string_equal(rows[self].nets[0].key, "10.0.0.0/29");
+		assert_string_equal(rows[self].nets[0].states, self == 0 ? ".oo" :
+							       self == 1 ? "o.o" : "oo.");
+		/* The node applies the job's decision on its own host link. */
+		f->pol.job = &v;
+		fx_run(f);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+		assert_string_equal(f->rec.ifname, "fab0");
+		assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=fab0");
+		fx_free(f);
+	}
+	job_merge_decide(rows, 3, &m, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_string_equal(m.nets[d.net].name, "10.0.0.0/29");
+	job_clear(rows, 3, &m, &d);
+}
 
 /* The same classes on fake sysfs trees (tests/fixtures/sysfs, read by the real reader and
  * joined by the real join): the storage NIC on the management network stays out; two
@@ -2901,6 +2972,7 @@ int main(void)
 		cmocka_unit_test(gid_indices_differ_ucx),
 		cmocka_unit_test(job_wide_gid),
 		cmocka_unit_test(routed_host_links),
+		cmocka_unit_test(routed_host_links_job),
 		cmocka_unit_test(sysfs_fixture_decisions),
 		cmocka_unit_test(hostile_check),
 		cmocka_unit_test(var_names),
