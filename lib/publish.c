@@ -587,6 +587,16 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 		snprintf(h->why, sizeof(h->why), "avoid= policy");
 		return false;
 	}
+	/* Where GPUs are present, rails are the NICs NCCL's topology pairs with a GPU: each
+	 * GPU's closest ones (src/graph/topo.cc ncclTopoGetLocal, lib/rdma_topo.h). */
+	if (c->inv->n_gpus && !ref->dev->gpu_rail && !np.cfg) {
+		bfmt(h->why, sizeof(h->why),
+		     "no GPU is paired with it: NCCL's topology gives each of the %zu GPUs "
+		     "its closest NICs (PCIe locality), and %s is none's; rdma_fabric= "
+		     "names it to use it",
+		     c->inv->n_gpus, h->dev);
+		return false;
+	}
 	if (i >= 0) {
 		ref->net = np.net;
 		ref->addr = np.addr;

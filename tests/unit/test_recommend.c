@@ -2805,7 +2805,54 @@ static void load_sysfs(struct fx *f, const char *name)
 
 	snprintf(root, sizeof(root), "%s/sysfs/%s", NPF_FIXTURES, name);
 	assert_true(rdma_sysfs_read(root, &f->inv) > 0);
+	assert_true(rdma_sysfs_read_topology(root, &f->inv) >= 0);
 	rdma_join_netdevs(&f->inv);
+}
+
+/* Issue 18: GPUs present (fixture gpu-rails: two GPUs, each behind a PCIe switch with a
+ * RoCE NIC, and a third RoCE NIC as fast on a root port of its own). Three healthy RDMA
+ * networks, equal on every quality row: by the ranking all three are rails; NCCL's
+ * topology pairs each GPU with the NIC on its switch, so mlx5_2 is no rail. */
+static void gpu_rails_pcie_locality(void **state)
+{
+	static const struct cl_node three[] = {
+		{ "node1",
+		  { IFD("ens1f0np0", "198.18.1.1/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens2f0np0", "198.18.2.1/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens3f0np0", "198.18.3.1/24", 100000, 0, "mlx5_2", 1) } },
+		{ "node2",
+		  { IFD("ens1f0np0", "198.18.1.2/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens2f0np0", "198.18.2.2/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens3f0np0", "198.18.3.2/24", 100000, 0, "mlx5_2", 1) } },
+	};
+	struct npf_pattern_list fabric = { 0 };
+	struct fx *f = cluster_view(three, 2, 0, NULL);
+	(void)state;
+
+	load_sysfs(f, "gpu-rails");
+	assert_int_equal(f->inv.n_gpus, 2);
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ens1f0np0");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_non_null(strstr(hca_why(f, "mlx5_2", 1), "no GPU is paired with it"));
+	fx_free(f);
+
+	/* Configured: rdma_fabric= names it, a rail again. */
+	f = cluster_view(three, 2, 0, NULL);
+	load_sysfs(f, "gpu-rails");
+	snprintf(fabric.pat[fabric.n++], NPF_CONFIG_PATTERN_LEN, "mlx5_*");
+	f->pol.rdma_fabric = &fabric;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1,mlx5_2:1");
+	fx_free(f);
+
+	/* No GPUs (the same NICs, no topology read): every equal network is a rail. */
+	f = cluster_view(three, 2, 0, NULL);
+	load_sysfs(f, "gpu-rails");
+	f->inv.n_gpus = 0;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1,mlx5_2:1");
+	fx_free(f);
 }
 
 static void sysfs_fixture_decisions(void **state)
@@ -2974,6 +3021,7 @@ int main(void)
 		cmocka_unit_test(routed_host_links),
 		cmocka_unit_test(routed_host_links_job),
 		cmocka_unit_test(sysfs_fixture_decisions),
+		cmocka_unit_test(gpu_rails_pcie_locality),
 		cmocka_unit_test(hostile_check),
 		cmocka_unit_test(var_names),
 	};
