@@ -313,6 +313,14 @@ sc_mtu_blackhole_many() {
 	mustnot "mtu-blackhole-many: 8000-byte DF ping node1 -> node3 dropped" png node1 -M "do" -s 8000 198.18.1.3
 }
 
+sc_gpu_rails() {
+	must "gpu-rails: sysfs tree recorded for node4" \
+		has "node4 $SRC/tests/fixtures/sysfs/gpu-rails" cat "$RUN/$ID/sysfs"
+	must "gpu-rails: rail 0" png node1 198.18.1.4
+	must "gpu-rails: rail 1" png node1 198.18.2.4
+	must "gpu-rails: the third RoCE network works too" png node1 198.18.3.4
+}
+
 sc_egress_mismatch() {
 	must "egress-mismatch: both NICs in one subnet" has_addr node1 ens1f1np1 198.18.1.101/24
 	must "egress-mismatch: egress for a peer's ens1f1np1 is ens1f0np0" \
