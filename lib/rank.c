@@ -462,6 +462,23 @@ void dec_net_keys(struct ctx *c)
 {
 	for (size_t n = 0; n < c->n_nets; n++)
 		net_key(c, &c->nets[n]);
+	/* Two routed rails whose addresses interleave would cover the same prefix: a row's
+	 * keys must stay distinct (wire ROW), so such host links keep their CIDRs. */
+	for (size_t n = 0; n < c->n_nets; n++) {
+		char key[sizeof(c->nets[n].key)];
+		bool clash = false;
+
+		for (size_t m = 0; m < c->n_nets && c->nets[n].ifc >= 0; m++)
+			if (m != n && c->nets[m].ifc >= 0 &&
+			    strcmp(c->nets[n].key, c->nets[m].key) == 0)
+				clash = true;
+		if (!clash)
+			continue;
+		copy_str(key, sizeof(key), c->nets[n].key);
+		for (size_t m = 0; m < c->n_nets; m++)
+			if (c->nets[m].ifc >= 0 && strcmp(c->nets[m].key, key) == 0)
+				cidr_str(&c->nets[m].prefix, c->nets[m].key, sizeof(c->nets[m].key));
+	}
 }
 
 /* Only what we announced was probed; an address we did not announce (excluded by

@@ -2675,19 +2675,20 @@ static enum npf_outcome fab_routed(const struct cl_node *a, const struct cl_if *
 	return NPF_OUT_OK;
 }
 
-/* A routed fabric: every fab0 reaches every peer's fab0 (the peers' /31s through the
- * covering route), as the probes record it in the links. */
-static void route_fab0(struct fx *f, const struct cl_node *lab, size_t n)
+/* A routed fabric: every ifname (the node's ifs[at]) reaches every peer's (the peers' /31s
+ * through the covering route), as the probes record it in the links. */
+static void route_links(struct fx *f, const struct cl_node *lab, size_t n, const char *ifname,
+			size_t at)
 {
 	for (size_t l = 0; l < f->chk.n_links; l++) {
 		struct npf_link *lk = &f->chk.links[l];
 		const struct cl_if *theirs = NULL;
 
-		if (strcmp(lk->ifname, "fab0") != 0)
+		if (strcmp(lk->ifname, ifname) != 0)
 			continue;
 		for (size_t i = 0; i < n; i++)
 			if (strcmp(lab[i].name, f->chk.nodes[lk->peer].name) == 0)
-				theirs = &lab[i].ifs[1];
+				theirs = &lab[i].ifs[at];
 		assert_non_null(theirs);
 		lk->fwd = lk->rev = NPF_OUT_OK;
 		snprintf(lk->peer_if, sizeof(lk->peer_if), "%s", theirs->name);
@@ -2722,7 +2723,7 @@ static void routed_host_links(void **state)
 	for (size_t t = 0; t < 3; t++) {
 		struct fx *f = cluster_view(labs[t], 3, 0, fab_routed);
 
-		route_fab0(f, labs[t], 3);
+		route_links(f, labs[t], 3, "fab0", 1);
 		fx_run(f);
 		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
 		assert_string_equal(f->rec.ifname, "fab0");
@@ -2774,7 +2775,7 @@ static void routed_host_links_job(void **state)
 	for (size_t self = 0; self < 3; self++) {
 		struct fx *f = cluster_view(r31, 3, self, fab_routed);
 
-		route_fab0(f, r31, 3);
+		route_links(f, r31, 3, "fab0", 1);
 		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 3, self + 1,
 						   &rows[self]),
 				 0);
@@ -2794,6 +2795,36 @@ static void routed_host_links_job(void **state)
 	assert_int_equal(d.verdict, NPF_JOB_OK);
 	assert_string_equal(m.nets[d.net].name, "10.0.0.0/29");
 	job_clear(rows, 3, &m, &d);
+
+	/* Two routed rails whose addresses interleave cover the same prefix: a row's keys must
+	 * stay distinct (wire ROW), so both keep their CIDRs. */
+	{
+		static const struct cl_node two[] = {
+			{ "node1", { IFS("eth0", "198.18.1.1/24", 1000),
+				     IFS("fab0", "10.0.0.0/31", 100000),
+				     IFS("fab1", "10.0.0.2/31", 100000) } },
+			{ "node2", { IFS("eth0", "198.18.1.2/24", 1000),
+				     IFS("fab0", "10.0.0.4/31", 100000),
+				     IFS("fab1", "10.0.0.6/31", 100000) } },
+			{ "node3", { IFS("eth0", "198.18.1.3/24", 1000),
+				     IFS("fab0", "10.0.0.8/31", 100000),
+				     IFS("fab1", "10.0.0.10/31", 100000) } },
+		};
+		struct fx *f = cluster_view(two, 3, 0, fab_routed);
+		struct npf_msg_row row;
+
+		route_links(f, two, 3, "fab0", 1);
+		route_links(f, two, 3, "fab1", 2);
+		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 3, 1, &row),
+				 0);
+		assert_int_equal(row.n_nets, 3);
+		for (size_t k = 0; k < row.n_nets; k++)
+			assert_true(strcmp(row.nets[k].key, "10.0.0.0/28") != 0);
+		assert_string_equal(row.nets[0].key, "10.0.0.0/31");
+		assert_string_equal(row.nets[1].key, "10.0.0.2/31");
+		npf_wire_row_clear(&row);
+		fx_free(f);
+	}
 }
 
 /* The same classes on fake sysfs trees (tests/fixtures/sysfs, read by the real reader and
