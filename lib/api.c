@@ -877,11 +877,12 @@ static json_t *node_json(const struct npf_node *n)
 	for (size_t i = 0; names && i < n->n_ifnames; i++)
 		if (json_array_append_new(names, json_string(n->ifnames[i])) < 0)
 			goto err;
-	return json_pack("{s:s, s:s, s:b, s:b, s:s, s:o, s:o, s:I, s:I, s:I}", "name", n->name,
-			 "instance", inst, "available", n->available, "probed", n->probed, "error",
-			 n->error, "candidates", cands, "interfaces", names, "hello_rtt_us",
-			 (json_int_t)n->hello_rtt_us, "reverse_ms", (json_int_t)n->rev_ms,
-			 "inconclusive", (json_int_t)n->n_inconclusive);
+	return json_pack("{s:s, s:s, s:b, s:b, s:s, s:o, s:o, s:I, s:I, s:I, s:o}", "name",
+			 n->name, "instance", inst, "available", n->available, "probed", n->probed,
+			 "error", n->error, "candidates", cands, "interfaces", names,
+			 "hello_rtt_us", (json_int_t)n->hello_rtt_us, "reverse_ms",
+			 (json_int_t)n->rev_ms, "inconclusive", (json_int_t)n->n_inconclusive,
+			 "name_address", addr_json(&n->name_addr));
 err:
 	json_decref(cands);
 	json_decref(names);
@@ -906,6 +907,9 @@ static int node_parse(const json_t *o, struct npf_node *n)
 	    (json_object_get(o, "reverse_ms") && get_u32(o, "reverse_ms", &n->rev_ms) < 0) ||
 	    (json_object_get(o, "inconclusive") &&
 	     get_u32(o, "inconclusive", &n->n_inconclusive) < 0))
+		return -EBADMSG;
+	/* Optional, as above; null when unknown. */
+	if (addr_parse(json_object_get(o, "name_address"), &n->name_addr) < 0)
 		return -EBADMSG;
 	inst = json_string_value(json_object_get(o, "instance"));
 	if (!inst || strlen(inst) != 16 || inst[0] == '-' || inst[0] == '+')

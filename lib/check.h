@@ -66,6 +66,9 @@ struct npf_node {
 	char (*ifnames)[IFNAMSIZ]; /* owned: every interface name on the node (for NCCL matching) */
 	size_t n_ifnames;
 	bool probed;             /* in this node's probe plan (always false for nodes[0]) */
+	struct npf_addr name_addr; /* the address its name resolved to that answered HELLO:
+				    * the management network (docs/decision.md, rails);
+				    * family 0 when unknown (nodes[0], no answer) */
 	/* Responsiveness of the peer's daemon, so a load-shaped result shows why. */
 	uint32_t hello_rtt_us;   /* discovery: connect + HELLO round trip, 0 if none */
 	uint32_t rev_ms;         /* reverse request to its result, 0 if none */

@@ -47,7 +47,17 @@ struct net {
 	bool role;	     /* a container bridge / overlay / VPN sits on it somewhere */
 	bool rdma;	     /* every announced interface on it is RDMA-backed */
 	int64_t speed;	     /* slowest announced speed, 0 when any is unknown */
+	bool mgmt;	     /* the management network: some node's name resolves into it
+			      * (npf_node.name_addr) */
+	uint32_t unsteer;    /* enum npf_var bits: published interface variables whose
+			      * consumer cannot be steered to it on some node holding it
+			      * (rank.c steer_bits); 0: every consumer binds an address on it */
 	size_t n_members;
+	/* The network's name in the job check (the row's key): its CIDR, or for a routed host
+	 * link (a /31 or /30 of ours alone, the peers reached through it on theirs) the
+	 * prefix covering our address and the peer addresses our links there reached, the
+	 * same on every node (rank.c dec_net_keys). */
+	char key[INET6_ADDRSTRLEN + 5];
 	/* local result */
 	enum est state;
 	int ifc; /* our best interface on it, -1 */
@@ -76,6 +86,8 @@ struct ctx {
 	int ompi_net;	   /* the network Open MPI's values name when it cannot use the chosen
 			    * one (a secondary subnet, publish.c ompi_decide), -1: the chosen */
 	int fabric;	   /* the RDMA network the ports follow (dec_is_rail), -1 none */
+	uint32_t unsteered; /* enum npf_var bits of consumers that no variable steers to the
+			     * chosen network here: their rule left them out (publish.c) */
 	int err;
 };
 
@@ -140,6 +152,17 @@ static inline void addr_mask(const struct npf_addr *a, unsigned int prefixlen, s
 	memcpy(out->addr, a->addr, full);
 	if (rest)
 		out->addr[full] = (uint8_t)(a->addr[full] & (0xff << (8 - rest)));
+}
+
+/* How many leading bits a and b share, at most max. */
+static inline unsigned int addr_common_bits(const struct npf_addr *a, const struct npf_addr *b,
+					    unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (n < max && ((a->addr[n / 8] ^ b->addr[n / 8]) & (0x80 >> (n % 8))) == 0)
+		n++;
+	return n;
 }
 
 static inline bool in_net(const struct npf_addr *a, const struct net *n)
@@ -223,7 +246,8 @@ bool dec_announced(const struct ctx *c, const struct npf_iface *ifc, const struc
 int dec_build_nets(struct ctx *c);
 int dec_net_cmp(const void *pa, const void *pb);
 const char *dec_net_cmp_reason(const struct net *a, const struct net *b);
-/* Only the quality rows (policy, role, RDMA, speed): < 0 when a is strictly better. */
+/* Only the quality rows (policy, steer, role, RDMA, speed, management): < 0 when a is
+ * strictly better. */
 int dec_net_quality_cmp(const struct net *a, const struct net *b);
 /* A network's keys in a job row (lib/jobrows): quality packs the quality rows of the
  * ranking table (avoid, prefer, role, rdma, speed; prefer capped at 255, speed at 2^32-1
@@ -232,7 +256,14 @@ int dec_net_quality_cmp(const struct net *a, const struct net *b);
  * test_order_agrees). */
 void dec_net_row_keys(const struct net *n, int64_t *rank, int64_t *quality);
 int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j);
+/* Fills every network's key (after dec_evaluate_all: it needs our interface there). */
+void dec_net_keys(struct ctx *c);
 bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc);
+/* v names an interface for a consumer with an address model (lib/consumer.h), and the
+ * policy publishes it: naming the interface steers that consumer to a network. */
+bool dec_steer_var(const struct ctx *c, enum npf_var v);
+/* "NCCL, Gloo" for the consumers of the variables in bits (enum npf_var). */
+void dec_consumers_text(uint32_t bits, char *buf, size_t len);
 
 /* publish.c: this node's environment */
 bool dec_var_wanted(const struct ctx *c, enum npf_var v);

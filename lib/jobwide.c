@@ -193,17 +193,6 @@ static bool node_addr(const struct ctx *c, size_t k, struct npf_addr *a)
 	return false;
 }
 
-/* The longest prefix holding a and b (same family). */
-static unsigned int common_bits(const struct npf_addr *a, const struct npf_addr *b,
-				unsigned int max)
-{
-	unsigned int n = 0;
-
-	while (n < max && ((a->addr[n / 8] ^ b->addr[n / 8]) & (0x80 >> (n % 8))) == 0)
-		n++;
-	return n;
-}
-
 /* The interface node k uses on the chosen network: its choice, else the one our probes
  * reached through our chosen interface; "" unknown. */
 static const char *node_ifname(const struct ctx *c, size_t k)
@@ -356,7 +345,7 @@ static void ompi_job_wide(struct ctx *c, char **vals, bool same_name)
 				 node_name(c, (int)k), out->cidr);
 			goto drop;
 		}
-		bits = common_bits(&a0, &a, bits);
+		bits = addr_common_bits(&a0, &a, bits);
 	}
 	if (bits == net->prefix.prefixlen)
 		return;

@@ -151,10 +151,17 @@ struct npf_rdma_port {
 	int gid_tbl_len;     /* slots in the port's GID table, populated or not; 0 unknown */
 };
 
+#define NPF_PCI_PATH_MAX 160
+
 struct npf_rdma_dev {
 	char name[NPF_NAME_MAX];
 	uint64_t node_guid; /* host order */
 	char node_type[16];
+	/* Its PCI device under devices/ ("pci0000:00/0000:00:01.0/0000:05:00.0"), "" unknown;
+	 * and whether NCCL's topology pairs a GPU with it (lib/rdma_topo.h; meaningful only
+	 * when the inventory found GPUs). */
+	char pci[NPF_PCI_PATH_MAX];
+	bool gpu_rail;
 	struct npf_rdma_port *ports; /* owned, n_ports entries */
 	size_t n_ports;
 };
@@ -165,6 +172,7 @@ struct npf_inventory {
 	size_t n_ifaces;
 	struct npf_rdma_dev *rdma; /* owned */
 	size_t n_rdma;
+	size_t n_gpus; /* NVIDIA GPUs on the PCI bus (lib/rdma_topo.h), 0 none or unknown */
 	char rdma_note[128]; /* "no RDMA devices (no /sys/class/infiniband)" etc. */
 };
 

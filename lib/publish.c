@@ -393,23 +393,76 @@ static int rdma_fabric_net(const struct ctx *c)
 	return -1;
 }
 
+/* The rail rule (docs/decision.md, "Rails"): whether network n carries the job's RDMA
+ * traffic, one row per case, the first that matches decides. cfg: the port is named by
+ * [publish] rdma_fabric (the operator configured it as a rail). */
+static bool rail_chosen(const struct ctx *c, size_t n, bool cfg)
+{
+	(void)cfg;
+	return (int)n == c->chosen;
+}
+
+static bool rail_mgmt_cfg(const struct ctx *c, size_t n, bool cfg)
+{
+	return c->nets[n].mgmt && cfg;
+}
+
+static bool rail_mgmt(const struct ctx *c, size_t n, bool cfg)
+{
+	(void)cfg;
+	return c->nets[n].mgmt;
+}
+
+static bool rail_no_fabric(const struct ctx *c, size_t n, bool cfg)
+{
+	(void)n;
+	(void)cfg;
+	return c->fabric < 0;
+}
+
+static bool rail_fabric(const struct ctx *c, size_t n, bool cfg)
+{
+	(void)cfg;
+	return (int)n == c->fabric;
+}
+
+/* One subnet per rail: RDMA-backed and equal to the fabric on every quality row. */
+static bool rail_equal(const struct ctx *c, size_t n, bool cfg)
+{
+	(void)cfg;
+	return c->nets[n].rdma && dec_net_quality_cmp(&c->nets[n], &c->nets[c->fabric]) == 0;
+}
+
+static const struct rail_row {
+	bool (*match)(const struct ctx *c, size_t n, bool cfg);
+	bool rail;
+} rail_rows[] = {
+    {rail_chosen, true},     /* the job's network itself */
+    {rail_mgmt_cfg, true},   /* where node names resolve, and rdma_fabric= names the port */
+    {rail_mgmt, false},	     /* where node names resolve: never otherwise */
+    {rail_no_fabric, false}, /* no RDMA network works: nothing to be a rail of */
+    {rail_fabric, true},     /* the RDMA network the ports follow (rdma_fabric_net) */
+    {rail_equal, true},	     /* a rail of it */
+};
+
+static bool rail_net(const struct ctx *c, size_t n, bool cfg)
+{
+	for (size_t i = 0; i < sizeof(rail_rows) / sizeof(rail_rows[0]); i++)
+		if (rail_rows[i].match(c, n, cfg))
+			return rail_rows[i].rail;
+	return false; /* a management or storage network */
+}
+
 bool dec_is_rail(const struct ctx *c, size_t n)
 {
-	const struct net *fab, *o = &c->nets[n];
-
-	/* The chosen network itself; another network equal to the fabric on every quality
-	 * row: a rail of it (one subnet per rail), not a management or storage network. */
-	if ((int)n == c->chosen)
-		return true;
-	if (c->fabric < 0)
-		return false;
-	fab = &c->nets[c->fabric];
-	return (int)n == c->fabric || (o->rdma && dec_net_quality_cmp(o, fab) == 0);
+	return rail_net(c, n, false);
 }
+
 /* Where netdev ifc stands on the job's networks: works on the chosen network or a rail
  * (returns the network, *addr the probed address), else -1 with *held the best-ranked
  * network it holds (-1 none). */
-static int port_netdev_net(const struct ctx *c, size_t i, struct npf_addr *addr, int *held)
+static int port_netdev_net(const struct ctx *c, size_t i, bool cfg, struct npf_addr *addr,
+			   int *held)
 {
 	*held = -1;
 	for (size_t n = 0; n < c->n_nets; n++) {
@@ -419,7 +472,7 @@ static int port_netdev_net(const struct ctx *c, size_t i, struct npf_addr *addr,
 			continue;
 		if (*held < 0)
 			*held = (int)n;
-		if (e->state == EST_WORKS && dec_is_rail(c, n)) {
+		if (e->state == EST_WORKS && rail_net(c, n, cfg)) {
 			*addr = e->addr;
 			return (int)n;
 		}
@@ -491,6 +544,7 @@ struct netdev_probe {
 	int held;     /* the best network some netdev holds, -1 */
 	int held_ifc; /* ... and that netdev */
 	bool any;     /* some netdev exists */
+	bool cfg;     /* the port is in [publish] rdma_fabric */
 };
 
 static bool probe_netdev(const struct ctx *c, size_t i, void *arg)
@@ -499,7 +553,7 @@ static bool probe_netdev(const struct ctx *c, size_t i, void *arg)
 	int held;
 
 	np->any = true;
-	np->net = port_netdev_net(c, i, &np->addr, &held);
+	np->net = port_netdev_net(c, i, np->cfg, &np->addr, &held);
 	if (held >= 0 && (np->held < 0 || held < np->held)) {
 		np->held = held;
 		np->held_ifc = (int)i;
@@ -520,12 +574,27 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 	struct npf_hca *h = ref->hca;
 	struct netdev_probe np = {.net = -1, .held = -1, .held_ifc = -1};
 	char ip[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 5], tok[NPF_NAME_MAX + 16];
-	int i = port_each_netdev(c, port, probe_netdev, &np);
+	int i;
+
+	snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
+	np.cfg = rdma_fabric_set(c) && (pat_match(c->pol->rdma_fabric, h->dev, NULL) ||
+					pat_match(c->pol->rdma_fabric, tok, NULL));
+	i = port_each_netdev(c, port, probe_netdev, &np);
 
 	if (i >= 0)
 		copy_str(h->netdev, sizeof(h->netdev), c->inv->ifaces[i].name);
 	if (port_avoided(c, ref->dev, port, h->netdev)) {
 		snprintf(h->why, sizeof(h->why), "avoid= policy");
+		return false;
+	}
+	/* Where GPUs are present, rails are the NICs NCCL's topology pairs with a GPU: each
+	 * GPU's closest ones (src/graph/topo.cc ncclTopoGetLocal, lib/rdma_topo.h). */
+	if (c->inv->n_gpus && !ref->dev->gpu_rail && !np.cfg) {
+		bfmt(h->why, sizeof(h->why),
+		     "no GPU is paired with it: NCCL's topology gives each of the %zu GPUs "
+		     "its closest NICs (PCIe locality), and %s is none's; rdma_fabric= "
+		     "names it to use it",
+		     c->inv->n_gpus, h->dev);
 		return false;
 	}
 	if (i >= 0) {
@@ -550,11 +619,16 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 
 		copy_str(h->netdev, sizeof(h->netdev), c->inv->ifaces[np.held_ifc].name);
 		cidr_str(&c->nets[np.held].prefix, cidr, sizeof(cidr));
-		if (dec_is_rail(c, (size_t)np.held) || e->state != EST_WORKS) {
+		if (rail_net(c, (size_t)np.held, np.cfg) || e->state != EST_WORKS) {
 			dec_eval_text(c, e, ev, sizeof(ev));
 			bfmt(h->why, sizeof(h->why),
 			     "its netdev %s did not pass the probes on %s: %s", h->netdev, cidr,
 			     ev);
+		} else if (c->nets[np.held].mgmt) {
+			bfmt(h->why, sizeof(h->why),
+			     "its netdev %s is on the management network %s (node names resolve "
+			     "to it), not a rail unless rdma_fabric= names it",
+			     h->netdev, cidr);
 		} else {
 			bfmt(h->why, sizeof(h->why),
 			     "its netdev %s is on %s, not on the chosen network %s", h->netdev,
@@ -566,9 +640,7 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 		/* IB RDMA needs no IP: with no IPoIB address there is nothing to probe, and
 		 * nothing that says the port is elsewhere. The operator's rdma_fabric=
 		 * says which ports are the job's; without it they are kept, untested. */
-		snprintf(tok, sizeof(tok), "%s:%d", h->dev, h->port);
-		if (rdma_fabric_set(c) && !pat_match(c->pol->rdma_fabric, h->dev, NULL) &&
-		    !pat_match(c->pol->rdma_fabric, tok, NULL)) {
+		if (rdma_fabric_set(c) && !np.cfg) {
 			snprintf(h->why, sizeof(h->why),
 				 "no IPoIB address to probe and not in rdma_fabric=");
 			return false;
@@ -937,6 +1009,7 @@ static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
 	char value[REC_VALUE_MAX], ip[INET6_ADDRSTRLEN], got_if[IFNAMSIZ] = "";
 	struct npf_addr a;
 	size_t count;
+	int r;
 
 	if (!dec_var_wanted(c, v))
 		return;
@@ -946,7 +1019,8 @@ static void rule_ucx_devices(struct ctx *c, struct pub *p, enum npf_var v)
 		dec_set_var(c, p->vals, v, value + 1);
 		return;
 	}
-	if (npf_cmodel_addr(vi->model, c->inv, &q, got_if, &a) < 0) {
+	r = npf_cmodel_addr(vi->model, c->inv, &q, got_if, &a);
+	if (r < 0) {
 		drop(c, p, v,
 		     "%s left out: UCX (%s) finds no UP, RUNNING, non-link-local address on %s",
 		     vi->name, npf_cmodel_function(vi->model), p->ifc->name);
@@ -1131,6 +1205,10 @@ int dec_build_env(struct ctx *c)
 	/* One row of the registry at a time, in output order. */
 	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++)
 		rules[v](c, &p, (enum npf_var)v);
+	/* A consumer whose interface variable its own rule left out is not steered. */
+	for (int v = 0; v < NPF_VAR__COUNT; v++)
+		if (p.dropped[v] && dec_steer_var(c, (enum npf_var)v))
+			c->unsteered |= 1u << v;
 	travel_together(c, &p);
 	if (c->err) {
 		r = c->err;

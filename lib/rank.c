@@ -2,6 +2,7 @@
 /* The networks of the job and their total order, from facts every node shares. */
 #include "decide.h"
 #include "gid.h"
+#include "consumer.h"
 #include "ncclmatch.h"
 
 #include <errno.h>
@@ -77,6 +78,121 @@ bool dec_iface_rdma(const struct npf_inventory *inv, const struct npf_iface *ifc
 	return false;
 }
 
+/* ---- which consumers can be steered to a network ------------------------------------ */
+
+/* A consumer whose variable names an interface binds the address its model (lib/consumer.h:
+ * ncclFindInterfaces, Gloo's and TensorPipe's lookupAddrForIface, UCX's ucs_netif_get_addr)
+ * finds there; naming the interface steers it to network n only when that address is on
+ * n. The variables this concerns are the registry rows with an address model. */
+bool dec_steer_var(const struct ctx *c, enum npf_var v)
+{
+	enum npf_cmodel m = npf_var_info(v)->model;
+
+	return m != NPF_CM_NONE && m != NPF_CM_OMPI && dec_var_wanted(c, v);
+}
+
+/* The enum npf_var bits of the consumers that interface ifname of inv steers to n. */
+static uint32_t steer_bits(const struct ctx *c, const struct npf_inventory *inv, const char *ifname,
+			   const struct net *n)
+{
+	uint32_t bits = 0;
+
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		const struct npf_var_info *vi = npf_var_info((enum npf_var)v);
+		char value[IFNAMSIZ + 2];
+		struct npf_cmodel_query q = {.value = value, .nccl_version = c->version};
+		struct npf_addr a;
+
+		if (!dec_steer_var(c, (enum npf_var)v))
+			continue;
+		snprintf(value, sizeof(value), "%s%s", vi->model == NPF_CM_NCCL_SOCKET ? "=" : "",
+			 ifname);
+		/* publish.c forces the family on an IPv6 network (rule_socket_family). */
+		if (vi->model == NPF_CM_NCCL_SOCKET && n->prefix.family == AF_INET6 &&
+		    dec_var_wanted(c, NPF_VAR_NCCL_SOCKET_FAMILY))
+			q.family = AF_INET6;
+		if (npf_cmodel_addr(vi->model, inv, &q, NULL, &a) == 0 && in_net(&a, n))
+			bits |= 1u << v;
+	}
+	return bits;
+}
+
+/* Addresses of one announced interface we look at: the models take the first of a family,
+ * so a longer list changes nothing but the IPv6 tail of an interface with this many IPv4. */
+#define STEER_ADDRS_MAX 64
+
+/* steer_bits() for a node's announced interface: its announcement, in inventory (=
+ * getifaddrs) order, stands in for its inventory; what it announces is UP and RUNNING. */
+static uint32_t cand_steer_bits(const struct ctx *c, const struct npf_node *nd, const char *ifname,
+				const struct net *n)
+{
+	struct npf_addr addrs[STEER_ADDRS_MAX];
+	struct npf_iface ifc;
+	struct npf_inventory inv = {.ifaces = &ifc, .n_ifaces = 1};
+
+	memset(&ifc, 0, sizeof(ifc));
+	copy_str(ifc.name, sizeof(ifc.name), ifname);
+	ifc.flags = IFF_UP | IFF_RUNNING;
+	ifc.addrs = addrs;
+	for (size_t j = 0; j < nd->n_cands && ifc.n_addrs < STEER_ADDRS_MAX; j++)
+		if (strncmp(nd->cands[j].ifname, ifname, IFNAMSIZ) == 0)
+			addrs[ifc.n_addrs++] = nd->cands[j].addr;
+	return steer_bits(c, &inv, ifname, n);
+}
+
+/* Fills n->unsteer: the consumers that some node holding n cannot be steered to it, by
+ * any of its interfaces there. UCX on an RDMA network names the ports, not a netdev. */
+static void net_steer(const struct ctx *c, struct net *n, bool self_announced)
+{
+	const struct npf_check *chk = c->chk;
+	uint32_t want = 0;
+
+	for (int v = 0; v < NPF_VAR__COUNT; v++)
+		if (dec_steer_var(c, (enum npf_var)v))
+			want |= 1u << v;
+	for (size_t k = 0; k < chk->n_nodes; k++) {
+		const struct npf_node *nd = &chk->nodes[k];
+		uint32_t got = 0;
+		bool holds = false;
+
+		for (size_t j = 0; j < nd->n_cands; j++)
+			if (addr_usable(&nd->cands[j].addr) && in_net(&nd->cands[j].addr, n)) {
+				holds = true;
+				got |= cand_steer_bits(c, nd, nd->cands[j].ifname, n);
+			}
+		for (size_t i = 0; k == 0 && !self_announced && i < c->inv->n_ifaces; i++) {
+			const struct npf_iface *ifc = &c->inv->ifaces[i];
+
+			for (size_t a = 0; a < ifc->n_addrs && !iface_is_loopback(ifc); a++)
+				if (addr_usable(&ifc->addrs[a]) && in_net(&ifc->addrs[a], n)) {
+					holds = true;
+					got |= steer_bits(c, c->inv, ifc->name, n);
+					break;
+				}
+		}
+		if (holds)
+			n->unsteer |= want & ~got;
+	}
+	if (n->rdma)
+		n->unsteer &= ~(1u << NPF_VAR_UCX_NET_DEVICES);
+}
+
+void dec_consumers_text(uint32_t bits, char *buf, size_t len)
+{
+	bool seen[NPF_CONSUMER__COUNT] = {false};
+
+	buf[0] = '\0';
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		enum npf_consumer k = npf_var_info((enum npf_var)v)->consumer;
+
+		if (!(bits & 1u << v) || seen[k])
+			continue;
+		seen[k] = true;
+		if (!list_append(buf, len, npf_consumer_name(k)))
+			break;
+	}
+}
+
 /* The facts every node of the job shares: what each node announced in HELLO. Our own
  * inventory only stands in when our own announcement is missing from the check. */
 int dec_build_nets(struct ctx *c)
@@ -119,6 +235,13 @@ int dec_build_nets(struct ctx *c)
 				}
 		}
 	}
+	for (size_t n = 0; n < c->n_nets; n++) {
+		net_steer(c, &c->nets[n], self_announced);
+		for (size_t k = 1; k < chk->n_nodes; k++)
+			if (addr_valid(&chk->nodes[k].name_addr) &&
+			    in_net(&chk->nodes[k].name_addr, &c->nets[n]))
+				c->nets[n].mgmt = true;
+	}
 	return 0;
 }
 
@@ -134,6 +257,13 @@ int dec_build_nets(struct ctx *c)
 static int by_avoid(const struct net *a, const struct net *b)
 {
 	return a->avoid == b->avoid ? 0 : a->avoid ? 1 : -1;
+}
+
+/* A network every published consumer can be steered to beats one where some cannot
+ * (docs/decision.md, "Consumers"): there, a consumer left unset binds its default. */
+static int by_steer(const struct net *a, const struct net *b)
+{
+	return !a->unsteer == !b->unsteer ? 0 : a->unsteer ? 1 : -1;
 }
 
 static int by_prefer(const struct net *a, const struct net *b)
@@ -154,6 +284,20 @@ static int by_rdma(const struct net *a, const struct net *b)
 static int by_speed(const struct net *a, const struct net *b)
 {
 	return a->speed == b->speed ? 0 : a->speed > b->speed ? -1 : 1;
+}
+
+/* Among RDMA networks at equal speed, one where node names resolve (a storage RoCE NIC on
+ * the management network) ranks after the fabric (issue 18). Only among RDMA networks: names
+ * often resolve to the fabric itself, which must not lose to an Ethernet management NIC. The
+ * rows before make a->rdma == b->rdma here. */
+static bool mgmt_rdma(const struct net *n)
+{
+	return n->mgmt && n->rdma;
+}
+
+static int by_mgmt(const struct net *a, const struct net *b)
+{
+	return mgmt_rdma(a) == mgmt_rdma(b) ? 0 : mgmt_rdma(a) ? 1 : -1;
 }
 
 static int by_family(const struct net *a, const struct net *b)
@@ -181,10 +325,12 @@ static const struct rank_row {
 	bool local; /* also breaks ties among our interfaces on one network */
 } rank_rows[] = {
     {"avoid", by_avoid, "avoid= policy", true, true},
+    {"steer", by_steer, "every consumer binds a verified address on it", true, false},
     {"prefer", by_prefer, "prefer= policy", true, true},
     {"role", by_role, "container bridge/overlay/VPN ranks last", true, false},
     {"rdma", by_rdma, "RDMA-backed", true, true},
     {"speed", by_speed, "link speed", true, true},
+    {"mgmt", by_mgmt, "RDMA, not on the management network", true, false},
     {"family", by_family, "IPv4 before IPv6", false, false},
     {"prefix", by_prefix, "lower network prefix", false, false},
 };
@@ -231,8 +377,11 @@ void dec_net_row_keys(const struct net *n, int64_t *rank, int64_t *quality)
 	int64_t prefer = n->prefer > 255 ? 255 : (int64_t)n->prefer;
 	int64_t speed = n->speed < 0 ? 0 : n->speed > 0xffffffffLL ? 0xffffffffLL : n->speed;
 
-	*quality = (int64_t)!n->avoid << 42 | (255 - prefer) << 34 | (int64_t)!n->role << 33 |
-		   (int64_t)n->rdma << 32 | speed;
+	/* The quality rows of the table in order (avoid, steer, prefer, role, rdma, speed,
+	 * mgmt), each in its own bits. */
+	*quality = (int64_t)!n->avoid << 44 | (int64_t)!n->unsteer << 43 | (255 - prefer) << 35 |
+		   (int64_t)!n->role << 34 | (int64_t)n->rdma << 33 | speed << 1 |
+		   (int64_t)!(n->mgmt && n->rdma);
 	*rank = *quality * 2 + (n->prefix.family == AF_INET);
 }
 
@@ -276,6 +425,73 @@ int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j)
 	if (r)
 		return r->compare(&a, &b);
 	return strcmp(c->inv->ifaces[i].name, c->inv->ifaces[j].name);
+}
+
+/* ---- the job's name of a network ------------------------------------------------------- */
+
+/* A host link: a prefix that holds only its two ends (IPv4 /31 and /30, IPv6 /127 and /126). */
+static bool host_link(const struct net *n)
+{
+	return (unsigned int)n->prefix.prefixlen + 2 >= addr_bits(n->prefix.family);
+}
+
+/* The key of network n: a routed fabric (each NIC its own /31 to a top-of-rack router, a
+ * covering route to the others) is one network of the job, named by the prefix that covers
+ * our address and every peer address our links on it reached (the value Open MPI's
+ * job-wide CIDR takes, jobwide.c): every node computes the same one. Otherwise its CIDR. */
+static void net_key(const struct ctx *c, struct net *n)
+{
+	const struct npf_check *chk = c->chk;
+	const struct npf_addr *ours;
+	unsigned int bits = n->prefix.prefixlen, min = n->prefix.family == AF_INET ? 8 : 16;
+	size_t reached = 0;
+	struct npf_addr cover;
+
+	cidr_str(&n->prefix, n->key, sizeof(n->key));
+	if (n->ifc < 0 || !host_link(n))
+		return;
+	for (size_t k = 1; k < chk->n_nodes; k++)
+		for (size_t j = 0; j < chk->nodes[k].n_cands; j++)
+			if (addr_valid(&chk->nodes[k].cands[j].addr) &&
+			    in_net(&chk->nodes[k].cands[j].addr, n))
+				return; /* a peer on it: an ordinary subnet */
+	ours = &ev_at(c, (size_t)n->ifc, (size_t)(n - c->nets))->addr;
+	for (size_t k = 1; k < chk->n_nodes; k++) {
+		int li = c->link_idx[(size_t)n->ifc * chk->n_nodes + k];
+		const struct npf_addr *pa = li >= 0 ? &chk->links[li].peer_addr : NULL;
+
+		if (!pa || pa->family != n->prefix.family || !addr_usable(pa))
+			continue;
+		bits = addr_common_bits(ours, pa, bits);
+		reached++;
+	}
+	if (!reached || bits < min)
+		return;
+	addr_mask(ours, bits, &cover);
+	cidr_str(&cover, n->key, sizeof(n->key));
+}
+
+void dec_net_keys(struct ctx *c)
+{
+	for (size_t n = 0; n < c->n_nets; n++)
+		net_key(c, &c->nets[n]);
+	/* Two routed rails whose addresses interleave would cover the same prefix: a row's
+	 * keys must stay distinct (wire ROW), so such host links keep their CIDRs. */
+	for (size_t n = 0; n < c->n_nets; n++) {
+		char key[sizeof(c->nets[n].key)];
+		bool clash = false;
+
+		for (size_t m = 0; m < c->n_nets && c->nets[n].ifc >= 0; m++)
+			if (m != n && c->nets[m].ifc >= 0 &&
+			    strcmp(c->nets[n].key, c->nets[m].key) == 0)
+				clash = true;
+		if (!clash)
+			continue;
+		copy_str(key, sizeof(key), c->nets[n].key);
+		for (size_t m = 0; m < c->n_nets; m++)
+			if (c->nets[m].ifc >= 0 && strcmp(c->nets[m].key, key) == 0)
+				cidr_str(&c->nets[m].prefix, c->nets[m].key, sizeof(c->nets[m].key));
+	}
 }
 
 /* Only what we announced was probed; an address we did not announce (excluded by

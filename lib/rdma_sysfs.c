@@ -2,11 +2,13 @@
 /* Reads the RDMA sysfs layout (live /sys or a captured tree) into the node model. */
 #include "rdma_sysfs.h"
 #include "gid.h"
+#include "rdma_topo.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -816,4 +818,101 @@ out:
 	free(names);
 	close(ibfd);
 	return ret;
+}
+
+/* ---- PCI topology: GPUs and the devices' places (rails, lib/rdma_topo.h) ---------------- */
+
+#define RDMA_SYSFS_MAX_GPUS 64
+
+/* The PCI path under <root>/devices/ that <root>/<rel> resolves to, into out ("" when it
+ * does not resolve there). */
+static void pci_path(const char *rroot, const char *root, const char *rel, char *out, size_t len)
+{
+	char path[PATH_MAX], *real;
+	size_t rl = strlen(rroot);
+
+	out[0] = '\0';
+	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int)sizeof(path))
+		return;
+	real = realpath(path, NULL);
+	if (!real)
+		return;
+	if (strncmp(real, rroot, rl) == 0 && strncmp(real + rl, "/devices/", 9) == 0 &&
+	    strlen(real + rl + 9) < len)
+		snprintf(out, len, "%s", real + rl + 9);
+	free(real);
+}
+
+/* bus/pci/devices/<bdf>: an NVIDIA 3D or VGA controller (what NCCL takes for a GPU). */
+static bool is_gpu(int devsfd, const char *bdf)
+{
+	char cls[32], ven[32];
+	int fd = open_dir(devsfd, bdf), n, m;
+
+	if (fd < 0)
+		return false;
+	n = read_attr(fd, "class", cls, sizeof(cls) - 1);
+	m = read_attr(fd, "vendor", ven, sizeof(ven) - 1);
+	close(fd);
+	if (n < 0 || m < 0)
+		return false;
+	cls[n] = ven[m] = '\0';
+	return strncmp(ven, "0x10de", 6) == 0 &&
+	       (strncmp(cls, "0x0302", 6) == 0 || strncmp(cls, "0x0300", 6) == 0);
+}
+
+int rdma_sysfs_read_topology(const char *sysfs_root, struct npf_inventory *inv)
+{
+	const char *root = sysfs_root ? sysfs_root : "/sys";
+	char (*gpus)[NPF_PCI_PATH_MAX] = NULL, *rroot = NULL, rel[NPF_NAME_MAX + 32];
+	const char *gp[RDMA_SYSFS_MAX_GPUS];
+	size_t n = 0;
+	struct dirent *de;
+	int fd = -1, dfd;
+	DIR *d = NULL;
+
+	rroot = realpath(root, NULL);
+	if (!rroot)
+		return -errno;
+	for (size_t i = 0; i < inv->n_rdma; i++) {
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/device", inv->rdma[i].name);
+		pci_path(rroot, root, rel, inv->rdma[i].pci, sizeof(inv->rdma[i].pci));
+	}
+	gpus = calloc(RDMA_SYSFS_MAX_GPUS, sizeof(*gpus));
+	if (!gpus) {
+		free(rroot);
+		return -ENOMEM;
+	}
+	dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fd = open_dir(dfd, "bus/pci/devices");
+		close(dfd);
+	}
+	if (fd >= 0) {
+		int fd2 = dup(fd);
+
+		d = fd2 < 0 ? NULL : fdopendir(fd2);
+		if (!d && fd2 >= 0)
+			close(fd2);
+	}
+	while (d && (de = readdir(d)) && n < RDMA_SYSFS_MAX_GPUS) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) > NPF_NAME_MAX ||
+		    !is_gpu(fd, de->d_name))
+			continue;
+		snprintf(rel, sizeof(rel), "bus/pci/devices/%s", de->d_name);
+		pci_path(rroot, root, rel, gpus[n], sizeof(gpus[n]));
+		if (gpus[n][0])
+			n++;
+	}
+	if (d)
+		closedir(d);
+	if (fd >= 0)
+		close(fd);
+	/* readdir order is arbitrary; the rails do not depend on it. */
+	for (size_t i = 0; i < n; i++)
+		gp[i] = gpus[i];
+	rdma_topo_rails(inv, gp, n);
+	free(gpus);
+	free(rroot);
+	return (int)n;
 }

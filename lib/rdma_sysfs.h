@@ -113,4 +113,11 @@ int rdma_sysfs_read(const char *sysfs_root, struct npf_inventory *inv);
  */
 int rdma_sysfs_read_dev(const char *sysfs_root, const char *name, struct npf_rdma_dev *dev);
 
+/* Where GPUs are present, which RDMA devices are rails (lib/rdma_topo.h): resolves each
+ * of inv->rdma's class/infiniband/<dev>/device and every bus/pci/devices/<bdf> that is an
+ * NVIDIA GPU (class 0x0302 or 0x0300, vendor 0x10de) to its PCI path under devices/, then
+ * rdma_topo_rails(). No GPUs (or no bus/pci): inv->n_gpus = 0. Returns the GPU count,
+ * -ENOENT for a missing root or -ENOMEM. */
+int rdma_sysfs_read_topology(const char *sysfs_root, struct npf_inventory *inv);
+
 #endif

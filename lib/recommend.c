@@ -345,11 +345,21 @@ static void summarise(struct ctx *c)
 	if (npf_verdict_publishes(out->verdict)) {
 		const struct eval *e = ev_at(c, (size_t)c->nets[c->chosen].ifc, (size_t)c->chosen);
 
-		snprintf(out->summary, sizeof(out->summary),
-			 "%s: %s (%s) works to and from %zu peer%s%s",
-			 npf_verdict_name(out->verdict), out->ifname, out->cidr, e->n_ok,
-			 e->n_ok == 1 ? "" : "s",
-			 c->sparse ? " (sparse plan: the probed ones)" : "");
+		char who[96];
+
+		n = snprintf(out->summary, sizeof(out->summary),
+			     "%s: %s (%s) works to and from %zu peer%s%s",
+			     npf_verdict_name(out->verdict), out->ifname, out->cidr, e->n_ok,
+			     e->n_ok == 1 ? "" : "s",
+			     c->sparse ? " (sparse plan: the probed ones)" : "");
+		used = n > 0 && (size_t)n < sizeof(out->summary) ? (size_t)n
+								  : sizeof(out->summary) - 1;
+		dec_consumers_text(c->unsteered, who, sizeof(who));
+		if (c->unsteered)
+			bfmt(out->summary + used, sizeof(out->summary) - used,
+			     ", but %s cannot be steered to it and no verified network works "
+			     "for them (the notes say why)",
+			     who);
 		return;
 	}
 	if (out->verdict == NPF_VERDICT_UNKNOWN) {
@@ -420,16 +430,13 @@ static int mark_suspects(struct ctx *c)
 	return 0;
 }
 
-/* The network of the job decision named key (cidr_str() text, as in the job row), -1. */
+/* The network of the job decision named key (net.key, as in the job row), -1. A routed
+ * key (rank.c net_key) names our own host link. */
 static int job_net(const struct ctx *c, const char *key)
 {
-	char cidr[INET6_ADDRSTRLEN + 5];
-
-	for (size_t n = 0; key && key[0] && n < c->n_nets; n++) {
-		cidr_str(&c->nets[n].prefix, cidr, sizeof(cidr));
-		if (strcmp(cidr, key) == 0)
+	for (size_t n = 0; key && key[0] && n < c->n_nets; n++)
+		if (strcmp(c->nets[n].key, key) == 0)
 			return (int)n;
-	}
 	return -1;
 }
 
@@ -663,6 +670,7 @@ static int ctx_prepare(struct ctx *c, const struct npf_inventory *inv, const str
 	if (!c->ev)
 		return -ENOMEM;
 	dec_evaluate_all(c);
+	dec_net_keys(c);
 	return 0;
 }
 
@@ -722,6 +730,11 @@ int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 			}
 		if ((r = dec_build_env(&c)) < 0)
 			goto out;
+		/* The network ranking put every network all consumers can be steered to
+		 * first (rank.c, by_steer): a consumer left out here has no verified network
+		 * at all, and its default is unverified (docs/decision.md, "Consumers"). */
+		if (c.unsteered && out->verdict == NPF_VERDICT_OK)
+			out->verdict = NPF_VERDICT_DEGRADED;
 	} else if (c.pol->job) {
 		job_failure(&c);
 	} else if (out->verdict == NPF_VERDICT_FAIL) {
@@ -816,7 +829,7 @@ int npf_recommend_row(const struct npf_inventory *inv, const struct npf_check *c
 			goto out;
 		}
 		out->n_nets++;
-		cidr_str(&net->prefix, x->key, sizeof(x->key));
+		copy_str(x->key, sizeof(x->key), net->key);
 		dec_net_row_keys(net, &x->rank, &x->quality);
 		multi = dec_iface_multi(&c, (size_t)net->ifc);
 		for (size_t j = 0; j < n; j++) {

@@ -735,6 +735,8 @@ static void on_hello_reply(struct ppeer *pp, json_t *j)
 	}
 	n->available = true;
 	n->error[0] = '\0';
+	if (pp->next_addr > 0)
+		n->name_addr = pp->addrs[pp->next_addr - 1]; /* what try_next() connected to */
 	n->instance = hr.instance;
 	n->cands = hr.cands;
 	n->n_cands = hr.n_cands;

@@ -9,6 +9,7 @@
 #include "netlink.h"
 #include "rdma.h"
 #include "rdma_join.h"
+#include "rdma_sysfs.h"
 
 int npf_inventory_collect(struct npf_inventory *out, const char *sysfs_root)
 {
@@ -27,6 +28,8 @@ int npf_inventory_collect(struct npf_inventory *out, const char *sysfs_root)
 		snprintf(out->rdma_note, sizeof(out->rdma_note), "RDMA inventory failed: %s", why);
 	}
 	rdma_join_netdevs(out);
+	/* Which devices are rails where GPUs are present; without a topology, no GPUs. */
+	(void)rdma_sysfs_read_topology(sysfs_root, out);
 	/* The join adds the RDMA role, which classification turns into evidence. */
 	classify_inventory(out);
 	return 0;

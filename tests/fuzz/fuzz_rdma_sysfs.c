@@ -9,6 +9,7 @@
 #include "gid.h"
 #include "model.h"
 #include "rdma_sysfs.h"
+#include "rdma_topo.h"
 
 #define MAX_GIDS 32
 
@@ -103,6 +104,31 @@ static void field(unsigned kind, const char *p, size_t n, struct npf_rdma_port *
 	}
 }
 
+/* The PCI paths of a GPU and a device (sysfs link targets): the first two fields. The path
+ * type is symmetric, and a lone device at a known distance is its GPU's rail. */
+static void pci_paths(const uint8_t *data, size_t size)
+{
+	char a[256] = "", b[256] = "";
+	const uint8_t *sep = memchr(data, 0xff, size);
+	size_t na = sep ? (size_t)(sep - data) : size, nb = sep ? size - na - 1 : 0;
+	struct npf_rdma_dev dev;
+	struct npf_inventory inv = { .rdma = &dev, .n_rdma = 1 };
+	const char *gpus[1] = { a };
+	enum rdma_pci_path t;
+
+	memcpy(a, data, na < sizeof(a) - 1 ? na : sizeof(a) - 1);
+	if (sep)
+		memcpy(b, sep + 1, nb < sizeof(b) - 1 ? nb : sizeof(b) - 1);
+	t = rdma_pci_path(a, b);
+	check(t <= RDMA_PATH_UNKNOWN && t == rdma_pci_path(b, a));
+	memset(&dev, 0, sizeof(dev));
+	snprintf(dev.pci, sizeof(dev.pci), "%s", b);
+	rdma_topo_rails(&inv, gpus, 1);
+	check(inv.n_gpus == 1);
+	if (rdma_pci_path(a, dev.pci) != RDMA_PATH_UNKNOWN || !dev.pci[0])
+		check(dev.gpu_rail);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct npf_gid gids[MAX_GIDS];
@@ -112,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gid_policy pol;
 	int idx;
 
+	pci_paths(data, size);
 	for (unsigned kind = 0; kind < 4096; kind++) {
 		const char *sep = memchr(p, 0xff, left);
 		size_t n = sep ? (size_t)(sep - p) : left;

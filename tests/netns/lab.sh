@@ -278,6 +278,49 @@ sc_storage_roce() {
 	must "storage-roce: compute fabric" png node1 198.18.2.4
 }
 
+sc_storage_roce_mgmt() {
+	must "storage-roce-mgmt: sysfs tree recorded for node4" \
+		has "node4 $SRC/tests/fixtures/sysfs/storage-roce-equal" cat "$RUN/$ID/sysfs"
+	must "storage-roce-mgmt: names resolve to the storage NIC" \
+		eq "$(X node1 getent hosts node4 | awk '{print $1}')" 198.18.0.14
+	must "storage-roce-mgmt: management (storage) network" png node1 198.18.0.14
+	must "storage-roce-mgmt: compute fabric" png node1 198.18.2.4
+}
+
+sc_routed_31() {
+	must "routed-31: a /31 of its own" has_addr node2 ens1f0np0 198.18.4.4/31
+	must "routed-31: the covering route" has "198.18.4.0/24 dev ens1f0np0" X node2 ip -4 route show
+	must "routed-31: egress for another node's /31 is the fabric NIC" \
+		has "dev ens1f0np0" X node1 ip route get 198.18.4.8
+	must "routed-31: node1 reaches node4's fabric address" png node1 198.18.4.8
+	listen node3 198.18.4.6 5000 || fail "routed-31: listener"
+	must "routed-31: TCP across the route" tcp node2 198.18.4.6 5000
+}
+
+sc_mtu_small_node() {
+	must "mtu-small-node: node3 NIC MTU 1500" eq "$(sysv node3 ens1f0np0 mtu)" 1500
+	must "mtu-small-node: node1 NIC MTU 9000" eq "$(sysv node1 ens1f0np0 mtu)" 9000
+	must "mtu-small-node: node3's switch port MTU 9000" has "mtu 9000 " ip -n "npl$ID-sw" -o link show n3-ens1f0np0
+	listen node3 198.18.1.3 5000 || fail "mtu-small-node: listener"
+	must "mtu-small-node: TCP node1 -> node3 (MSS from each end's MTU)" tcp node1 198.18.1.3 5000
+}
+
+sc_mtu_blackhole_many() {
+	must "mtu-blackhole-many: node3 switch port MTU 1500" has "mtu 1500 " ip -n "npl$ID-sw" -o link show n3-ens1f0np0
+	must "mtu-blackhole-many: 24 global addresses on node2's fabric NIC" \
+		eq "$(X node2 ip -o addr show dev ens1f0np0 scope global | wc -l)" 24
+	must "mtu-blackhole-many: small ping node1 -> node3" png node1 198.18.1.3
+	mustnot "mtu-blackhole-many: 8000-byte DF ping node1 -> node3 dropped" png node1 -M "do" -s 8000 198.18.1.3
+}
+
+sc_gpu_rails() {
+	must "gpu-rails: sysfs tree recorded for node4" \
+		has "node4 $SRC/tests/fixtures/sysfs/gpu-rails" cat "$RUN/$ID/sysfs"
+	must "gpu-rails: rail 0" png node1 198.18.1.4
+	must "gpu-rails: rail 1" png node1 198.18.2.4
+	must "gpu-rails: the third RoCE network works too" png node1 198.18.3.4
+}
+
 sc_egress_mismatch() {
 	must "egress-mismatch: both NICs in one subnet" has_addr node1 ens1f1np1 198.18.1.101/24
 	must "egress-mismatch: egress for a peer's ens1f1np1 is ens1f0np0" \

@@ -520,6 +520,8 @@ static void test_check_roundtrip(void **state)
 	(void)state;
 	make_check(&c, 8);
 	make_inventory(&inv);
+	/* Where node2's name resolved (the management network); unknown for the others. */
+	set_addr(&c.nodes[1].name_addr, "10.9.0.2", 32);
 	assert_int_equal(npf_recommend(&inv, &c, NULL, &rec), 0);
 	assert_int_equal(rec.verdict, NPF_VERDICT_OK);
 	j = npf_check_to_json(&c, &rec);
@@ -544,6 +546,7 @@ static void test_check_roundtrip(void **state)
 		assert_string_equal(back.nodes[i].name, c.nodes[i].name);
 		assert_true(back.nodes[i].instance == c.nodes[i].instance);
 		assert_int_equal(back.nodes[i].probed, c.nodes[i].probed);
+		assert_addr_equal(&back.nodes[i].name_addr, &c.nodes[i].name_addr);
 		assert_int_equal(back.nodes[i].n_cands, 2);
 		assert_int_equal(back.nodes[i].n_ifnames, 3);
 		assert_string_equal(back.nodes[i].ifnames[2], "docker0");

@@ -20,6 +20,7 @@
 #include "gid.h"
 #include "model.h"
 #include "rdma_sysfs.h"
+#include "rdma_topo.h"
 
 #define S(lit) lit, sizeof(lit) - 1
 
@@ -407,6 +408,62 @@ static void read_junk(void **state)
 	npf_inventory_clear(&inv);
 }
 
+/* PCIe locality as NCCL's path types order it (lib/rdma_topo.h). */
+static void pci_path_types(void **state)
+{
+	static const char sw[] = "pci0000:00/0000:00:01.0/0000:01:00.0";
+	char gpu[128], nic[128], deep[160];
+	(void)state;
+
+	snprintf(gpu, sizeof(gpu), "%s/0000:02:08.0/0000:05:00.0", sw);
+	snprintf(nic, sizeof(nic), "%s/0000:02:10.0/0000:06:00.0", sw);
+	/* Two switches deep under one root port: several bridges, no host bridge. */
+	snprintf(deep, sizeof(deep), "%s/0000:02:08.0/0000:03:00.0/0000:04:00.0/0000:05:00.0", sw);
+	assert_int_equal(rdma_pci_path(gpu, nic), RDMA_PATH_PIX);
+	assert_int_equal(rdma_pci_path(deep, nic), RDMA_PATH_PXB);
+	assert_int_equal(rdma_pci_path("pci0000:00/0000:00:01.0/0000:05:00.0",
+				       "pci0000:00/0000:00:03.0/0000:21:00.0"),
+			 RDMA_PATH_PHB);
+	assert_int_equal(rdma_pci_path("pci0000:00/0000:00:01.0/0000:05:00.0",
+				       "pci0000:80/0000:80:01.0/0000:81:00.0"),
+			 RDMA_PATH_SYS);
+	assert_int_equal(rdma_pci_path("", nic), RDMA_PATH_UNKNOWN);
+	assert_int_equal(rdma_pci_path("devices/x", nic), RDMA_PATH_UNKNOWN);
+	assert_int_equal(rdma_pci_path(NULL, nic), RDMA_PATH_UNKNOWN);
+}
+
+/* gpu-rails: two NVIDIA GPUs (an NVIDIA audio function and another vendor's 3D controller
+ * are not GPUs), each with the NIC on its PCIe switch as its closest; mlx5_2 on a root
+ * port of its own is nobody's. A tree without bus/pci has no GPUs. */
+static void read_gpu_topology(void **state)
+{
+	struct npf_inventory inv = { 0 };
+	char root[512];
+	(void)state;
+
+	fixture_root("gpu-rails", root, sizeof(root));
+	assert_int_equal(rdma_sysfs_read(root, &inv), 3);
+	assert_int_equal(rdma_sysfs_read_topology(root, &inv), 2);
+	assert_int_equal(inv.n_gpus, 2);
+	assert_string_equal(inv.rdma[0].name, "mlx5_0");
+	assert_string_equal(inv.rdma[0].pci,
+			    "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:10.0/0000:06:00.0");
+	assert_true(inv.rdma[0].gpu_rail);
+	assert_true(inv.rdma[1].gpu_rail);
+	assert_string_equal(inv.rdma[2].pci, "pci0000:00/0000:00:03.0/0000:21:00.0");
+	assert_false(inv.rdma[2].gpu_rail);
+	npf_inventory_clear(&inv);
+
+	fixture_root("mlx5-roce", root, sizeof(root));
+	assert_true(rdma_sysfs_read(root, &inv) > 0);
+	assert_int_equal(rdma_sysfs_read_topology(root, &inv), 0);
+	assert_int_equal(inv.n_gpus, 0);
+	assert_string_equal(inv.rdma[0].pci, "");
+	assert_true(inv.rdma[0].gpu_rail);
+	npf_inventory_clear(&inv);
+	assert_true(rdma_sysfs_read_topology("/nonexistent-npf-root", &inv) < 0);
+}
+
 static void read_no_rdma_stack(void **state)
 {
 	struct npf_inventory inv = { 0 };
@@ -541,6 +598,8 @@ int main(void)
 		cmocka_unit_test(read_vlan_and_two_hcas),
 		cmocka_unit_test(read_appends),
 		cmocka_unit_test(read_junk),
+		cmocka_unit_test(pci_path_types),
+		cmocka_unit_test(read_gpu_topology),
 		cmocka_unit_test(read_no_rdma_stack),
 		cmocka_unit_test(read_one_device),
 		cmocka_unit_test(fifo_does_not_hang),

@@ -312,6 +312,18 @@ static void assert_var(const struct fx *f, enum npf_var v, const char *want)
 	assert_string_equal(got, want);
 }
 
+/* Every consumer with an address model is steered to interface ifname. */
+static void assert_steered(const struct fx *f, const char *ifname)
+{
+	char nccl[IFNAMSIZ + 2];
+
+	snprintf(nccl, sizeof(nccl), "=%s", ifname);
+	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, nccl);
+	assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, ifname);
+	assert_var(f, NPF_VAR_TP_SOCKET_IFNAME, ifname);
+	assert_var(f, NPF_VAR_UCX_NET_DEVICES, ifname);
+}
+
 static const struct npf_rejection *rejection(const struct fx *f, const char *ifname)
 {
 	static const struct npf_rejection none = { .outcome = NPF_OUT__COUNT };
@@ -366,10 +378,7 @@ static void all_ok_picks_fastest(void **state)
 	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
 	assert_string_equal(f->rec.ifname, "ens1f0");
 	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
-	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
-	assert_var(f, NPF_VAR_GLOO_SOCKET_IFNAME, "ens1f0");
-	assert_var(f, NPF_VAR_TP_SOCKET_IFNAME, "ens1f0");
-	assert_var(f, NPF_VAR_UCX_NET_DEVICES, "ens1f0");
+	assert_steered(f, "ens1f0");
 	assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.18.2.0/24");
 	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "198.18.2.0/24");
 	/* Open MPI 5's runtime reads the PRRTE name (class 9), and every environment says
@@ -588,6 +597,31 @@ static void one_network_for_all(void **state)
 	}
 }
 
+/* Merges the rows of an n-node job (lib/jobrows) and decides it (lib/jobcheck); the
+ * caller clears m, d and the rows with job_clear(). */
+static void job_merge_decide(struct npf_msg_row *rows, size_t n, struct npf_job_matrix *m,
+			     struct npf_job_decision *d)
+{
+	const struct npf_msg_row *rp[8];
+	struct npf_job_input in;
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		rp[i] = &rows[i];
+	assert_int_equal(npf_job_rows_merge(rp, n, m), 0);
+	in = npf_job_matrix_input(m, false);
+	assert_int_equal(npf_job_decide(&in, d), 0);
+}
+
+static void job_clear(struct npf_msg_row *rows, size_t n, struct npf_job_matrix *m,
+		      struct npf_job_decision *d)
+{
+	npf_job_decision_clear(d);
+	npf_job_matrix_clear(m);
+	for (size_t i = 0; i < n; i++)
+		npf_wire_row_clear(&rows[i]);
+}
+
 /* The same fault through the job check: each node's row (npf_recommend_row) from its own
  * evidence, merged (lib/jobrows) and decided (lib/jobcheck): node3 is the suspect, node1
  * and node2 stay on the faster fabric instead of the whole job moving to eth0. */
@@ -595,10 +629,8 @@ static void job_rows_blame_node3(void **state)
 {
 	static const char *const hosts[] = {"node1", "node2", "node3"};
 	struct npf_msg_row rows[3];
-	const struct npf_msg_row *rp[3];
 	struct npf_job_matrix m;
 	struct npf_job_decision d;
-	struct npf_job_input in;
 
 	(void)state;
 	for (size_t self = 0; self < 3; self++) {
@@ -607,7 +639,6 @@ static void job_rows_blame_node3(void **state)
 		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 3, self + 1,
 						   &rows[self]),
 				 0);
-		rp[self] = &rows[self];
 		assert_int_equal(rows[self].index, self);
 		assert_int_equal(rows[self].n_nets, 2);
 		/* The fabric first (the faster network), the pairs with node3 failed. */
@@ -618,17 +649,12 @@ static void job_rows_blame_node3(void **state)
 	assert_string_equal(rows[0].nets[0].states, ".of");
 	assert_string_equal(rows[2].nets[0].states, "ff.");
 	assert_string_equal(rows[2].nets[1].states, "oo.");
-	assert_int_equal(npf_job_rows_merge(rp, 3, &m), 0);
-	in = npf_job_matrix_input(&m, false);
-	assert_int_equal(npf_job_decide(&in, &d), 0);
+	job_merge_decide(rows, 3, &m, &d);
 	assert_int_equal(d.verdict, NPF_JOB_OK);
 	assert_string_equal(m.nets[d.net].name, "198.18.2.0/24");
 	assert_int_equal(d.n_suspects, 1);
 	assert_true(d.suspect[2]);
-	npf_job_decision_clear(&d);
-	npf_job_matrix_clear(&m);
-	for (size_t i = 0; i < 3; i++)
-		npf_wire_row_clear(&rows[i]);
+	job_clear(rows, 3, &m, &d);
 }
 
 /* ---- the job check's decision applied per node (npf_policy.job) ---------------------- */
@@ -1440,7 +1466,10 @@ static void dual_stack_split_by_paths(void **state)
 	f->pol.master_addr = true;
 	f->pol.first_node = "node2";
 	fx_run(f);
-	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	/* Gloo, TensorPipe and UCX bind the broken IPv4 address of eth0: no verified
+	 * network works for them, and the verdict says so. */
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+	assert_non_null(strstr(f->rec.summary, "gloo,tensorpipe,ucx cannot be steered"));
 	assert_string_equal(f->rec.cidr, "2001:db8:1::/64");
 	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
 	assert_var(f, NPF_VAR_MASTER_ADDR, "2001:db8:1::2");
@@ -1554,7 +1583,9 @@ static void comma_in_name(void **state)
 	/* On node2 itself no NCCL_SOCKET_IFNAME can name it; Gloo splits on ',' too but
 	 * takes the one name it is given here. */
 	fx_run(f);
-	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+	if (!strstr(f->rec.summary, "but nccl,gloo cannot be steered to it"))
+		fail_msg("%s", f->rec.summary);
 	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
 	assert_true(has_note(f, "NCCL_SOCKET_IFNAME left out"));
 	fx_free(f);
@@ -1562,6 +1593,7 @@ static void comma_in_name(void **state)
 	/* From node1, the job-wide list would miss node2's interface. */
 	f = cluster_view(comma, 2, 0, NULL);
 	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
 	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
 	npf_recommendation_clear(&f->rec);
 	f->pol.job_wide = true;
@@ -1987,10 +2019,12 @@ static enum npf_outcome ten_dead(const struct cl_node *a, const struct cl_if *ia
 
 /* Class 1: the verified network is a secondary subnet of eth0, whose primary address
  * (first in getifaddrs order) is on a network that fails. NCCL, Gloo, TensorPipe and UCX
- * bind the primary: their names are left out with a note naming the address. Open MPI
- * sees only the primary address too (if_posix_open, mca_btl_tcp_create; scenario
- * secondary-addr showed a hang): with no other working network its values are left out,
- * with one (a management NIC) they name that one. */
+ * bind the primary: with no other working network their names are left out with a note
+ * naming the address, and the verdict is degraded naming them (issue 18). Open MPI sees
+ * only the primary address too (if_posix_open, mca_btl_tcp_create; scenario
+ * secondary-addr showed a hang): its values are left out as well. With another working
+ * network every consumer binds correctly (a slower management NIC), that one is the
+ * job's network, although the secondary subnet ranks higher on speed. */
 static void secondary_address_interface(void **state)
 {
 	static const struct cl_node sec[] = {
@@ -2006,7 +2040,9 @@ static void secondary_address_interface(void **state)
 	(void)state;
 
 	fx_run(f);
-	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
+	assert_non_null(strstr(f->rec.summary, "but nccl,gloo,tensorpipe,ucx cannot be steered "
+					       "to it"));
 	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
 	assert_null(var(f, NPF_VAR_NCCL_SOCKET_IFNAME));
 	assert_null(var(f, NPF_VAR_GLOO_SOCKET_IFNAME));
@@ -2026,8 +2062,9 @@ static void secondary_address_interface(void **state)
 	assert_var(f, NPF_VAR_NETPREFLIGHT_NODE, "node1");
 	fx_free(f);
 
-	/* A slower management NIC works too: Open MPI's values name it, the rest stays on
-	 * the fabric's secondary subnet (left out where the consumer would miss it). */
+	/* A slower management NIC works too, and every consumer binds its address: it is
+	 * the network, everything is published there, and the job check's rows rank it
+	 * above the secondary subnet on every node (the same order in both flows). */
 	{
 		static const struct cl_node mgmt[] = {
 			{ "node1",
@@ -2037,16 +2074,32 @@ static void secondary_address_interface(void **state)
 			  { IFS("eth0", "10.0.0.2/24", 1000), IFS("eth0", "198.18.2.2/24", 1000),
 			    IFS("eno1", "198.19.0.2/24", 100) } },
 		};
+		const char *hosts[] = { "node1", "node2" };
 
-		f = cluster_view(mgmt, 2, 0, ten_dead);
-		fx_run(f);
-		assert_string_equal(f->rec.cidr, "198.18.2.0/24");
-		assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.19.0.0/24");
-		assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "198.19.0.0/24");
-		assert_var(f, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE, "198.19.0.0/24");
-		n = must_note(f, NPF_NOTE_CONSUMER_ADDRESS, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE);
-		assert_non_null(strstr(n->text, "198.19.0.0/24 (eno1), which also passed"));
-		fx_free(f);
+		for (size_t self = 0; self < 2; self++) {
+			struct npf_msg_row row;
+			int64_t q_sec = -1, q_mgmt = -1;
+
+			f = cluster_view(mgmt, 2, self, ten_dead);
+			fx_run(f);
+			assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+			assert_string_equal(f->rec.cidr, "198.19.0.0/24");
+			assert_steered(f, "eno1");
+			assert_var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, "198.19.0.0/24");
+			assert_non_null(rejection(f, "eth0"));
+			assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 2,
+							   self + 1, &row),
+					 0);
+			for (size_t k = 0; k < row.n_nets; k++) {
+				if (strcmp(row.nets[k].key, "198.18.2.0/24") == 0)
+					q_sec = row.nets[k].quality;
+				if (strcmp(row.nets[k].key, "198.19.0.0/24") == 0)
+					q_mgmt = row.nets[k].quality;
+			}
+			assert_true(q_sec >= 0 && q_mgmt > q_sec);
+			npf_wire_row_clear(&row);
+			fx_free(f);
+		}
 	}
 
 	/* Another interface of ours on the same network whose first address is on it:
@@ -2104,7 +2157,7 @@ static void dual_stack_v6_only_works(void **state)
 	(void)state;
 
 	fx_run(f);
-	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_DEGRADED);
 	assert_string_equal(f->rec.cidr, "2001:db8:2::/64");
 	assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=ens1f0");
 	assert_var(f, NPF_VAR_NCCL_SOCKET_FAMILY, "AF_INET6");
@@ -2265,6 +2318,75 @@ static void storage_roce_on_mgmt(void **state)
 	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1");
 	assert_non_null(strstr(hca_why(f, "mlx5_0", 1), "prefer="));
 	fx_free(f);
+}
+
+/* Issue 18: a storage RoCE NIC on the management network (where node names resolve, the
+ * peers' name_addr) at the fabric's speed, on the lower prefix. Without knowing where names
+ * resolve, both look like rails of one fabric; knowing it, the fabric is the job's network
+ * and the management port is no rail, in the node's decision and in its job row; unless
+ * rdma_fabric= names it. */
+static void storage_roce_on_mgmt_equal_speed(void **state)
+{
+	static const struct cl_node st[] = {
+		{ "node1",
+		  { IFD("ens3f0np0", "198.18.1.11/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1) } },
+		{ "node2",
+		  { IFD("ens3f0np0", "198.18.1.12/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1) } },
+	};
+	static const struct gid_spec gst[] = {
+		{ 0, "fe80::5", V1 }, { 1, "fe80::5", V2 },
+		{ 2, "::ffff:198.18.1.11", V1 }, { 3, "::ffff:198.18.1.11", V2 },
+	};
+	const char *hosts[] = { "node1", "node2" };
+	struct npf_pattern_list fabric = { 0 };
+	struct npf_msg_row row;
+	struct fx *f;
+	(void)state;
+
+	for (int known = 0; known < 3; known++) {
+		f = cluster_view(st, 2, 0, NULL);
+		add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+		add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens3f0np0", gst, 4);
+		if (known)
+			parse_cidr("198.18.1.12/32", &f->chk.nodes[1].name_addr);
+		if (known == 2) {
+			snprintf(fabric.pat[fabric.n++], NPF_CONFIG_PATTERN_LEN, "mlx5_*");
+			f->pol.rdma_fabric = &fabric;
+		}
+		fx_run(f);
+		if (!known) {
+			/* Equal on every quality row: the lower prefix wins, the other is a
+			 * rail of it (the behaviour issue 18 reported). */
+			assert_string_equal(f->rec.cidr, "198.18.1.0/24");
+			assert_non_null(strstr(var(f, NPF_VAR_NCCL_IB_HCA), "mlx5_0:1"));
+		} else if (known == 1) {
+			assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+			assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+			assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+			assert_non_null(strstr(hca_why(f, "mlx5_1", 1),
+					       "on the management network 198.18.1.0/24"));
+			assert_non_null(strstr(rejection(f, "ens3f0np0")->reason,
+					       "RDMA, not on the management network"));
+			/* The job row ranks the fabric above the management network too. */
+			assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 2, 1,
+							   &row),
+					 0);
+			assert_int_equal(row.n_nets, 2);
+			assert_true(row.nets[0].quality != row.nets[1].quality);
+			assert_string_equal(row.nets[0].quality > row.nets[1].quality
+						    ? row.nets[0].key
+						    : row.nets[1].key,
+					    "198.18.2.0/24");
+			npf_wire_row_clear(&row);
+		} else {
+			/* Configured: the operator's rdma_fabric= makes it a rail again. */
+			assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+			assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+		}
+		fx_free(f);
+	}
 }
 
 /* Class 4: a rail dead on a peer: every node drops it (the network fails here too), with
@@ -2552,6 +2674,27 @@ static enum npf_outcome fab_routed(const struct cl_node *a, const struct cl_if *
 	return NPF_OUT_OK;
 }
 
+/* A routed fabric: every ifname (the node's ifs[at]) reaches every peer's (the peers' /31s
+ * through the covering route), as the probes record it in the links. */
+static void route_links(struct fx *f, const struct cl_node *lab, size_t n, const char *ifname,
+			size_t at)
+{
+	for (size_t l = 0; l < f->chk.n_links; l++) {
+		struct npf_link *lk = &f->chk.links[l];
+		const struct cl_if *theirs = NULL;
+
+		if (strcmp(lk->ifname, ifname) != 0)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(lab[i].name, f->chk.nodes[lk->peer].name) == 0)
+				theirs = &lab[i].ifs[at];
+		assert_non_null(theirs);
+		lk->fwd = lk->rev = NPF_OUT_OK;
+		snprintf(lk->peer_if, sizeof(lk->peer_if), "%s", theirs->name);
+		parse_cidr(theirs->cidr, &lk->peer_addr);
+	}
+}
+
 static void routed_host_links(void **state)
 {
 	static const struct cl_node r31[] = {
@@ -2579,17 +2722,7 @@ static void routed_host_links(void **state)
 	for (size_t t = 0; t < 3; t++) {
 		struct fx *f = cluster_view(labs[t], 3, 0, fab_routed);
 
-		/* The fabric is routed: every fab0 reaches every peer's fab0. */
-		for (size_t l = 0; l < f->chk.n_links; l++) {
-			struct npf_link *lk = &f->chk.links[l];
-			const struct cl_if *theirs = &labs[t][lk->peer].ifs[1];
-
-			if (strcmp(lk->ifname, "fab0") != 0)
-				continue;
-			lk->fwd = lk->rev = NPF_OUT_OK;
-			snprintf(lk->peer_if, sizeof(lk->peer_if), "%s", theirs->name);
-			parse_cidr(theirs->cidr, &lk->peer_addr);
-		}
+		route_links(f, labs[t], 3, "fab0", 1);
 		fx_run(f);
 		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
 		assert_string_equal(f->rec.ifname, "fab0");
@@ -2619,6 +2752,80 @@ static void routed_host_links(void **state)
 }
 
 
+/* Issue 18: the routed fabric through the job check. Each node's row names its host link
+ * by the prefix covering every node's fabric address (rank.c net_key), so the rows agree on
+ * one fabric network, the job decides it, and each node applies it on its own /31; before,
+ * three different /31 keys sent the job to the management network. */
+static void routed_host_links_job(void **state)
+{
+	static const struct cl_node r31[] = {
+		{ "node1", { IFS("eth0", "198.18.1.1/24", 1000), IFS("fab0", "10.0.0.0/31", 100000) } },
+		{ "node2", { IFS("eth0", "198.18.1.2/24", 1000), IFS("fab0", "10.0.0.2/31", 100000) } },
+		{ "node3", { IFS("eth0", "198.18.1.3/24", 1000), IFS("fab0", "10.0.0.4/31", 100000) } },
+	};
+	static const char *const hosts[] = { "node1", "node2", "node3" };
+	const struct npf_job_view v = { .role = NPF_JOB_ROLE_OK, .net = "10.0.0.0/29",
+					.best = "10.0.0.0/29", .reason = "test" };
+	struct npf_msg_row rows[3];
+	struct npf_job_matrix m;
+	struct npf_job_decision d;
+	(void)state;
+
+	for (size_t self = 0; self < 3; self++) {
+		struct fx *f = cluster_view(r31, 3, self, fab_routed);
+
+		route_links(f, r31, 3, "fab0", 1);
+		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 3, self + 1,
+						   &rows[self]),
+				 0);
+		assert_int_equal(rows[self].n_nets, 2);
+		assert_string_equal(rows[self].nets[0].key, "10.0.0.0/29");
+		assert_string_equal(rows[self].nets[0].states, self == 0 ? ".oo" :
+							       self == 1 ? "o.o" : "oo.");
+		/* The node applies the job's decision on its own host link. */
+		f->pol.job = &v;
+		fx_run(f);
+		assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+		assert_string_equal(f->rec.ifname, "fab0");
+		assert_var(f, NPF_VAR_NCCL_SOCKET_IFNAME, "=fab0");
+		fx_free(f);
+	}
+	job_merge_decide(rows, 3, &m, &d);
+	assert_int_equal(d.verdict, NPF_JOB_OK);
+	assert_string_equal(m.nets[d.net].name, "10.0.0.0/29");
+	job_clear(rows, 3, &m, &d);
+
+	/* Two routed rails whose addresses interleave cover the same prefix: a row's keys must
+	 * stay distinct (wire ROW), so both keep their CIDRs. */
+	{
+		static const struct cl_node two[] = {
+			{ "node1", { IFS("eth0", "198.18.1.1/24", 1000),
+				     IFS("fab0", "10.0.0.0/31", 100000),
+				     IFS("fab1", "10.0.0.2/31", 100000) } },
+			{ "node2", { IFS("eth0", "198.18.1.2/24", 1000),
+				     IFS("fab0", "10.0.0.4/31", 100000),
+				     IFS("fab1", "10.0.0.6/31", 100000) } },
+			{ "node3", { IFS("eth0", "198.18.1.3/24", 1000),
+				     IFS("fab0", "10.0.0.8/31", 100000),
+				     IFS("fab1", "10.0.0.10/31", 100000) } },
+		};
+		struct fx *f = cluster_view(two, 3, 0, fab_routed);
+		struct npf_msg_row row;
+
+		route_links(f, two, 3, "fab0", 1);
+		route_links(f, two, 3, "fab1", 2);
+		assert_int_equal(npf_recommend_row(&f->inv, &f->chk, &f->pol, hosts, 3, 1, &row),
+				 0);
+		assert_int_equal(row.n_nets, 3);
+		for (size_t k = 0; k < row.n_nets; k++)
+			assert_true(strcmp(row.nets[k].key, "10.0.0.0/28") != 0);
+		assert_string_equal(row.nets[0].key, "10.0.0.0/31");
+		assert_string_equal(row.nets[1].key, "10.0.0.2/31");
+		npf_wire_row_clear(&row);
+		fx_free(f);
+	}
+}
+
 /* The same classes on fake sysfs trees (tests/fixtures/sysfs, read by the real reader and
  * joined by the real join): the storage NIC on the management network stays out; two
  * HCAs whose IPv4 GIDs sit at different indices (3 and 5) get no single index. */
@@ -2628,7 +2835,54 @@ static void load_sysfs(struct fx *f, const char *name)
 
 	snprintf(root, sizeof(root), "%s/sysfs/%s", NPF_FIXTURES, name);
 	assert_true(rdma_sysfs_read(root, &f->inv) > 0);
+	assert_true(rdma_sysfs_read_topology(root, &f->inv) >= 0);
 	rdma_join_netdevs(&f->inv);
+}
+
+/* Issue 18: GPUs present (fixture gpu-rails: two GPUs, each behind a PCIe switch with a
+ * RoCE NIC, and a third RoCE NIC as fast on a root port of its own). Three healthy RDMA
+ * networks, equal on every quality row: by the ranking all three are rails; NCCL's
+ * topology pairs each GPU with the NIC on its switch, so mlx5_2 is no rail. */
+static void gpu_rails_pcie_locality(void **state)
+{
+	static const struct cl_node three[] = {
+		{ "node1",
+		  { IFD("ens1f0np0", "198.18.1.1/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens2f0np0", "198.18.2.1/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens3f0np0", "198.18.3.1/24", 100000, 0, "mlx5_2", 1) } },
+		{ "node2",
+		  { IFD("ens1f0np0", "198.18.1.2/24", 100000, 0, "mlx5_0", 1),
+		    IFD("ens2f0np0", "198.18.2.2/24", 100000, 0, "mlx5_1", 1),
+		    IFD("ens3f0np0", "198.18.3.2/24", 100000, 0, "mlx5_2", 1) } },
+	};
+	struct npf_pattern_list fabric = { 0 };
+	struct fx *f = cluster_view(three, 2, 0, NULL);
+	(void)state;
+
+	load_sysfs(f, "gpu-rails");
+	assert_int_equal(f->inv.n_gpus, 2);
+	fx_run(f);
+	assert_string_equal(f->rec.ifname, "ens1f0np0");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
+	assert_non_null(strstr(hca_why(f, "mlx5_2", 1), "no GPU is paired with it"));
+	fx_free(f);
+
+	/* Configured: rdma_fabric= names it, a rail again. */
+	f = cluster_view(three, 2, 0, NULL);
+	load_sysfs(f, "gpu-rails");
+	snprintf(fabric.pat[fabric.n++], NPF_CONFIG_PATTERN_LEN, "mlx5_*");
+	f->pol.rdma_fabric = &fabric;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1,mlx5_2:1");
+	fx_free(f);
+
+	/* No GPUs (the same NICs, no topology read): every equal network is a rail. */
+	f = cluster_view(three, 2, 0, NULL);
+	load_sysfs(f, "gpu-rails");
+	f->inv.n_gpus = 0;
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1,mlx5_2:1");
+	fx_free(f);
 }
 
 static void sysfs_fixture_decisions(void **state)
@@ -2788,13 +3042,16 @@ int main(void)
 		cmocka_unit_test(dual_stack_v6_only_works),
 		cmocka_unit_test(roce_behind_failing_fabric),
 		cmocka_unit_test(storage_roce_on_mgmt),
+		cmocka_unit_test(storage_roce_on_mgmt_equal_speed),
 		cmocka_unit_test(rails_differ_between_nodes),
 		cmocka_unit_test(ib_child_and_no_ipoib),
 		cmocka_unit_test(gid_indices_differ),
 		cmocka_unit_test(gid_indices_differ_ucx),
 		cmocka_unit_test(job_wide_gid),
 		cmocka_unit_test(routed_host_links),
+		cmocka_unit_test(routed_host_links_job),
 		cmocka_unit_test(sysfs_fixture_decisions),
+		cmocka_unit_test(gpu_rails_pcie_locality),
 		cmocka_unit_test(hostile_check),
 		cmocka_unit_test(var_names),
 	};
