@@ -782,6 +782,21 @@ static void test_hostile_control(void **state)
 	expect_error(e, fd, "unexpected");
 	close(fd);
 
+	/* Out of their rows' stages or senders (lib/wire.c msgs[]): a daemon's answer sent to
+	 * the daemon, a data-port message on the control connection. */
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	send_frame(e, fd, 1, NPF_MSG_REVERSE_RESULT, "{\"id\":1,\"results\":[]}");
+	expect_error(e, fd, "unexpected");
+	close(fd);
+
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, 1, NPF_MSG_DATA_AUTH, "{\"token\":\"00112233445566778899aabbccddeeff\"}");
+	expect_error(e, fd, "unexpected");
+	close(fd);
+
 	/* 65 reverse targets. */
 	fd = client_connect("198.18.0.2", PORT);
 	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);

@@ -53,7 +53,7 @@ static void test_header(void **state)
 	/* unknown types */
 	npf_wire_hdr_encode(b, 0, 10);
 	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), -EBADMSG);
-	npf_wire_hdr_encode(b, NPF_MSG__END, 10);
+	npf_wire_hdr_encode(b, 10, 10); /* no row: unknown */
 	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), -EBADMSG);
 	/* wrong version wins over everything else and still reports the header */
 	npf_wire_hdr_encode(b, 0xffff, UINT32_MAX);
@@ -658,6 +658,134 @@ static void test_names(void **state)
 	assert_int_equal(npf_wire_addr_parse(NULL, &a), -EINVAL);
 }
 
+/* The registry: every message has its row, and a sample of each row round-trips through
+ * the row's own codec (decode, encode, the same object; decode of garbage refused). */
+#define H32 "00112233445566778899aabbccddeeff"
+#define INST "00000000000000aa"
+static const struct {
+	uint16_t type;
+	const char *json;
+} samples[] = {
+    {NPF_MSG_HELLO, "{\"node\":\"n1\",\"instance\":\"" INST "\",\"candidates\":false,"
+		    "\"addrs\":[\"198.18.1.2\"]}"},
+    {NPF_MSG_HELLO_REPLY, "{\"node\":\"n2\",\"instance\":\"" INST "\",\"proto\":2,"
+			  "\"candidates\":[],\"ifnames\":[\"eth1\"]}"},
+    {NPF_MSG_OPEN_DATA, "{\"bytes\":16384}"},
+    {NPF_MSG_OPEN_DATA_REPLY, "{\"port\":40000,\"token\":\"" H32 "\",\"nonce\":\"" H32 "\"}"},
+    {NPF_MSG_DATA_AUTH, "{\"token\":\"" H32 "\"}"},
+    {NPF_MSG_DATA_AUTH_REPLY, "{\"node\":\"n2\",\"instance\":\"" INST "\",\"mac\":\"" H32 H32
+			      "\"}"},
+    {NPF_MSG_REVERSE_REQ, "{\"id\":7,\"timeout_ms\":1000,\"bytes\":16384,"
+			  "\"targets\":[\"198.18.1.2\",\"2001:db8::2\"]}"},
+    {NPF_MSG_REVERSE_RESULT, "{\"id\":7,\"results\":[{\"addr\":\"198.18.1.2\",\"outcome\":"
+			     "\"ok\",\"rtt_us\":10,\"egress\":\"eth1\",\"detail\":\"\"}]}"},
+    {NPF_MSG_ERROR, NULL}, /* carries our version: built below */
+    {NPF_MSG_ROW, "{\"job\":\"" H32 "\",\"node\":\"n1\",\"instance\":\"" INST "\",\"index\":0,"
+		  "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":5,\"quality\":3,"
+		  "\"states\":\".o\"}],\"wait_ms\":1000}"},
+    {NPF_MSG_JOB_DECISION, "{\"job\":\"" H32 "\",\"n_nodes\":2,\"verdict\":0,\"net\":"
+			   "\"198.18.1.0/24\",\"best\":\"198.18.1.0/24\",\"nodes\":\"..\","
+			   "\"rows\":2,\"reason\":\"ok\"}"},
+    {NPF_MSG_AUTH_HELLO, "{\"v\":1,\"node\":\"n1\",\"keys\":[\"0011223344556677\"],"
+			 "\"nonce\":\"" H32 H32 "\"}"},
+    {NPF_MSG_AUTH_CHALLENGE, "{\"node\":\"n2\",\"key\":\"0011223344556677\",\"nonce\":\"" H32 H32
+			     "\",\"mac\":\"" H32 H32 "\"}"},
+    {NPF_MSG_AUTH_FINISH, "{\"mac\":\"" H32 H32 "\"}"},
+};
+
+static void test_registry(void **state)
+{
+	size_t n, found;
+	const struct npf_wire_msg *m = npf_wire_msgs(&n);
+	char err[160];
+
+	(void)state;
+	snprintf(err, sizeof(err), "{\"code\":\"busy\",\"message\":\"x\",\"max_version\":%d}",
+		 NPF_WIRE_VERSION);
+	assert_int_equal(n, sizeof(samples) / sizeof(samples[0]));
+	for (size_t i = 0; i < n; i++) {
+		const char *txt = NULL;
+		json_t *in, *out, *bad;
+		void *msg;
+
+		found = 0;
+		for (size_t k = 0; k < n; k++)
+			if (samples[k].type == m[i].type) {
+				txt = samples[k].json ? samples[k].json : err;
+				found++;
+			}
+		assert_int_equal(found, 1); /* a row without a sample fails here */
+		assert_ptr_equal(npf_wire_msg_find(m[i].type), &m[i]);
+		assert_string_equal(npf_wire_type_name(m[i].type), m[i].name);
+		assert_true(m[i].states && m[i].from);
+		in = parse(txt);
+		assert_non_null(in);
+		msg = calloc(1, m[i].size);
+		assert_non_null(msg);
+		if (m[i].from_json(in, msg) != 0)
+			fail_msg("%s: its sample does not decode", m[i].name);
+		out = m[i].to_json(msg);
+		assert_non_null(out);
+		if (!json_equal(in, out))
+			fail_msg("%s: does not round-trip", m[i].name);
+		if (m[i].clear)
+			m[i].clear(msg);
+		/* Strict: an unknown key is refused, and leaves nothing allocated. */
+		bad = json_deep_copy(in);
+		assert_int_equal(json_object_set_new(bad, "zz", json_true()), 0);
+		assert_int_equal(m[i].from_json(bad, msg), -EBADMSG);
+		free(msg);
+		json_decref(bad);
+		json_decref(out);
+		json_decref(in);
+	}
+	assert_null(npf_wire_msg_find(0));
+	assert_null(npf_wire_msg_find(10));
+	assert_string_equal(npf_wire_type_name(10), "UNKNOWN");
+}
+
+/* Where each message may arrive: its states and its sender, refused elsewhere. */
+static void test_registry_states(void **state)
+{
+	(void)state;
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_HELLO, NPF_WST_OPEN, NPF_WROLE_PROBER), 0);
+	/* a second HELLO, a HELLO on a data port or in the key handshake */
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_HELLO, NPF_WST_SESSION, NPF_WROLE_PROBER),
+			 -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_HELLO, NPF_WST_DATA, NPF_WROLE_PROBER),
+			 -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_HELLO, NPF_WST_HANDSHAKE, NPF_WROLE_PROBER),
+			 -EPROTO);
+	/* session messages before HELLO */
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_OPEN_DATA, NPF_WST_OPEN, NPF_WROLE_PROBER),
+			 -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_REVERSE_REQ, NPF_WST_OPEN, NPF_WROLE_PROBER),
+			 -EPROTO);
+	assert_int_equal(
+	    npf_wire_msg_allowed(NPF_MSG_REVERSE_REQ, NPF_WST_SESSION, NPF_WROLE_PROBER), 0);
+	/* a daemon's answer sent by a prober, a prober's request by a daemon */
+	assert_int_equal(
+	    npf_wire_msg_allowed(NPF_MSG_REVERSE_RESULT, NPF_WST_SESSION, NPF_WROLE_PROBER),
+	    -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_OPEN_DATA, NPF_WST_SESSION, NPF_WROLE_DAEMON),
+			 -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_JOB_DECISION, NPF_WST_OPEN, NPF_WROLE_PROBER),
+			 -EPROTO);
+	/* the data port takes DATA_AUTH only; a ROW needs no HELLO */
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_DATA_AUTH, NPF_WST_DATA, NPF_WROLE_PROBER), 0);
+	assert_int_equal(
+	    npf_wire_msg_allowed(NPF_MSG_DATA_AUTH, NPF_WST_SESSION, NPF_WROLE_PROBER), -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_ROW, NPF_WST_DATA, NPF_WROLE_PROBER), -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_ROW, NPF_WST_OPEN, NPF_WROLE_PROBER), 0);
+	assert_int_equal(
+	    npf_wire_msg_allowed(NPF_MSG_AUTH_FINISH, NPF_WST_SESSION, NPF_WROLE_PROBER), -EPROTO);
+	/* ERROR from either end, in any state; unknown types are no message at all */
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_ERROR, NPF_WST_DATA, NPF_WROLE_DAEMON), 0);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_ERROR, NPF_WST_HANDSHAKE, NPF_WROLE_PROBER),
+			 0);
+	assert_int_equal(npf_wire_msg_allowed(10, NPF_WST_OPEN, NPF_WROLE_PROBER), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,7 +794,8 @@ int main(void)
 		cmocka_unit_test(test_hello_reply), cmocka_unit_test(test_path_frames_fit),
 		cmocka_unit_test(test_open_data),
 		cmocka_unit_test(test_reverse),    cmocka_unit_test(test_error_and_frame),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_names),      cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_registry_states),
 	};
 
 	return npf_run_tests(tests, NULL, NULL);
