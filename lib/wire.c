@@ -677,6 +677,54 @@ int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m)
 	return 0;
 }
 
+/* A result's evidence (struct npf_evidence), every key present. */
+static json_t *evidence_json(const struct npf_evidence *e)
+{
+	return json_pack("{s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "deadline",
+			 e->by_deadline, "phase", npf_phase_name(e->phase), "connected",
+			 e->connected, "bulk", (json_int_t)e->bulk, "sent", (json_int_t)e->sent,
+			 "echoed", (json_int_t)e->echoed, "phase_us", (json_int_t)e->phase_us,
+			 "ctl_us", (json_int_t)e->ctl_us, "unacked", (json_int_t)e->unacked,
+			 "retrans", (json_int_t)e->retrans);
+}
+
+static bool u32_valid(json_int_t v)
+{
+	return v >= 0 && v <= UINT32_MAX;
+}
+
+static int evidence_from_json(json_t *j, struct npf_evidence *e)
+{
+	const char *phase;
+	json_int_t bulk, sent, echoed, phase_us, ctl_us, unacked, retrans;
+	int deadline, connected, ph;
+
+	memset(e, 0, sizeof(*e));
+	if (json_unpack(j, "{s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I !}", "deadline",
+			&deadline, "phase", &phase, "connected", &connected, "bulk", &bulk, "sent",
+			&sent, "echoed", &echoed, "phase_us", &phase_us, "ctl_us", &ctl_us,
+			"unacked", &unacked, "retrans", &retrans) < 0)
+		return -EBADMSG;
+	ph = npf_phase_parse(phase);
+	/* Bytes within the bulk, the bulk within the protocol's: a peer's numbers feed the
+	 * load rule. */
+	if (ph < 0 || bulk < 0 || bulk > NPF_WIRE_MAX_BULK || sent < 0 || sent > bulk ||
+	    echoed < 0 || echoed > bulk || !u32_valid(phase_us) || !u32_valid(ctl_us) ||
+	    !u32_valid(unacked) || !u32_valid(retrans))
+		return -EBADMSG;
+	e->by_deadline = deadline;
+	e->phase = (enum npf_phase)ph;
+	e->connected = connected;
+	e->bulk = (uint32_t)bulk;
+	e->sent = (uint32_t)sent;
+	e->echoed = (uint32_t)echoed;
+	e->phase_us = (uint32_t)phase_us;
+	e->ctl_us = (uint32_t)ctl_us;
+	e->unacked = (uint32_t)unacked;
+	e->retrans = (uint32_t)retrans;
+	return 0;
+}
+
 json_t *npf_wire_reverse_result_to_json(const struct npf_msg_reverse_result *m)
 {
 	json_t *arr = json_array();
@@ -687,12 +735,13 @@ json_t *npf_wire_reverse_result_to_json(const struct npf_msg_reverse_result *m)
 		const struct npf_rev_result *r = &m->results[i];
 		json_t *a = addr_json(&r->addr);
 
-		if (!a || json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:s, s:s}", "addr", a,
-							       "outcome",
+		if (!a || json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:s, s:s, s:o}", "addr",
+							       a, "outcome",
 							       npf_outcome_name(r->outcome),
 							       "rtt_us", (json_int_t)r->rtt_us,
 							       "egress", r->egress, "detail",
-							       r->detail)) < 0) {
+							       r->detail, "evidence",
+							       evidence_json(&r->ev))) < 0) {
 			json_decref(arr);
 			return NULL;
 		}
@@ -715,11 +764,14 @@ int npf_wire_reverse_result_from_json(json_t *j, struct npf_msg_reverse_result *
 	json_array_foreach(arr, i, v) {
 		struct npf_rev_result *r = &m->results[i];
 		const char *addr, *out, *egress, *detail;
+		json_t *ev;
 		json_int_t rtt;
 		int o;
 
-		if (json_unpack(v, "{s:s, s:s, s:I, s:s, s:s !}", "addr", &addr, "outcome", &out,
-				"rtt_us", &rtt, "egress", &egress, "detail", &detail) < 0)
+		if (json_unpack(v, "{s:s, s:s, s:I, s:s, s:s, s:o !}", "addr", &addr, "outcome",
+				&out, "rtt_us", &rtt, "egress", &egress, "detail", &detail,
+				"evidence", &ev) < 0 ||
+		    evidence_from_json(ev, &r->ev) < 0)
 			return -EBADMSG;
 		o = npf_outcome_parse(out);
 		if (o < 0 || npf_wire_addr_parse(addr, &r->addr) < 0 || rtt < 0 ||

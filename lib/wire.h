@@ -9,9 +9,10 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "loadrule.h"
 #include "model.h"
 
-#define NPF_WIRE_VERSION 1
+#define NPF_WIRE_VERSION 2
 #define NPF_WIRE_HDR_LEN 8
 #define NPF_WIRE_MAX_PAYLOAD 65536u
 #define NPF_WIRE_TOKEN_LEN 16
@@ -216,7 +217,8 @@ struct npf_rev_result {
 	enum npf_outcome outcome;
 	uint32_t rtt_us;
 	char egress[IFNAMSIZ];   /* prober's kernel egress, "" if unknown */
-	char detail[96];
+	char detail[96];         /* human text only: nothing parses it */
+	struct npf_evidence ev;  /* what the requester judges ("evidence") */
 };
 
 struct npf_msg_reverse_result {

@@ -196,6 +196,7 @@ static void revjob_probe_done(struct tprobe *tp, void *ud)
 		o->rtt_us = r->rtt_us;
 		snprintf(o->egress, sizeof(o->egress), "%s", r->egress);
 		snprintf(o->detail, sizeof(o->detail), "%s", r->detail);
+		o->ev = r->ev;
 		tprobe_free(tp);
 		rj->tp[i] = NULL;
 		rj->pending--;

@@ -57,10 +57,16 @@ static void test_header(void **state)
 	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), -EBADMSG);
 	/* wrong version wins over everything else and still reports the header */
 	npf_wire_hdr_encode(b, 0xffff, UINT32_MAX);
-	b[1] = 2;
+	b[1] = NPF_WIRE_VERSION + 1;
 	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h),
 			 -EPROTONOSUPPORT);
-	assert_int_equal(h.version, 2);
+	assert_int_equal(h.version, NPF_WIRE_VERSION + 1);
+	/* the previous version (a mixed cluster during a rolling upgrade) is another one */
+	npf_wire_hdr_encode(b, NPF_MSG_HELLO, 10);
+	b[1] = NPF_WIRE_VERSION - 1;
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h),
+			 -EPROTONOSUPPORT);
+	assert_int_equal(h.version, NPF_WIRE_VERSION - 1);
 }
 
 static void test_cursor(void **state)
@@ -600,6 +606,49 @@ static void test_reverse(void **state)
 			    json_string("fine"));
 	assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
 	json_decref(j);
+
+	/* Typed evidence travels as it was recorded; the requester judges it, never the text. */
+	rr->results[1].outcome = NPF_OUT_BULK_STALL;
+	strcpy(rr->results[1].detail, "whatever a human reads");
+	rr->results[1].ev = (struct npf_evidence){.by_deadline = true,
+						  .phase = NPF_PHASE_BULK,
+						  .bulk = 72000,
+						  .sent = 72000,
+						  .echoed = 1448,
+						  .phase_us = 900000,
+						  .ctl_us = 4000,
+						  .unacked = 7,
+						  .retrans = 3};
+	j = npf_wire_reverse_result_to_json(rr);
+	assert_int_equal(npf_wire_reverse_result_from_json(j, rro), 0);
+	assert_memory_equal(&rro->results[1].ev, &rr->results[1].ev, sizeof(rr->results[1].ev));
+	assert_false(rro->results[0].ev.by_deadline);
+	{
+		json_t *ev = json_object_get(json_array_get(json_object_get(j, "results"), 1),
+					     "evidence");
+
+		/* More echoed or sent than the bulk, an unknown phase, a bulk over the cap. */
+		json_object_set_new(ev, "echoed", json_integer(72001));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "echoed", json_integer(0));
+		json_object_set_new(ev, "sent", json_integer(72001));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "sent", json_integer(0));
+		json_object_set_new(ev, "phase", json_string("BULK"));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "phase", json_string("bulk"));
+		json_object_set_new(ev, "bulk", json_integer(NPF_WIRE_MAX_BULK + 1));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "bulk", json_integer(72000));
+		json_object_set_new(ev, "retrans", json_integer(-1));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "retrans", json_integer(0));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), 0);
+		/* A result of the previous version (no evidence) is not this version's. */
+		json_object_del(json_array_get(json_object_get(j, "results"), 1), "evidence");
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+	}
+	json_decref(j);
 	free(rq);
 	free(rqo);
 	free(rr);
@@ -678,7 +727,10 @@ static const struct {
     {NPF_MSG_REVERSE_REQ, "{\"id\":7,\"timeout_ms\":1000,\"bytes\":16384,"
 			  "\"targets\":[\"198.18.1.2\",\"2001:db8::2\"]}"},
     {NPF_MSG_REVERSE_RESULT, "{\"id\":7,\"results\":[{\"addr\":\"198.18.1.2\",\"outcome\":"
-			     "\"ok\",\"rtt_us\":10,\"egress\":\"eth1\",\"detail\":\"\"}]}"},
+			     "\"bulk-stall\",\"rtt_us\":10,\"egress\":\"eth1\",\"detail\":\"\","
+			     "\"evidence\":{\"deadline\":true,\"phase\":\"bulk\",\"connected\":false,"
+			     "\"bulk\":16384,\"sent\":16384,\"echoed\":0,\"phase_us\":900000,"
+			     "\"ctl_us\":400,\"unacked\":0,\"retrans\":0}}]}"},
     {NPF_MSG_ERROR, NULL}, /* carries our version: built below */
     {NPF_MSG_ROW, "{\"job\":\"" H32 "\",\"node\":\"n1\",\"instance\":\"" INST "\",\"index\":0,"
 		  "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":5,\"quality\":3,"
