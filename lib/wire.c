@@ -121,21 +121,6 @@ int npf_wire_parse_json(const uint8_t *payload, size_t len, json_t **out)
 	return 0;
 }
 
-bool npf_wire_name_valid(const char *s)
-{
-	size_t n;
-
-	if (!s)
-		return false;
-	n = strnlen(s, NPF_NAME_MAX);
-	if (n == 0 || n >= NPF_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] >= 0x7f)
-			return false;
-	return true;
-}
-
 static bool ifname_valid(const char *s)
 {
 	size_t n = strnlen(s, IFNAMSIZ);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check.h"
 #include "loadrule.h"
@@ -342,7 +343,22 @@ const char *npf_wire_type_name(uint16_t type);
  * addr only). Return 0 or -EINVAL. */
 int npf_wire_addr_parse(const char *s, struct npf_addr *out);
 
-/* Node names on the wire: 1..NPF_NAME_MAX-1 printable ASCII, no spaces. */
-bool npf_wire_name_valid(const char *s);
+/* Node names on the wire: 1..NPF_NAME_MAX-1 printable ASCII, no spaces. Inline so that
+ * lib/auth.c needs nothing of wire.c, whose registry uses auth.c's codecs (no cycle between
+ * the two files). */
+static inline bool npf_wire_name_valid(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strnlen(s, NPF_NAME_MAX);
+	if (n == 0 || n >= NPF_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] >= 0x7f)
+			return false;
+	return true;
+}
 
 #endif
