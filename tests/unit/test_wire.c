@@ -238,9 +238,9 @@ static void test_path_frames_fit(void **state)
 	struct npf_msg_hello h, disc;
 	struct npf_msg_hello_reply rep;
 	struct npf_msg_open_data od = { .bytes = NPF_WIRE_MAX_BULK };
-	struct npf_msg_open_data_reply odr = { .port = 65535 };
+	struct npf_msg_open_data_reply odr = { .port = 65535, .has_nonce = true };
 	struct npf_msg_data_auth da;
-	struct npf_msg_data_auth_reply dar;
+	struct npf_msg_data_auth_reply dar = { .has_mac = true }; /* with a key: the larger */
 	struct npf_msg_error e = { .code = NPF_WERR_UNSUPPORTED_VERSION };
 	struct npf_auth_hello ah = { .n_ids = NPF_AUTH_MAX_KEYS };
 	struct npf_auth_challenge ac;
@@ -273,6 +273,8 @@ static void test_path_frames_fit(void **state)
 	snprintf(e.message, sizeof(e.message), "%s", msg);
 	memset(&da, 0xff, sizeof(da));
 	memset(odr.token, 0xff, sizeof(odr.token));
+	memset(odr.nonce, 0xff, sizeof(odr.nonce));
+	memset(dar.mac, 0xff, sizeof(dar.mac));
 	snprintf(dar.node, sizeof(dar.node), "%s", node);
 	dar.instance = inst;
 	snprintf(ah.node, sizeof(ah.node), "%s", node);
@@ -294,9 +296,9 @@ static void test_path_frames_fit(void **state)
 			{ NPF_MSG_DATA_AUTH, npf_wire_data_auth_to_json(&da) },
 			{ NPF_MSG_DATA_AUTH_REPLY, npf_wire_data_auth_reply_to_json(&dar) },
 			{ NPF_MSG_ERROR, npf_wire_error_to_json(&e) },
-			{ 48, npf_auth_hello_to_json(&ah) }, /* AUTH_HELLO, _CHALLENGE, _FINISH */
-			{ 49, npf_auth_challenge_to_json(&ac) },
-			{ 50, npf_auth_finish_to_json(&af) },
+			{ NPF_MSG_AUTH_HELLO, npf_auth_hello_to_json(&ah) },
+			{ NPF_MSG_AUTH_CHALLENGE, npf_auth_challenge_to_json(&ac) },
+			{ NPF_MSG_AUTH_FINISH, npf_auth_finish_to_json(&af) },
 		};
 
 		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
