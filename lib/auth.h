@@ -31,10 +31,7 @@
 #define NPF_AUTH_MAX_KEYS 2 /* current and previous, for rotation */
 #define NPF_AUTH_KEY_TAG "npf-key-v1"
 
-/* Frame types of the handshake (wire numbers 48..63 are this module's). */
-#define NPF_MSG_AUTH_HELLO 48
-#define NPF_MSG_AUTH_CHALLENGE 49
-#define NPF_MSG_AUTH_FINISH 50
+/* Frame types of the handshake: NPF_MSG_AUTH_* in lib/wire.h's registry (48..63). */
 
 struct npf_auth_key {
 	uint8_t key[NPF_AUTH_KEY_LEN];

@@ -189,132 +189,67 @@ enum npf_outcome npf_conn_outcome(enum npf_conn_stage stage, int err)
 	return NPF_OUT_UNREACHABLE;
 }
 
-/* Matches literal text lit at *p and advances. */
-static bool take_lit(const char **p, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	if (strncmp(*p, lit, n) != 0)
-		return false;
-	*p += n;
-	return true;
-}
-
-/* A decimal of 1..10 digits (no sign, no overflow: sscanf's %zu would be undefined on
- * peer text that overflows). */
-static bool take_num(const char **p, uint64_t *v)
-{
-	size_t n = 0;
-
-	*v = 0;
-	while ((*p)[n] >= '0' && (*p)[n] <= '9') {
-		if (++n > 10)
-			return false;
-		*v = *v * 10 + (uint64_t)((*p)[n - 1] - '0');
-	}
-	*p += n;
-	return n > 0;
-}
-
-/* The numbers of an NPF_DETAIL_BULK_STALL text, parsed by hand to the same layout. */
-static bool parse_stall(const char *d, uint64_t *sent, uint64_t *b1, uint64_t *rcvd, uint64_t *b2,
-			uint64_t *ms, uint64_t *ctl_ms, bool *timed)
-{
-	*timed = false;
-	if (!(take_lit(&d, "bulk stalled: sent ") && take_num(&d, sent) && take_lit(&d, "/") &&
-	      take_num(&d, b1) && take_lit(&d, ", received ") && take_num(&d, rcvd) &&
-	      take_lit(&d, "/") && take_num(&d, b2) && take_lit(&d, " bytes")))
-		return false;
-	if (*d == '\0')
-		return true; /* an older peer: no times */
-	*timed = take_lit(&d, " in ") && take_num(&d, ms) && take_lit(&d, " ms (handshakes ") &&
-		 take_num(&d, ctl_ms) && take_lit(&d, " ms)") && *d == '\0';
-	return *timed;
-}
-
-/* Timeouts whose detail says the connection was made (the text up to its first %). */
-static const char *const silent_details[] = {
-    NPF_DETAIL_NO_HELLO,     NPF_DETAIL_NO_OPEN_DATA, NPF_DETAIL_NO_DATA_AUTH,
-    NPF_DETAIL_LATE_CONNECT, NPF_DETAIL_LATE_DATA,
+/* The phases of one path probe, by their names on the wire (REVERSE_RESULT "evidence"). */
+static const char *const phase_names[NPF_PHASE__COUNT] = {
+    [NPF_PHASE_NONE] = "none",		 [NPF_PHASE_CONNECT] = "connect",
+    [NPF_PHASE_HELLO] = "hello",		 [NPF_PHASE_OPEN_DATA] = "open-data",
+    [NPF_PHASE_DATA_CONNECT] = "data-connect", [NPF_PHASE_DATA_AUTH] = "data-auth",
+    [NPF_PHASE_BULK] = "bulk",
 };
 
-/* An NPF_DETAIL_LOST text: "<PHASE> to <addr> lost: U unacked, R retransmits" (phase and
- * address are the prober's, read only up to " lost: "). */
-static void parse_lost(struct npf_attempt_facts *f, const char *d)
+const char *npf_phase_name(enum npf_phase p)
 {
-	const char *p = strstr(d, " lost: ");
-	uint64_t u = 0, r = 0;
-
-	if (!p || !strstr(d, " to ") || strstr(d, " to ") > p)
-		return;
-	p += strlen(" lost: ");
-	if (take_num(&p, &u) && take_lit(&p, " unacked, ") && take_num(&p, &r) &&
-	    take_lit(&p, " retransmits") && *p == '\0' && u > 0 &&
-	    r > 0 && u <= UINT32_MAX && r <= UINT32_MAX) {
-		f->path_lossy = true;
-		f->unacked = (uint32_t)u;
-		f->retrans = (uint32_t)r;
-	}
+	return (unsigned)p < NPF_PHASE__COUNT ? phase_names[p] : "unknown";
 }
 
-static bool prefix_of_format(const char *detail, const char *format)
+int npf_phase_parse(const char *s)
 {
-	const char *p = strchr(format, '%');
-	size_t n = p ? (size_t)(p - format) : strlen(format);
-
-	return strncmp(detail, format, n) == 0;
+	for (int i = 0; s && i < NPF_PHASE__COUNT; i++)
+		if (strcmp(s, phase_names[i]) == 0)
+			return i;
+	return -EINVAL;
 }
 
-void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *detail)
+/* The phases that wait for the peer's daemon on a connection that was made. */
+static bool phase_waits_daemon(enum npf_phase p)
 {
-	uint64_t sent = 0, rcvd = 0, b1 = 0, b2 = 0, ms = 0, ctl_ms = 0;
-	bool timed = false;
-	const char *p;
+	return p == NPF_PHASE_HELLO || p == NPF_PHASE_OPEN_DATA || p == NPF_PHASE_DATA_AUTH;
+}
 
-	if (!detail)
+void npf_attempt_facts_from_evidence(struct npf_attempt_facts *f, const struct npf_evidence *e)
+{
+	/* Only a deadline's record says where the attempt was stuck; an answer says itself. */
+	if (!e || !e->by_deadline)
 		return;
 	/* A stall is only reported from the bulk phase: the control exchange answered. */
-	if (f->outcome == NPF_OUT_BULK_STALL &&
-	    parse_stall(detail, &sent, &b1, &rcvd, &b2, &ms, &ctl_ms, &timed) && b1 == b2 &&
-	    sent <= b1 && rcvd <= b2 && b2 <= UINT32_MAX) {
+	if (f->outcome == NPF_OUT_BULK_STALL && e->phase == NPF_PHASE_BULK &&
+	    e->sent <= e->bulk && e->echoed <= e->bulk) {
 		f->ctl_answered = true;
 		f->echo_known = true;
-		f->echoed = (uint32_t)rcvd;
-		if (timed && ms <= UINT32_MAX / 1000 && ctl_ms <= UINT32_MAX / 1000) {
-			f->bulk_timed = true;
-			f->sent = (uint32_t)sent;
-			f->bulk_us = (uint32_t)(ms * 1000);
-			f->ctl_us = (uint32_t)(ctl_ms * 1000);
-		}
+		f->echoed = e->echoed;
+		f->bulk_timed = true;
+		f->sent = e->sent;
+		f->bulk_us = e->phase_us;
+		f->ctl_us = e->ctl_us;
 	}
-	if (f->outcome == NPF_OUT_TIMEOUT)
-		for (size_t i = 0; i < sizeof(silent_details) / sizeof(silent_details[0]); i++)
-			if (prefix_of_format(detail, silent_details[i]))
-				f->daemon_silent = true;
-	if (f->outcome == NPF_OUT_TIMEOUT)
-		parse_lost(f, detail);
-	p = strstr(NPF_DETAIL_DATA_SYN, "%s");
-	if (f->outcome == NPF_OUT_TIMEOUT && p &&
-	    strncmp(detail, NPF_DETAIL_DATA_SYN, (size_t)(p - NPF_DETAIL_DATA_SYN)) == 0 &&
-	    (p = strstr(detail, " timed out")) != NULL) {
-		/* This version says how long the connect phase ran (an older peer does not:
-		 * then the text alone counts, as before). */
-		p += strlen(" timed out");
-		if (*p == '\0')
-			f->data_syn_lost = true;
-		else if (take_lit(&p, " after ") && take_num(&p, &ms) &&
-			 take_lit(&p, " ms (handshakes ") && take_num(&p, &ctl_ms) &&
-			 take_lit(&p, " ms)") && *p == '\0') {
-			f->data_syn_lost = ms * 1000 >= NPF_STALL_MIN_US && ms >= 4 * ctl_ms;
-			f->cut_short = !f->data_syn_lost;
-		}
-	} else if (f->outcome == NPF_OUT_TIMEOUT && take_lit(&detail, "connect to ") &&
-		   (p = strstr(detail, " timed out after ")) != NULL) {
-		/* A control connect's wait (NPF_DETAIL_CONNECT_T): a probe that began just
-		 * before its deadline, after waiting in the queue, did not wait for a SYN. */
-		p += strlen(" timed out after ");
-		if (take_num(&p, &ms) && take_lit(&p, " ms") && *p == '\0')
-			f->cut_short = ms * 1000 < NPF_STALL_MIN_US;
+	if (f->outcome != NPF_OUT_TIMEOUT)
+		return;
+	if (phase_waits_daemon(e->phase) && e->unacked > 0 && e->retrans > 0) {
+		/* The peer's kernel never acknowledged the request: the path lost it. */
+		f->path_lossy = true;
+		f->unacked = e->unacked;
+		f->retrans = e->retrans;
+	} else if (phase_waits_daemon(e->phase) || e->connected) {
+		f->daemon_silent = true; /* the connection was made (late or not): the daemon */
+	} else if (e->phase == NPF_PHASE_DATA_CONNECT) {
+		/* A lost SYN to the data port is proven only when the phase had its time. */
+		f->data_syn_lost =
+		    e->phase_us >= NPF_STALL_MIN_US && e->phase_us >= 4ull * e->ctl_us;
+		f->cut_short = !f->data_syn_lost;
+	} else if (e->phase == NPF_PHASE_CONNECT) {
+		/* A probe that began just before its deadline, after waiting in the queue, did
+		 * not wait for a SYN. */
+		f->cut_short = e->phase_us < NPF_STALL_MIN_US;
 	}
 }
 

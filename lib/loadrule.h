@@ -45,14 +45,14 @@ struct npf_attempt_facts {
 	bool final_attempt;    /* the path was already tried again within the budget */
 	bool daemon_silent;    /* timed out on a connection the path had carried (TCP
 				* handshake done): the peer's daemon, not the path, was late */
-	bool cut_short;	       /* a timeout whose phase the deadline cut short (its detail
+	bool cut_short;	       /* a timeout whose phase the deadline cut short (its evidence
 				* says how long it ran): no evidence, siblings or not */
-	bool bulk_timed;       /* sent, bulk_us, ctl_us are known (a stall's detail) */
+	bool bulk_timed;       /* sent, bulk_us, ctl_us are known (a stall's evidence) */
 	uint32_t sent;	       /* bulk bytes we managed to send */
 	uint32_t bulk_us;      /* how long the bulk phase ran before it was given up */
 	uint32_t ctl_us;       /* how long the control and data handshakes took before it */
 	/* TCP_INFO of the connection a silent phase waited on (ours; a reverse result says
-	 * the peer's end, in its detail): our request stayed unacknowledged through
+	 * the peer's end, in its evidence): our request stayed unacknowledged through
 	 * retransmissions, i.e. the path lost it (the peer's kernel would have acknowledged
 	 * it whatever its daemon's load). */
 	bool path_lossy;
@@ -77,31 +77,64 @@ enum npf_judgement {
  * timed out", ...). */
 enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const char **why);
 
-/* Probe details, written by the prober (probe/tprobe.c) and read back by the requester of
- * a reverse probe (npf_attempt_facts_from_detail): one format for both sides. */
-/* lib/loadrule.c parses exactly this layout back (parse_stall). */
+/* Probe details: human text only, written by the prober (probe/tprobe.c) beside its typed
+ * evidence (struct npf_evidence); nothing parses them. */
 #define NPF_DETAIL_BULK_STALL "bulk stalled: sent %zu/%u, received %zu/%u bytes"
-/* The same with the phase's times (sent by this version; the old text still parses). */
 #define NPF_DETAIL_BULK_STALL_T NPF_DETAIL_BULK_STALL " in %u ms (handshakes %u ms)"
-#define NPF_DETAIL_DATA_SYN "connect to data port %s:%u timed out"
-#define NPF_DETAIL_DATA_SYN_T NPF_DETAIL_DATA_SYN " after %u ms (handshakes %u ms)"
-/* A control connect that got no answer, with how long it waited. */
+#define NPF_DETAIL_DATA_SYN_T "connect to data port %s:%u timed out after %u ms (handshakes %u ms)"
 #define NPF_DETAIL_CONNECT_T "connect to %s port %u timed out after %u ms"
-/* Timeouts on a connection that was made: the daemon did not answer in time. */
 #define NPF_DETAIL_NO_HELLO "no HELLO reply from %s"
 #define NPF_DETAIL_NO_OPEN_DATA "no OPEN_DATA reply from %s"
 #define NPF_DETAIL_NO_DATA_AUTH "no reply on data port %s:%u"
 /* The peer speaks another probe protocol version (its ERROR, or a frame header of another
  * version): it cannot be asked, which is no evidence about the path (not-probed). */
 #define NPF_DETAIL_OTHER_VERSION "another probe protocol version (%s)"
-/* A silent phase whose request the peer's kernel never acknowledged (TCP_INFO: unacked
- * segments after retransmissions): the phase's name ("HELLO", "OPEN_DATA", "DATA_AUTH"),
- * the peer address, the counts. lib/loadrule.c parses it back (path_lossy). */
 #define NPF_DETAIL_LOST "%s to %s lost: %u unacked, %u retransmits"
-/* The connection was made, but our loop saw it only at the deadline (probe/tprobe.c asks
- * the socket before calling a connect timed out). */
 #define NPF_DETAIL_LATE_CONNECT "connected to %s port %u only at the deadline"
 #define NPF_DETAIL_LATE_DATA "connected to data port %s:%u only at the deadline"
+
+/* The phases of one path probe (docs/protocol.md, "One path probe"). */
+enum npf_phase {
+	NPF_PHASE_NONE = 0,	/* not started (queued) */
+	NPF_PHASE_CONNECT,	/* the control connect */
+	NPF_PHASE_HELLO,	/* waiting for HELLO_REPLY */
+	NPF_PHASE_OPEN_DATA,	/* waiting for OPEN_DATA_REPLY */
+	NPF_PHASE_DATA_CONNECT, /* the data connect */
+	NPF_PHASE_DATA_AUTH,	/* waiting for DATA_AUTH_REPLY */
+	NPF_PHASE_BULK,		/* the bulk echo */
+	NPF_PHASE__COUNT
+};
+
+/* Names on the wire ("none", "connect", "hello", "open-data", "data-connect", "data-auth",
+ * "bulk"); npf_phase_parse returns the phase or -EINVAL. */
+const char *npf_phase_name(enum npf_phase p);
+int npf_phase_parse(const char *s);
+
+/* What the prober recorded about one attempt that its deadline ended (by_deadline; an
+ * attempt the peer or the network answered has nothing to add to its outcome). A reverse
+ * result carries it typed (REVERSE_RESULT "evidence", protocol version 2), our own probes
+ * keep it beside their result: one record for both sides. */
+struct npf_evidence {
+	bool by_deadline;
+	enum npf_phase phase; /* the phase the deadline found it in */
+	bool connected;	      /* that phase's connection was up when the deadline was handled
+			       * (our loop was late to see it) */
+	uint32_t bulk;	      /* bulk bytes each way (0 before OPEN_DATA) */
+	uint32_t sent;	      /* bulk bytes sent */
+	uint32_t echoed;      /* bulk bytes echoed back */
+	uint32_t phase_us;    /* how long the phase ran (connect, data connect, bulk; else 0) */
+	uint32_t ctl_us;      /* the handshakes before it (data connect, bulk; else 0) */
+	/* TCP_INFO of the connection a silent phase waited on: segments unacknowledged at the
+	 * deadline and retransmissions (both 0 when the request was acknowledged). */
+	uint32_t unacked;
+	uint32_t retrans;
+};
+
+/* Fills what evidence e says about its attempt (f->outcome set by the caller): a stall's
+ * echoed bytes and times, a silent daemon, a lost request, a lost data-port SYN, a phase
+ * cut short. Evidence that does not fit the outcome leaves the facts unknown. */
+void npf_attempt_facts_from_evidence(struct npf_attempt_facts *f, const struct npf_evidence *e);
+
 /* A stall (or a lost data-port SYN) is proven only when its phase had this long and four
  * times what the handshakes before it took: a phase cut short by the deadline says
  * nothing, whatever a starved prober's timers make of it. */
@@ -122,11 +155,6 @@ enum npf_conn_stage {
  * peer closed). One row per case in lib/loadrule.c; anything else (ENETUNREACH,
  * EHOSTUNREACH, EACCES/EPERM of a local policy, ...) is unreachable. */
 enum npf_outcome npf_conn_outcome(enum npf_conn_stage stage, int err);
-
-/* Fills what a prober's detail text says about its attempt (reverse results carry no
- * more): echoed bytes of a stalled bulk, a lost data-port SYN. Never fails: text that
- * does not match leaves the facts unknown. */
-void npf_attempt_facts_from_detail(struct npf_attempt_facts *f, const char *detail);
 
 /* Measured idleness (struct npf_attempt_facts.idle): our loop's worst lateness during the
  * attempt, the peer's discovery HELLO round trip (0 = not measured: never idle). */

@@ -2,6 +2,8 @@
 /* Probe protocol codec: frame header, cursor reader and strict JSON messages. */
 #include "wire.h"
 
+#include "auth.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sodium.h>
@@ -57,9 +59,7 @@ int npf_wire_hdr_decode(const uint8_t *buf, size_t len, uint32_t max_payload,
 		return -EPROTONOSUPPORT;
 	if (h->length > max_payload || h->length > NPF_WIRE_MAX_PAYLOAD)
 		return -EMSGSIZE;
-	/* 48..50: the authentication handshake (lib/auth.h). */
-	if ((h->type < NPF_MSG_HELLO || h->type >= NPF_MSG__END) &&
-	    (h->type < NPF_MSG_ROW || h->type >= NPF_MSG_JOB__END) && (h->type < 48 || h->type > 50))
+	if (!npf_wire_msg_find(h->type))
 		return -EBADMSG;
 	return 0;
 }
@@ -119,21 +119,6 @@ int npf_wire_parse_json(const uint8_t *payload, size_t len, json_t **out)
 	}
 	*out = j;
 	return 0;
-}
-
-bool npf_wire_name_valid(const char *s)
-{
-	size_t n;
-
-	if (!s)
-		return false;
-	n = strnlen(s, NPF_NAME_MAX);
-	if (n == 0 || n >= NPF_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] >= 0x7f)
-			return false;
-	return true;
 }
 
 static bool ifname_valid(const char *s)
@@ -677,6 +662,54 @@ int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m)
 	return 0;
 }
 
+/* A result's evidence (struct npf_evidence), every key present. */
+static json_t *evidence_json(const struct npf_evidence *e)
+{
+	return json_pack("{s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "deadline",
+			 e->by_deadline, "phase", npf_phase_name(e->phase), "connected",
+			 e->connected, "bulk", (json_int_t)e->bulk, "sent", (json_int_t)e->sent,
+			 "echoed", (json_int_t)e->echoed, "phase_us", (json_int_t)e->phase_us,
+			 "ctl_us", (json_int_t)e->ctl_us, "unacked", (json_int_t)e->unacked,
+			 "retrans", (json_int_t)e->retrans);
+}
+
+static bool u32_valid(json_int_t v)
+{
+	return v >= 0 && v <= UINT32_MAX;
+}
+
+static int evidence_from_json(json_t *j, struct npf_evidence *e)
+{
+	const char *phase;
+	json_int_t bulk, sent, echoed, phase_us, ctl_us, unacked, retrans;
+	int deadline, connected, ph;
+
+	memset(e, 0, sizeof(*e));
+	if (json_unpack(j, "{s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I !}", "deadline",
+			&deadline, "phase", &phase, "connected", &connected, "bulk", &bulk, "sent",
+			&sent, "echoed", &echoed, "phase_us", &phase_us, "ctl_us", &ctl_us,
+			"unacked", &unacked, "retrans", &retrans) < 0)
+		return -EBADMSG;
+	ph = npf_phase_parse(phase);
+	/* Bytes within the bulk, the bulk within the protocol's: a peer's numbers feed the
+	 * load rule. */
+	if (ph < 0 || bulk < 0 || bulk > NPF_WIRE_MAX_BULK || sent < 0 || sent > bulk ||
+	    echoed < 0 || echoed > bulk || !u32_valid(phase_us) || !u32_valid(ctl_us) ||
+	    !u32_valid(unacked) || !u32_valid(retrans))
+		return -EBADMSG;
+	e->by_deadline = deadline;
+	e->phase = (enum npf_phase)ph;
+	e->connected = connected;
+	e->bulk = (uint32_t)bulk;
+	e->sent = (uint32_t)sent;
+	e->echoed = (uint32_t)echoed;
+	e->phase_us = (uint32_t)phase_us;
+	e->ctl_us = (uint32_t)ctl_us;
+	e->unacked = (uint32_t)unacked;
+	e->retrans = (uint32_t)retrans;
+	return 0;
+}
+
 json_t *npf_wire_reverse_result_to_json(const struct npf_msg_reverse_result *m)
 {
 	json_t *arr = json_array();
@@ -687,12 +720,13 @@ json_t *npf_wire_reverse_result_to_json(const struct npf_msg_reverse_result *m)
 		const struct npf_rev_result *r = &m->results[i];
 		json_t *a = addr_json(&r->addr);
 
-		if (!a || json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:s, s:s}", "addr", a,
-							       "outcome",
+		if (!a || json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:s, s:s, s:o}", "addr",
+							       a, "outcome",
 							       npf_outcome_name(r->outcome),
 							       "rtt_us", (json_int_t)r->rtt_us,
 							       "egress", r->egress, "detail",
-							       r->detail)) < 0) {
+							       r->detail, "evidence",
+							       evidence_json(&r->ev))) < 0) {
 			json_decref(arr);
 			return NULL;
 		}
@@ -715,11 +749,14 @@ int npf_wire_reverse_result_from_json(json_t *j, struct npf_msg_reverse_result *
 	json_array_foreach(arr, i, v) {
 		struct npf_rev_result *r = &m->results[i];
 		const char *addr, *out, *egress, *detail;
+		json_t *ev;
 		json_int_t rtt;
 		int o;
 
-		if (json_unpack(v, "{s:s, s:s, s:I, s:s, s:s !}", "addr", &addr, "outcome", &out,
-				"rtt_us", &rtt, "egress", &egress, "detail", &detail) < 0)
+		if (json_unpack(v, "{s:s, s:s, s:I, s:s, s:s, s:o !}", "addr", &addr, "outcome",
+				&out, "rtt_us", &rtt, "egress", &egress, "detail", &detail,
+				"evidence", &ev) < 0 ||
+		    evidence_from_json(ev, &r->ev) < 0)
 			return -EBADMSG;
 		o = npf_outcome_parse(out);
 		if (o < 0 || npf_wire_addr_parse(addr, &r->addr) < 0 || rtt < 0 ||
@@ -979,23 +1016,102 @@ int npf_wire_error_from_json(json_t *j, struct npf_msg_error *m)
 	return -EBADMSG;
 }
 
+/* ---- The message registry ---- */
+
+/* Typed codecs behind the registry's untyped pointers (one line per message). */
+#define CODEC(tag, st, enc, dec)                                                               \
+	static json_t *tag##_enc(const void *m) { return enc((const st *)m); }                  \
+	static int tag##_dec(json_t *j, void *m) { return dec(j, (st *)m); }
+CODEC(hello, struct npf_msg_hello, npf_wire_hello_to_json, npf_wire_hello_from_json)
+CODEC(hello_reply, struct npf_msg_hello_reply, npf_wire_hello_reply_to_json,
+      npf_wire_hello_reply_from_json)
+CODEC(open_data, struct npf_msg_open_data, npf_wire_open_data_to_json,
+      npf_wire_open_data_from_json)
+CODEC(open_data_reply, struct npf_msg_open_data_reply, npf_wire_open_data_reply_to_json,
+      npf_wire_open_data_reply_from_json)
+CODEC(data_auth, struct npf_msg_data_auth, npf_wire_data_auth_to_json,
+      npf_wire_data_auth_from_json)
+CODEC(data_auth_reply, struct npf_msg_data_auth_reply, npf_wire_data_auth_reply_to_json,
+      npf_wire_data_auth_reply_from_json)
+CODEC(reverse_req, struct npf_msg_reverse_req, npf_wire_reverse_req_to_json,
+      npf_wire_reverse_req_from_json)
+CODEC(reverse_result, struct npf_msg_reverse_result, npf_wire_reverse_result_to_json,
+      npf_wire_reverse_result_from_json)
+CODEC(error, struct npf_msg_error, npf_wire_error_to_json, npf_wire_error_from_json)
+CODEC(row, struct npf_msg_row, npf_wire_row_to_json, npf_wire_row_from_json)
+CODEC(job_decision, struct npf_msg_job_decision, npf_wire_job_decision_to_json,
+      npf_wire_job_decision_from_json)
+CODEC(auth_hello, struct npf_auth_hello, npf_auth_hello_to_json, npf_auth_hello_from_json)
+CODEC(auth_challenge, struct npf_auth_challenge, npf_auth_challenge_to_json,
+      npf_auth_challenge_from_json)
+CODEC(auth_finish, struct npf_auth_finish, npf_auth_finish_to_json, npf_auth_finish_from_json)
+#undef CODEC
+
+static void hello_reply_clr(void *m) { npf_wire_hello_reply_clear(m); }
+static void row_clr(void *m) { npf_wire_row_clear(m); }
+static void job_decision_clr(void *m) { npf_wire_job_decision_clear(m); }
+
+#define P NPF_WROLE_PROBER
+#define D NPF_WROLE_DAEMON
+#define CTL (NPF_WST_OPEN | NPF_WST_SESSION)
+#define ANY (NPF_WST_HANDSHAKE | CTL | NPF_WST_DATA)
+#define ROW(T, tag, st, clr, states, from)                                                      \
+	{ NPF_MSG_##T, #T, sizeof(st), tag##_enc, tag##_dec, clr, states, from }
+
+/* Every message of the protocol: where it may arrive and who may send it. HELLO opens the
+ * session; a ROW needs none (a job participant sends it alone); ERROR ends any stage. */
+static const struct npf_wire_msg msgs[] = {
+    ROW(HELLO, hello, struct npf_msg_hello, NULL, NPF_WST_OPEN, P),
+    ROW(HELLO_REPLY, hello_reply, struct npf_msg_hello_reply, hello_reply_clr,
+	NPF_WST_SESSION, D),
+    ROW(OPEN_DATA, open_data, struct npf_msg_open_data, NULL, NPF_WST_SESSION, P),
+    ROW(OPEN_DATA_REPLY, open_data_reply, struct npf_msg_open_data_reply, NULL,
+	NPF_WST_SESSION, D),
+    ROW(DATA_AUTH, data_auth, struct npf_msg_data_auth, NULL, NPF_WST_DATA, P),
+    ROW(DATA_AUTH_REPLY, data_auth_reply, struct npf_msg_data_auth_reply, NULL, NPF_WST_DATA,
+	D),
+    ROW(REVERSE_REQ, reverse_req, struct npf_msg_reverse_req, NULL, NPF_WST_SESSION, P),
+    ROW(REVERSE_RESULT, reverse_result, struct npf_msg_reverse_result, NULL, NPF_WST_SESSION,
+	D),
+    ROW(ERROR, error, struct npf_msg_error, NULL, ANY, P | D),
+    ROW(ROW, row, struct npf_msg_row, row_clr, CTL, P),
+    ROW(JOB_DECISION, job_decision, struct npf_msg_job_decision, job_decision_clr, CTL, D),
+    ROW(AUTH_HELLO, auth_hello, struct npf_auth_hello, NULL, NPF_WST_HANDSHAKE, P),
+    ROW(AUTH_CHALLENGE, auth_challenge, struct npf_auth_challenge, NULL, NPF_WST_HANDSHAKE, D),
+    ROW(AUTH_FINISH, auth_finish, struct npf_auth_finish, NULL, NPF_WST_HANDSHAKE, P),
+};
+#undef ROW
+#undef ANY
+#undef CTL
+#undef D
+#undef P
+
+const struct npf_wire_msg *npf_wire_msgs(size_t *n)
+{
+	*n = sizeof(msgs) / sizeof(msgs[0]);
+	return msgs;
+}
+
+const struct npf_wire_msg *npf_wire_msg_find(uint16_t type)
+{
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
+		if (msgs[i].type == type)
+			return &msgs[i];
+	return NULL;
+}
+
+int npf_wire_msg_allowed(uint16_t type, unsigned state, unsigned sender)
+{
+	const struct npf_wire_msg *m = npf_wire_msg_find(type);
+
+	if (!m)
+		return -EBADMSG;
+	return (m->states & state) && (m->from & sender) ? 0 : -EPROTO;
+}
+
 const char *npf_wire_type_name(uint16_t type)
 {
-	switch (type) {
-	case NPF_MSG_HELLO: return "HELLO";
-	case NPF_MSG_HELLO_REPLY: return "HELLO_REPLY";
-	case NPF_MSG_OPEN_DATA: return "OPEN_DATA";
-	case NPF_MSG_OPEN_DATA_REPLY: return "OPEN_DATA_REPLY";
-	case NPF_MSG_DATA_AUTH: return "DATA_AUTH";
-	case NPF_MSG_DATA_AUTH_REPLY: return "DATA_AUTH_REPLY";
-	case NPF_MSG_REVERSE_REQ: return "REVERSE_REQ";
-	case NPF_MSG_REVERSE_RESULT: return "REVERSE_RESULT";
-	case NPF_MSG_ERROR: return "ERROR";
-	case NPF_MSG_ROW: return "ROW";
-	case NPF_MSG_JOB_DECISION: return "JOB_DECISION";
-	case 48: return "AUTH_HELLO";
-	case 49: return "AUTH_CHALLENGE";
-	case 50: return "AUTH_FINISH";
-	}
-	return "UNKNOWN";
+	const struct npf_wire_msg *m = npf_wire_msg_find(type);
+
+	return m ? m->name : "UNKNOWN";
 }

@@ -7,11 +7,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check.h"
+#include "loadrule.h"
 #include "model.h"
 
-#define NPF_WIRE_VERSION 1
+#define NPF_WIRE_VERSION 2
 #define NPF_WIRE_HDR_LEN 8
 #define NPF_WIRE_MAX_PAYLOAD 65536u
 #define NPF_WIRE_TOKEN_LEN 16
@@ -37,7 +39,7 @@
  * connection, never on a path's own. tests/unit/test_wire.c holds the codec to it. */
 #define NPF_WIRE_PATH_FRAME_MAX 1200u
 
-/* Frame types. Values are on the wire: append only. */
+/* Frame types. Values are on the wire: append only, each with its row in lib/wire.c. */
 enum npf_wire_type {
 	NPF_MSG_HELLO = 1,
 	NPF_MSG_HELLO_REPLY = 2,
@@ -48,12 +50,55 @@ enum npf_wire_type {
 	NPF_MSG_REVERSE_REQ = 7,
 	NPF_MSG_REVERSE_RESULT = 8,
 	NPF_MSG_ERROR = 9,
-	NPF_MSG__END,
 	/* 32..47: the job check exchange (docs/decision.md §10, docs/protocol.md). */
 	NPF_MSG_ROW = 32,
 	NPF_MSG_JOB_DECISION = 33,
-	NPF_MSG_JOB__END
+	/* 48..63: the authentication handshake (lib/auth.h). */
+	NPF_MSG_AUTH_HELLO = 48,
+	NPF_MSG_AUTH_CHALLENGE = 49,
+	NPF_MSG_AUTH_FINISH = 50,
 };
+
+/* The stage a connection is in, as a bit: a message row names the stages it may arrive in
+ * (docs/protocol.md, "Messages"). */
+enum npf_wire_state {
+	NPF_WST_HANDSHAKE = 1u << 0, /* the cluster-key handshake, before anything else */
+	NPF_WST_OPEN = 1u << 1,	     /* a control connection before HELLO */
+	NPF_WST_SESSION = 1u << 2,   /* a control connection after HELLO */
+	NPF_WST_DATA = 1u << 3,	     /* a data connection before its DATA_AUTH_REPLY */
+};
+
+/* Who may send a message: the end that connected (a prober, a job participant) or the
+ * daemon that accepted. */
+enum npf_wire_role {
+	NPF_WROLE_PROBER = 1u << 0,
+	NPF_WROLE_DAEMON = 1u << 1,
+};
+
+/* One wire message, described once (lib/wire.c msgs[]): a new message is one row. The
+ * codec takes the message's own struct (size bytes); clear (NULL: it owns nothing)
+ * releases what from_json allocated. */
+struct npf_wire_msg {
+	uint16_t type;
+	const char *name;
+	size_t size;
+	json_t *(*to_json)(const void *m);  /* new reference or NULL */
+	int (*from_json)(json_t *j, void *m); /* 0 or -EBADMSG/-ENOMEM */
+	void (*clear)(void *m);
+	unsigned states; /* enum npf_wire_state bits */
+	unsigned from;	 /* enum npf_wire_role bits */
+};
+
+/* The row of type, or NULL for a type no version of ours has sent. */
+const struct npf_wire_msg *npf_wire_msg_find(uint16_t type);
+
+/* Every row, for tests and docs: *n gets the count. */
+const struct npf_wire_msg *npf_wire_msgs(size_t *n);
+
+/* Whether a frame of type may arrive on a connection in state (one enum npf_wire_state bit)
+ * from sender (one enum npf_wire_role bit). Returns 0, -EBADMSG for an unknown type,
+ * -EPROTO for a known one out of its states or from the wrong end. */
+int npf_wire_msg_allowed(uint16_t type, unsigned state, unsigned sender);
 
 /* Protocol-level error codes carried in ERROR frames (never mixed with errno). */
 enum npf_wire_err {
@@ -173,7 +218,8 @@ struct npf_rev_result {
 	enum npf_outcome outcome;
 	uint32_t rtt_us;
 	char egress[IFNAMSIZ];   /* prober's kernel egress, "" if unknown */
-	char detail[96];
+	char detail[96];         /* human text only: nothing parses it */
+	struct npf_evidence ev;  /* what the requester judges ("evidence") */
 };
 
 struct npf_msg_reverse_result {
@@ -297,7 +343,22 @@ const char *npf_wire_type_name(uint16_t type);
  * addr only). Return 0 or -EINVAL. */
 int npf_wire_addr_parse(const char *s, struct npf_addr *out);
 
-/* Node names on the wire: 1..NPF_NAME_MAX-1 printable ASCII, no spaces. */
-bool npf_wire_name_valid(const char *s);
+/* Node names on the wire: 1..NPF_NAME_MAX-1 printable ASCII, no spaces. Inline so that
+ * lib/auth.c needs nothing of wire.c, whose registry uses auth.c's codecs (no cycle between
+ * the two files). */
+static inline bool npf_wire_name_valid(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strnlen(s, NPF_NAME_MAX);
+	if (n == 0 || n >= NPF_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] >= 0x7f)
+			return false;
+	return true;
+}
 
 #endif

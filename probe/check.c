@@ -213,7 +213,7 @@ static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg
 	/* A second reverse result: the peer's daemon answered us twice meanwhile. */
 	f.final_attempt = pp->rev_attempts >= CHECK_MAX_ATTEMPTS;
 	f.peer_answered = f.final_attempt;
-	npf_attempt_facts_from_detail(&f, rr->results[k].detail);
+	npf_attempt_facts_from_evidence(&f, &rr->results[k].ev);
 	for (size_t j = 0; j < rr->n_results && !f.sibling_ok; j++)
 		f.sibling_ok = j != k && rr->results[j].outcome == NPF_OUT_OK;
 	if (npf_attempt_judge(&f, &why) == NPF_JUDGE_KEEP)
@@ -425,7 +425,7 @@ static void fwd_judge(struct ppeer *pp, bool final)
 		f.window_us = (uint32_t)(t1 > sl->res.t_begin ? t1 - sl->res.t_begin : 0);
 		f.loop_late_us = late_during(pc, sl->res.t_begin, t1);
 		f.idle = npf_measured_idle(f.loop_late_us, node_of(pp)->hello_rtt_us);
-		npf_attempt_facts_from_detail(&f, sl->res.detail);
+		npf_attempt_facts_from_evidence(&f, &sl->res.ev);
 		f.echoed = sl->res.echoed;
 		for (size_t j = 0; j < pp->n_fwd; j++) {
 			const struct fwd_slot *o = &pp->fwd[j];
@@ -840,8 +840,13 @@ static int disc_error(struct fconn *c, int err)
 		return 0;
 	}
 	if (err == -EPROTONOSUPPORT) {
+		char v[64];
+
+		/* The header says which: a rolling upgrade's operator wants both numbers. */
+		snprintf(v, sizeof(v), "version %u; this node speaks %u", c->h.version,
+			 NPF_WIRE_VERSION);
 		peer_fail(pp, "the daemon on %s speaks " NPF_DETAIL_OTHER_VERSION,
-			  node_of(pp)->name, "its frame header's");
+			  node_of(pp)->name, v);
 		return 0;
 	}
 	fmt(pp->last_err, sizeof(pp->last_err), "%s",

@@ -204,6 +204,7 @@ struct tprobe_result {
 	bool by_deadline;	 /* ended by its deadline or an abort, not by an answer */
 	bool shared;		 /* the result of a probe of the same path by another
 				  * consumer (a reverse request or our own check) */
+	struct npf_evidence ev;	 /* where its deadline found it (lib/loadrule.h) */
 };
 
 /* Who asks for a probe: a running probe is shared between consumers of one job check (the

@@ -196,6 +196,7 @@ static void revjob_probe_done(struct tprobe *tp, void *ud)
 		o->rtt_us = r->rtt_us;
 		snprintf(o->egress, sizeof(o->egress), "%s", r->egress);
 		snprintf(o->detail, sizeof(o->detail), "%s", r->detail);
+		o->ev = r->ev;
 		tprobe_free(tp);
 		rj->tp[i] = NULL;
 		rj->pending--;
@@ -390,8 +391,6 @@ static int on_hello(struct sconn *sc, json_t *j)
 	struct npf_msg_hello h;
 	struct npf_msg_hello_reply rep;
 
-	if (sc->hello)
-		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "HELLO already received");
 	if (npf_wire_hello_from_json(j, &h) < 0)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed HELLO");
 	/* With a key, who the peer is was proven in the handshake: its HELLO must
@@ -523,7 +522,8 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	json_t *o;
 	int r;
 
-	if (type != NPF_MSG_DATA_AUTH || npf_wire_data_auth_from_json(j, &da) < 0 ||
+	if (npf_wire_msg_allowed(type, NPF_WST_DATA, NPF_WROLE_PROBER) < 0 ||
+	    npf_wire_data_auth_from_json(j, &da) < 0 ||
 	    sodium_memcmp(da.token, dl->token, sizeof(da.token)) != 0)
 		return dconn_drop(dc);
 	/* The prober: nobody else gets in, and the other candidates go. */
@@ -642,8 +642,6 @@ static int on_open_data(struct sconn *sc, json_t *j)
 	struct dlisten *dl;
 	int r;
 
-	if (!sc->hello)
-		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO first");
 	if (npf_wire_open_data_from_json(j, &od) < 0)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed OPEN_DATA");
 	if (sc->n_open_data >= PROBE_MAX_OPEN_DATA_PER_CONN ||
@@ -715,8 +713,6 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	struct npf_msg_reverse_req *rq;
 	struct revjob *rj;
 
-	if (!sc->hello)
-		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO first");
 	rq = malloc(sizeof(*rq));
 	if (!rq)
 		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
@@ -836,25 +832,32 @@ int npf_probe_job_answer(struct npf_probe_ctx *ctx, uint64_t waiter,
 	return -ENOENT;
 }
 
+/* What a daemon's control connection serves; where each may arrive is the message's row
+ * in lib/wire.c (npf_wire_msg_allowed). */
+static int (*const sconn_handlers[])(struct sconn *sc, json_t *j) = {
+    [NPF_MSG_HELLO] = on_hello,
+    [NPF_MSG_OPEN_DATA] = on_open_data,
+    [NPF_MSG_REVERSE_REQ] = on_reverse_req,
+    [NPF_MSG_ROW] = on_row,
+};
+
 static int sconn_frame(struct fconn *c, uint16_t type, json_t *j)
 {
 	struct sconn *sc = c->owner;
+	unsigned state = sc->hello ? NPF_WST_SESSION : NPF_WST_OPEN;
+	int r = npf_wire_msg_allowed(type, state, NPF_WROLE_PROBER);
 
 	/* Before HELLO the short pre-auth deadline stands, whatever arrives. */
 	if (!sc->n_rev && sc->authed)
 		(void)sd_event_source_set_time_relative(sc->timer, PROBE_SCONN_IDLE_USEC);
-	switch (type) {
-	case NPF_MSG_HELLO:
-		return on_hello(sc, j);
-	case NPF_MSG_OPEN_DATA:
-		return on_open_data(sc, j);
-	case NPF_MSG_REVERSE_REQ:
-		return on_reverse_req(sc, j);
-	case NPF_MSG_ROW:
-		return on_row(sc, j);
-	default:
+	/* A session message before HELLO is refused as before a login, the rest as untimely. */
+	if (r == -EPROTO && state == NPF_WST_OPEN &&
+	    npf_wire_msg_allowed(type, NPF_WST_SESSION, NPF_WROLE_PROBER) == 0)
+		return sconn_reject(sc, NPF_WERR_FORBIDDEN, "HELLO first");
+	if (r < 0 || type >= sizeof(sconn_handlers) / sizeof(sconn_handlers[0]) ||
+	    !sconn_handlers[type])
 		return sconn_reject(sc, NPF_WERR_UNEXPECTED, "unexpected message type");
-	}
+	return sconn_handlers[type](sc, j);
 }
 
 static int sconn_error(struct fconn *c, int err)

@@ -259,15 +259,58 @@ static bool finish_lost(struct tprobe *tp, int fd, const char *phase, const char
 	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 || !ti.tcpi_unacked ||
 	    !ti.tcpi_total_retrans)
 		return false;
+	tp->res.ev.unacked = ti.tcpi_unacked;
+	tp->res.ev.retrans = ti.tcpi_total_retrans;
 	finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LOST, phase, a, ti.tcpi_unacked,
 	       ti.tcpi_total_retrans);
 	return true;
+}
+
+/* Microseconds from t0 to t1 (0 when either is unknown), capped at 600 s. */
+static uint32_t span_us(uint64_t t0, uint64_t t1)
+{
+	uint64_t d = t0 && t1 > t0 ? t1 - t0 : 0;
+
+	return (uint32_t)(d > 600000 * USEC_PER_MSEC ? 600000 * USEC_PER_MSEC : d);
+}
+
+/* The typed record of where the deadline found the probe (lib/loadrule.h npf_evidence): a
+ * reverse result sends it, our own check judges it; the detail text only says it. */
+static void deadline_evidence(struct tprobe *tp, enum tphase ph, bool connected)
+{
+	static const enum npf_phase phase_of[] = {
+	    [TP_QUEUED] = NPF_PHASE_NONE,	      [TP_JOINED] = NPF_PHASE_NONE,
+	    [TP_CTL_CONNECT] = NPF_PHASE_CONNECT,     [TP_HELLO] = NPF_PHASE_HELLO,
+	    [TP_OPEN_DATA] = NPF_PHASE_OPEN_DATA,     [TP_DATA_CONNECT] = NPF_PHASE_DATA_CONNECT,
+	    [TP_AUTH] = NPF_PHASE_DATA_AUTH,	      [TP_BULK] = NPF_PHASE_BULK,
+	    [TP_DONE] = NPF_PHASE_NONE,
+	};
+	struct npf_evidence *e = &tp->res.ev;
+	uint64_t now = fconn_now_usec();
+
+	e->by_deadline = true;
+	e->phase = phase_of[ph];
+	e->connected = connected;
+	e->bulk = tp->bulk;
+	e->sent = tp->sent < tp->bulk ? (uint32_t)tp->sent : tp->bulk;
+	e->echoed = tp->rcvd < tp->bulk ? (uint32_t)tp->rcvd : tp->bulk;
+	if (ph == TP_CTL_CONNECT)
+		e->phase_us = span_us(tp->t_ctl, now);
+	if (ph == TP_DATA_CONNECT) {
+		e->phase_us = span_us(tp->t0, now);
+		e->ctl_us = span_us(tp->t_ctl, tp->t0);
+	}
+	if (ph == TP_BULK) {
+		e->phase_us = span_us(tp->t_bulk, now);
+		e->ctl_us = span_us(tp->t_ctl, tp->t_bulk);
+	}
 }
 
 static void finish_by_phase(struct tprobe *tp)
 {
 	char a[INET6_ADDRSTRLEN];
 	enum tphase ph = tp->phase;
+	const struct npf_evidence *e = &tp->res.ev;
 
 	addr_txt(&tp->target, a, sizeof(a));
 	tp->res.by_deadline = true;
@@ -292,10 +335,12 @@ static void finish_by_phase(struct tprobe *tp)
 	 * iteration when our loop runs late (every node of a job checking at once): ask the
 	 * socket before calling the path silent. An answer that did come is our lateness. */
 	if (ph == tp->phase && ph == TP_CTL_CONNECT && connected_now(tp->ctl.fd)) {
+		deadline_evidence(tp, ph, true);
 		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LATE_CONNECT, a, tp->ctx->port);
 		return;
 	}
 	if (ph == tp->phase && ph == TP_DATA_CONNECT && connected_now(tp->data.fd)) {
+		deadline_evidence(tp, ph, true);
 		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LATE_DATA, a, tp->data_port);
 		return;
 	}
@@ -310,19 +355,17 @@ static void finish_by_phase(struct tprobe *tp)
 			return;
 		}
 	}
+	deadline_evidence(tp, ph, false);
 	switch (ph) {
 	case TP_QUEUED:
 		finish(tp, NPF_OUT_NOT_PROBED,
 		       "not started before the deadline (%u probes running)",
 		       tp->ctx->n_active_tprobes);
 		break;
-	case TP_CTL_CONNECT: {
-		uint64_t now = fconn_now_usec();
-		uint64_t w = tp->t_ctl && now > tp->t_ctl ? (now - tp->t_ctl) / USEC_PER_MSEC : 0;
-
+	case TP_CTL_CONNECT:
 		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_CONNECT_T, a, tp->ctx->port,
-		       (unsigned int)(w > 600000 ? 600000 : w));
-	} break;
+		       e->phase_us / 1000);
+		break;
 	case TP_HELLO:
 		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "HELLO", a))
 			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
@@ -331,34 +374,18 @@ static void finish_by_phase(struct tprobe *tp)
 		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "OPEN_DATA", a))
 			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
 		break;
-	case TP_DATA_CONNECT: {
-		/* With the phase's times, as for a stall (lib/loadrule.h). */
-		uint64_t now = fconn_now_usec();
-		uint64_t c = tp->t0 && now > tp->t0 ? (now - tp->t0) / USEC_PER_MSEC : 0;
-		uint64_t h =
-		    tp->t_ctl && tp->t0 > tp->t_ctl ? (tp->t0 - tp->t_ctl) / USEC_PER_MSEC : 0;
-
+	case TP_DATA_CONNECT:
 		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_DATA_SYN_T, a, tp->data_port,
-		       (unsigned int)(c > 600000 ? 600000 : c),
-		       (unsigned int)(h > 600000 ? 600000 : h));
-	} break;
+		       e->phase_us / 1000, e->ctl_us / 1000);
+		break;
 	case TP_AUTH:
 		if (!finish_lost(tp, ph == tp->phase ? tp->data.fd : -1, "DATA_AUTH", a))
 			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a, tp->data_port);
 		break;
-	case TP_BULK: {
-		/* With the phase's times: the requester of a reverse probe judges them too. */
-		uint64_t now = fconn_now_usec();
-		uint64_t b =
-		    tp->t_bulk && now > tp->t_bulk ? (now - tp->t_bulk) / USEC_PER_MSEC : 0;
-		uint64_t h = tp->t_ctl && tp->t_bulk > tp->t_ctl
-				 ? (tp->t_bulk - tp->t_ctl) / USEC_PER_MSEC
-				 : 0;
-
+	case TP_BULK:
 		finish(tp, NPF_OUT_BULK_STALL, NPF_DETAIL_BULK_STALL_T, tp->sent, tp->bulk,
-		       tp->rcvd, tp->bulk, (unsigned int)(b > 600000 ? 600000 : b),
-		       (unsigned int)(h > 600000 ? 600000 : h));
-	} break;
+		       tp->rcvd, tp->bulk, e->phase_us / 1000, e->ctl_us / 1000);
+		break;
 	case TP_DONE:
 		break;
 	case TP_JOINED:
@@ -585,7 +612,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 static int ctl_error(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
-	char a[INET6_ADDRSTRLEN], why[32 + INET6_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN], why[48 + INET6_ADDRSTRLEN];
 	/* Until HELLO_REPLY the daemon has not answered: a reset or a close then is its
 	 * pre-auth eviction or caps under the load of a whole job, not the path. */
 	enum npf_conn_stage st = tp->phase <= TP_HELLO ? NPF_STAGE_UNANSWERED : NPF_STAGE_ANSWERED;
@@ -593,10 +620,14 @@ static int ctl_error(struct fconn *c, int err)
 	addr_txt(&tp->target, a, sizeof(a));
 	/* A path's frames fit NPF_WIRE_PATH_FRAME_MAX in every version that has the cap: a
 	 * bigger one, like another header version, is a protocol mismatch, no evidence. */
-	snprintf(why, sizeof(why), "a frame over %u bytes from %s", NPF_WIRE_PATH_FRAME_MAX, a);
+	if (err == -EMSGSIZE)
+		snprintf(why, sizeof(why), "a frame over %u bytes from %s",
+			 NPF_WIRE_PATH_FRAME_MAX, a);
+	else
+		snprintf(why, sizeof(why), "version %u from %s; ours %u", c->h.version, a,
+			 NPF_WIRE_VERSION);
 	if (err == -EPROTONOSUPPORT || err == -EMSGSIZE)
-		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION,
-		       err == -EMSGSIZE ? why : a);
+		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, why);
 	else if (c->closing)
 		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
 	else if (err == 0)

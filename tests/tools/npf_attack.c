@@ -175,9 +175,9 @@ static int many(long n, uint64_t hold_ms, int what)
 			break; /* out of descriptors or the backlog is full: enough */
 		inputs++;
 		if (what == 1) {
-			frame(fds[k], 1, NPF_MSG_HELLO, HELLO_JSON);
+			frame(fds[k], NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_JSON);
 			for (int i = 0; i < 4; i++)
-				frame(fds[k], 1, NPF_MSG_OPEN_DATA, "{\"bytes\":16777216}");
+				frame(fds[k], NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":16777216}");
 		} else if (what == 2) {
 			char req[4096];
 
@@ -193,9 +193,9 @@ static int many(long n, uint64_t hold_ms, int what)
 				strcat(req, t);
 			}
 			strcat(req, "]}");
-			frame(fds[k], 1, NPF_MSG_HELLO, HELLO_JSON);
-			frame(fds[k], 1, NPF_MSG_REVERSE_REQ, req);
-			frame(fds[k], 1, NPF_MSG_REVERSE_REQ, req);
+			frame(fds[k], NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_JSON);
+			frame(fds[k], NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ, req);
+			frame(fds[k], NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ, req);
 		}
 	}
 	printf("ready %ld connections\n", k);
@@ -231,9 +231,9 @@ static int flood(long n, bool talk)
 		}
 		inputs++;
 		if (talk) {
-			frame(fd, 1, NPF_MSG_HELLO, HELLO_JSON);
+			frame(fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_JSON);
 			for (int i = 0; i < 4; i++)
-				frame(fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+				frame(fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
 		}
 		close(fd);
 	}
@@ -248,25 +248,26 @@ static int garbage(void)
 		uint16_t version, type;
 		const char *json;
 	} frames[] = {
-	    {2, NPF_MSG_HELLO, HELLO_JSON}, /* unknown version */
+	    {NPF_WIRE_VERSION + 1, NPF_MSG_HELLO, HELLO_JSON}, /* unknown version */
+	    {NPF_WIRE_VERSION - 1, NPF_MSG_HELLO, HELLO_JSON}, /* the previous one */
 	    {0xffff, NPF_MSG_HELLO, HELLO_JSON},
-	    {1, 0, "{}"}, /* unknown types */
-	    {1, 99, "{}"},
-	    {1, 0xffff, "{}"},
-	    {1, NPF_MSG_HELLO, "{\"node\":\"a\",\"node\":\"b\"}"},
-	    {1, NPF_MSG_HELLO, "[]"},
-	    {1, NPF_MSG_HELLO, "{\"node\":\"\\u0000\",\"instance\":\"1\",\"candidates\":1}"},
-	    {1, NPF_MSG_HELLO,
+	    {NPF_WIRE_VERSION, 0, "{}"}, /* unknown types */
+	    {NPF_WIRE_VERSION, 99, "{}"},
+	    {NPF_WIRE_VERSION, 0xffff, "{}"},
+	    {NPF_WIRE_VERSION, NPF_MSG_HELLO, "{\"node\":\"a\",\"node\":\"b\"}"},
+	    {NPF_WIRE_VERSION, NPF_MSG_HELLO, "[]"},
+	    {NPF_WIRE_VERSION, NPF_MSG_HELLO, "{\"node\":\"\\u0000\",\"instance\":\"1\",\"candidates\":1}"},
+	    {NPF_WIRE_VERSION, NPF_MSG_HELLO,
 	     "{\"node\":\"x\",\"instance\":\"0000000000000000\",\"candidates\":false}"},
-	    {1, NPF_MSG_HELLO, "not json at all"},
-	    {1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}"}, /* before HELLO */
-	    {1, NPF_MSG_REVERSE_REQ, "{\"id\":1}"},	 /* before HELLO */
-	    {1, NPF_MSG_HELLO_REPLY, "{}"},		 /* a reply, unasked */
-	    {1, NPF_MSG_REVERSE_RESULT, "{\"id\":1,\"results\":[]}"},
-	    {1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}"},
-	    {1, NPF_MSG_ERROR, "{\"code\":\"busy\",\"message\":\"\\u001b[2J\"}"},
-	    {1, NPF_MSG_AUTH_FINISH, "{\"mac\":\"00\"}"}, /* auth out of order */
-	    {1, NPF_MSG_AUTH_CHALLENGE, "{}"},
+	    {NPF_WIRE_VERSION, NPF_MSG_HELLO, "not json at all"},
+	    {NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}"}, /* before HELLO */
+	    {NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ, "{\"id\":1}"},	 /* before HELLO */
+	    {NPF_WIRE_VERSION, NPF_MSG_HELLO_REPLY, "{}"},		 /* a reply, unasked */
+	    {NPF_WIRE_VERSION, NPF_MSG_REVERSE_RESULT, "{\"id\":1,\"results\":[]}"},
+	    {NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}"},
+	    {NPF_WIRE_VERSION, NPF_MSG_ERROR, "{\"code\":\"busy\",\"message\":\"\\u001b[2J\"}"},
+	    {NPF_WIRE_VERSION, NPF_MSG_AUTH_FINISH, "{\"mac\":\"00\"}"}, /* auth out of order */
+	    {NPF_WIRE_VERSION, NPF_MSG_AUTH_CHALLENGE, "{}"},
 	};
 	uint8_t buf[4096], hdr[NPF_WIRE_HDR_LEN];
 	int fd, bad = 0;
@@ -287,8 +288,8 @@ static int garbage(void)
 	/* valid HELLO twice; oversized header; truncated frame then EOF; random bytes */
 	fd = dial();
 	if (fd >= 0) {
-		frame(fd, 1, NPF_MSG_HELLO, HELLO_JSON);
-		frame(fd, 1, NPF_MSG_HELLO, HELLO_JSON);
+		frame(fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_JSON);
+		frame(fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_JSON);
 		if (read_to_eof(fd, buf, sizeof(buf)) < 0)
 			bad = 1;
 		close(fd);
@@ -320,7 +321,7 @@ static int garbage(void)
 			continue;
 		randombytes_buf(junk, n);
 		if (r % 2)
-			junk[0] = 0, junk[1] = 1; /* our version: the parser goes deeper */
+			junk[0] = 0, junk[1] = NPF_WIRE_VERSION; /* our version: the parser goes deeper */
 		put(fd, junk, n);
 		shutdown(fd, SHUT_WR);
 		if (read_to_eof(fd, buf, sizeof(buf)) < 0)
@@ -371,7 +372,7 @@ static int unauth(void)
 		fprintf(stderr, "unauth: connect: %s\n", strerror(-fd));
 		return 1;
 	}
-	frame(fd, 1, NPF_MSG_HELLO, HELLO_JSON);
+	frame(fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_JSON);
 	t = read_frame(fd, pl, sizeof(pl), &h, hdr);
 	if (t != NPF_MSG_ERROR || npf_wire_parse_json(pl, h.length, &j) < 0 ||
 	    !json_string_value(json_object_get(j, "code")) ||
@@ -404,7 +405,7 @@ static int keyed_session(int fd, const struct npf_auth_keys *k, struct npf_auth_
 	randombytes_buf(hl.nonce, sizeof(hl.nonce));
 	j = npf_auth_hello_to_json(&hl);
 	txt = json_dumps(j, JSON_COMPACT);
-	frame(fd, 1, NPF_MSG_AUTH_HELLO, txt);
+	frame(fd, NPF_WIRE_VERSION, NPF_MSG_AUTH_HELLO, txt);
 	free(txt);
 	json_decref(j);
 	j = NULL;
@@ -418,7 +419,7 @@ static int keyed_session(int fd, const struct npf_auth_keys *k, struct npf_auth_
 	npf_auth_proof(&k->k[0], &hl, ch.node, ch.nonce, false, fin.mac);
 	j = npf_auth_finish_to_json(&fin);
 	txt = json_dumps(j, JSON_COMPACT);
-	frame(fd, 1, NPF_MSG_AUTH_FINISH, txt);
+	frame(fd, NPF_WIRE_VERSION, NPF_MSG_AUTH_FINISH, txt);
 	free(txt);
 	json_decref(j);
 	npf_auth_session_init(s, &k->k[0], &hl, ch.node, ch.nonce, true);
@@ -525,7 +526,7 @@ static void data_auth(int fd, const uint8_t token[NPF_WIRE_TOKEN_LEN])
 
 	sodium_bin2hex(hex, sizeof(hex), token, NPF_WIRE_TOKEN_LEN);
 	snprintf(js, sizeof(js), "{\"token\":\"%s\"}", hex);
-	frame(fd, 1, NPF_MSG_DATA_AUTH, js);
+	frame(fd, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, js);
 }
 
 /* OPEN_DATA on the keyed control connection: the listener's port and nonce. 0 or -1. */
@@ -807,7 +808,7 @@ static void fake_one(int fd, const char *node, const char *instance, bool zero_m
 		 zero_mac ? ",\"mac\":\"000000000000000000000000000000000000000000000000000000"
 			    "0000000000\""
 			  : "");
-	frame(fd, 1, NPF_MSG_DATA_AUTH_REPLY, js);
+	frame(fd, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH_REPLY, js);
 	while (now_ms() < end && !stop) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		ssize_t r;

@@ -146,40 +146,95 @@ static void test_unknown_stays_unknown(void **state)
 	assert_true(npf_loop_was_late(250000, 1000000));
 }
 
-static void test_from_detail(void **state)
+/* Evidence as the prober records it when its deadline finds a probe in phase ph after
+ * phase_ms there and ctl_ms of handshakes before it (probe/tprobe.c deadline_evidence). */
+static struct npf_evidence ev(enum npf_phase ph, uint32_t phase_ms, uint32_t ctl_ms)
+{
+	return (struct npf_evidence){.by_deadline = true,
+				     .phase = ph,
+				     .phase_us = phase_ms * 1000,
+				     .ctl_us = ctl_ms * 1000};
+}
+
+/* A bulk phase that ran phase_ms: sent and echoed of bulk bytes. */
+static struct npf_evidence stall(uint32_t sent, uint32_t echoed, uint32_t bulk, uint32_t phase_ms,
+				 uint32_t ctl_ms)
+{
+	struct npf_evidence e = ev(NPF_PHASE_BULK, phase_ms, ctl_ms);
+
+	e.sent = sent;
+	e.echoed = echoed;
+	e.bulk = bulk;
+	return e;
+}
+
+/* A silent phase whose request TCP_INFO found unacked after retrans retransmissions. */
+static struct npf_evidence lost(enum npf_phase ph, uint32_t unacked, uint32_t retrans)
+{
+	struct npf_evidence e = ev(ph, 0, 0);
+
+	e.unacked = unacked;
+	e.retrans = retrans;
+	return e;
+}
+
+/* A connect that had completed when the deadline was handled: our loop was late. */
+static struct npf_evidence late(enum npf_phase ph)
+{
+	struct npf_evidence e = ev(ph, 0, 0);
+
+	e.connected = true;
+	return e;
+}
+
+static void facts(struct npf_attempt_facts *f, struct npf_evidence e)
+{
+	npf_attempt_facts_from_evidence(f, &e);
+}
+
+static void test_from_evidence(void **state)
 {
 	struct npf_attempt_facts f = {.outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE};
-	char d[128];
+	struct npf_evidence e;
 
 	(void)state;
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL, (size_t)72000, 72000u, (size_t)0, 72000u);
-	npf_attempt_facts_from_detail(&f, d);
-	assert_true(f.echo_known && f.ctl_answered);
+	facts(&f, stall(72000, 0, 72000, 1000, 5));
+	assert_true(f.echo_known && f.ctl_answered && f.bulk_timed);
 	assert_int_equal(f.echoed, 0);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL};
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL, (size_t)72000, 72000u, (size_t)9000, 72000u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, stall(72000, 9000, 72000, 1000, 5));
 	assert_int_equal(f.echoed, 9000);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
-	/* Text that does not match (or lies about sizes) proves nothing. */
+	/* Evidence that does not fit its outcome (or lies about sizes) proves nothing. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL};
-	npf_attempt_facts_from_detail(&f, "bulk stalled: sent 1/2, received 0/3 bytes");
+	facts(&f, stall(72000, 72001, 72000, 1000, 5));
 	assert_false(f.echo_known);
-	npf_attempt_facts_from_detail(&f, "whatever");
-	npf_attempt_facts_from_detail(&f, NULL);
+	facts(&f, stall(72001, 0, 72000, 1000, 5));
+	assert_false(f.echo_known);
+	facts(&f, ev(NPF_PHASE_HELLO, 1000, 5)); /* a stall outside the bulk phase */
+	assert_false(f.echo_known);
+	e = stall(72000, 0, 72000, 1000, 5);
+	e.by_deadline = false; /* an answer, not a deadline: nothing to add */
+	npf_attempt_facts_from_evidence(&f, &e);
+	npf_attempt_facts_from_evidence(&f, NULL);
 	assert_false(f.echo_known);
 	/* A lost SYN to the data port the peer's daemon just opened: a firewall, not load. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN, "198.18.1.3", 41234u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_DATA_CONNECT, 800, 4));
 	assert_true(f.data_syn_lost);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	f.loop_late_us = 400000;
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT};
-	npf_attempt_facts_from_detail(&f, "connect to 198.18.1.3 port 7718 timed out");
+	facts(&f, ev(NPF_PHASE_CONNECT, 900, 0));
 	assert_false(f.data_syn_lost);
+	/* Every phase has its name on the wire, and only those names parse. */
+	for (int p = 0; p < NPF_PHASE__COUNT; p++)
+		assert_int_equal(npf_phase_parse(npf_phase_name((enum npf_phase)p)), p);
+	assert_int_equal(npf_phase_parse("BULK"), -EINVAL);
+	assert_int_equal(npf_phase_parse(NULL), -EINVAL);
+	assert_string_equal(npf_phase_name(NPF_PHASE__COUNT), "unknown");
 }
 
 /* Every node of a job checking at once on few cores: phases the deadline cut short and
@@ -190,24 +245,21 @@ static void test_from_detail(void **state)
  * request acknowledged and not answered is a slow daemon. */
 static void test_lossy_path_vs_slow_daemon(void **state)
 {
-	static const char *const not_lost[] = {
-	    "HELLO to 198.18.1.3 lost: 0 unacked, 3 retransmits",	 /* all acknowledged */
-	    "HELLO to 198.18.1.3 lost: 2 unacked, 0 retransmits",	 /* not resent yet */
-	    "HELLO to 198.18.1.3 lost: 2 unacked, 3 retransmits x", /* not our text */
-	    "HELLO to 198.18.1.3 lost: 99999999999 unacked, 3 retransmits",
-	    "HELLO lost: 2 unacked, 3 retransmits",
-	    "no HELLO reply from 198.18.1.3",
+	const struct npf_evidence not_lost[] = {
+	    lost(NPF_PHASE_HELLO, 0, 3),	/* all acknowledged */
+	    lost(NPF_PHASE_HELLO, 2, 0),	/* not resent yet */
+	    lost(NPF_PHASE_CONNECT, 2, 3),	/* no request was sent: a SYN */
+	    lost(NPF_PHASE_DATA_CONNECT, 2, 3), /* likewise */
+	    ev(NPF_PHASE_HELLO, 0, 0),		/* acknowledged, unanswered */
 	};
 	struct npf_attempt_facts f;
 	const char *why;
-	char d[128];
 
 	(void)state;
 	/* Lost on this path while a sibling path to the same daemon worked: a fault. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "HELLO", "198.18.1.3", 2u, 3u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, lost(NPF_PHASE_HELLO, 2, 3));
 	assert_true(f.path_lossy);
 	assert_false(f.daemon_silent);
 	assert_int_equal(f.unacked, 2);
@@ -216,8 +268,7 @@ static void test_lossy_path_vs_slow_daemon(void **state)
 	/* The daemon answered on another path (its control exchange), none ok yet: a fault. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .peer_answered = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "DATA_AUTH", "2001:db8::3", 1u, 1u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, lost(NPF_PHASE_DATA_AUTH, 1, 1));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	/* Nothing else of that daemon answered: it may have gone away, no evidence. */
 	f.peer_answered = false;
@@ -229,21 +280,20 @@ static void test_lossy_path_vs_slow_daemon(void **state)
 	/* Acknowledged but unanswered, a sibling ok: the daemon was slow, never a failure. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_NO_OPEN_DATA, "198.18.1.3");
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_OPEN_DATA, 0, 0));
 	why = NULL;
 	assert_int_equal(npf_attempt_judge(&f, &why), NPF_JUDGE_INCONCLUSIVE);
 	assert_non_null(why);
 	assert_non_null(strstr(why, "slow daemon"));
-	/* Only the exact text counts; a lost request never makes another outcome evidence. */
+	/* Only a silent phase's unacknowledged, retransmitted request counts; a lost request
+	 * never makes another outcome evidence. */
 	for (size_t i = 0; i < sizeof(not_lost) / sizeof(not_lost[0]); i++) {
 		f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .sibling_ok = true};
-		npf_attempt_facts_from_detail(&f, not_lost[i]);
+		npf_attempt_facts_from_evidence(&f, &not_lost[i]);
 		assert_false(f.path_lossy);
 	}
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .sibling_ok = true};
-	snprintf(d, sizeof(d), NPF_DETAIL_LOST, "HELLO", "198.18.1.3", 2u, 3u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, lost(NPF_PHASE_HELLO, 2, 3));
 	assert_false(f.path_lossy);
 }
 
@@ -253,7 +303,6 @@ static void test_lossy_path_vs_slow_daemon(void **state)
 static void test_measured_load(void **state)
 {
 	struct npf_attempt_facts f;
-	char d[128];
 
 	(void)state;
 	assert_true(npf_measured_idle(0, 300));
@@ -264,21 +313,18 @@ static void test_measured_load(void **state)
 	/* A SYN that went unanswered for 900 ms, no sibling, nothing answered: evidence only
 	 * where load was measured absent. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 900u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_CONNECT, 900, 0));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	f.idle = true;
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	/* Idle, but the phase was cut short, or the daemon was silent: still nothing. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .idle = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 20u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_CONNECT, 20, 0));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .idle = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_NO_HELLO, "198.18.1.3");
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_HELLO, 0, 0));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* "idle" with our loop late after all (the fact and the lateness disagree): late wins. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT,
@@ -290,123 +336,91 @@ static void test_measured_load(void **state)
 	 * idle and the bulk ran its course with nothing back; not when cut short. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE, .window_us = 2000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
-		 900u, 5u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, stall(72000, 0, 72000, 900, 5));
 	f.echo_known = false; /* as a reverse requester knows it */
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	f.idle = true;
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_BULK_STALL, .dir = NPF_DIR_REVERSE, .idle = true};
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
-		 30u, 5u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, stall(72000, 0, 72000, 30, 5));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* A forward stall that moved part of the echo stays inconclusive, idle or not. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_BULK_STALL, .idle = true, .window_us = 2000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)9000,
-		 72000u, 900u, 5u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, stall(72000, 9000, 72000, 900, 5));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 }
 
 static void test_cut_short(void **state)
 {
 	struct npf_attempt_facts f;
-	char d[128];
 
 	(void)state;
 	/* A stall after a full second of bulk, handshakes 5 ms: a black hole. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .window_us = 2000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
-		 1000u, 5u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, stall(72000, 0, 72000, 1000, 5));
 	assert_true(f.bulk_timed);
 	assert_int_equal(f.sent, 72000);
+	assert_int_equal(f.bulk_us, 1000000);
+	assert_int_equal(f.ctl_us, 5000);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	/* The same numbers after 20 ms of bulk: cut short by the deadline. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .window_us = 2000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
-		 20u, 5u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, stall(72000, 0, 72000, 20, 5));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* Long enough, but the handshakes before it took longer than a quarter of it. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .window_us = 2000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)72000, 72000u, (size_t)0, 72000u,
-		 300u, 200u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, stall(72000, 0, 72000, 300, 200));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* Nothing was even sent: the prober never got to run. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL, .window_us = 2000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_BULK_STALL_T, (size_t)0, 72000u, (size_t)0, 72000u, 1000u,
-		 5u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, stall(0, 0, 72000, 1000, 5));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
-	/* Trailing garbage after the times: the text is not ours, nothing is proven. */
-	f = (struct npf_attempt_facts){.outcome = NPF_OUT_BULK_STALL};
-	npf_attempt_facts_from_detail(
-	    &f, "bulk stalled: sent 9000/9000, received 0/9000 bytes in 900 ms (handshakes 1 ms)x");
-	assert_false(f.echo_known);
 
 	/* A timeout on a connection the path carried: the daemon was late, never a failure,
 	 * even with a sibling that worked. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_NO_HELLO, "198.18.1.3");
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_HELLO, 0, 0));
 	assert_true(f.daemon_silent);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .sibling_ok = true};
-	snprintf(d, sizeof(d), NPF_DETAIL_NO_DATA_AUTH, "198.18.1.3", 40000u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_DATA_AUTH, 0, 0));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* Connected, but seen only at the deadline: our own loop was late. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .sibling_ok = true};
-	snprintf(d, sizeof(d), NPF_DETAIL_LATE_CONNECT, "198.18.1.3", 7718u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, late(NPF_PHASE_CONNECT));
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .data_syn_lost = false};
-	snprintf(d, sizeof(d), NPF_DETAIL_LATE_DATA, "198.18.1.3", 40000u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, late(NPF_PHASE_DATA_CONNECT));
 	assert_false(f.data_syn_lost);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* A SYN that was not even answered stays discriminating with a sibling. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
-	npf_attempt_facts_from_detail(&f, "connect to 198.18.1.3 port 7718 timed out");
+	facts(&f, ev(NPF_PHASE_CONNECT, 900, 0));
 	assert_false(f.daemon_silent);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 
 	/* Cut short by the deadline: no evidence even with a sibling that worked. */
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 20u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_CONNECT, 20, 0));
 	assert_true(f.cut_short);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	f = (struct npf_attempt_facts){
 	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_CONNECT_T, "198.18.1.3", 7718u, 900u);
-	npf_attempt_facts_from_detail(&f, d);
-	assert_false(f.cut_short);
-	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
-	f = (struct npf_attempt_facts){
-	    .outcome = NPF_OUT_TIMEOUT, .sibling_ok = true, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN_T, "198.18.1.3", 41234u, 110u, 916u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_DATA_CONNECT, 110, 916));
 	assert_true(f.cut_short);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 	/* A lost data-port SYN: discriminating after a real wait, not after 10 ms. */
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN_T, "198.18.1.3", 41234u, 800u, 4u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_DATA_CONNECT, 800, 4));
 	assert_true(f.data_syn_lost);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_KEEP);
 	f = (struct npf_attempt_facts){.outcome = NPF_OUT_TIMEOUT, .window_us = 1000000};
-	snprintf(d, sizeof(d), NPF_DETAIL_DATA_SYN_T, "198.18.1.3", 41234u, 10u, 4u);
-	npf_attempt_facts_from_detail(&f, d);
+	facts(&f, ev(NPF_PHASE_DATA_CONNECT, 10, 4));
 	assert_false(f.data_syn_lost);
 	assert_int_equal(npf_attempt_judge(&f, NULL), NPF_JUDGE_INCONCLUSIVE);
 }
@@ -467,7 +481,7 @@ int main(void)
 	    cmocka_unit_test(test_bulk_bytes),	   cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_discriminating), cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_bulk_stall),	   cmocka_unit_test(test_unknown_stays_unknown),
-	    cmocka_unit_test(test_from_detail),	   cmocka_unit_test(test_cut_short),
+	    cmocka_unit_test(test_from_evidence),	   cmocka_unit_test(test_cut_short),
 	    cmocka_unit_test(test_lossy_path_vs_slow_daemon),
 	    cmocka_unit_test(test_measured_load),
 	    cmocka_unit_test(test_conn_outcome),

@@ -544,6 +544,38 @@ static void test_wrong_peer(void **state)
 	free_result(&r);
 }
 
+/* A daemon of the previous protocol version: it answers whatever arrives with its own
+ * version's header (what a version-1 daemon sends for our HELLO) and keeps the connection
+ * (fds[], closed by the test), so no reset races the answer. */
+struct old_daemon {
+	int fds[8];
+	size_t n;
+};
+
+static int old_daemon_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
+{
+	static const char j[] = "{\"code\":\"unsupported-version\",\"message\":\"unsupported "
+				"protocol version\",\"max_version\":1}";
+	struct old_daemon *od = ud;
+	uint8_t hdr[NPF_WIRE_HDR_LEN];
+	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+
+	(void)s;
+	(void)revents;
+	if (c < 0)
+		return 0;
+	npf_wire_hdr_encode(hdr, NPF_MSG_ERROR, (uint32_t)strlen(j));
+	hdr[0] = 0;
+	hdr[1] = NPF_WIRE_VERSION - 1;
+	(void)!send(c, hdr, sizeof(hdr), MSG_NOSIGNAL);
+	(void)!send(c, j, strlen(j), MSG_NOSIGNAL);
+	if (od->n < sizeof(od->fds) / sizeof(od->fds[0]))
+		od->fds[od->n++] = c;
+	else
+		close(c);
+	return 0;
+}
+
 static void test_unavailable(void **state)
 {
 	struct env *e = *state;
@@ -584,6 +616,42 @@ static void test_unavailable(void **state)
 	if (conn >= 0)
 		close(conn);
 	close(silent);
+
+	/* A daemon of the previous protocol version (a rolling upgrade): a clear error naming
+	 * both versions, the node unavailable, its paths unknown, never a verdict. */
+	{
+		struct old_daemon od = {.n = 0};
+		sd_event_source *src = NULL;
+
+		silent = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		assert_int_equal(bind(silent, (struct sockaddr *)&sin, sizeof(sin)), 0);
+		assert_int_equal(listen(silent, 4), 0);
+		assert_int_equal(
+		    sd_event_add_io(e->ev, &src, silent, EPOLLIN, old_daemon_accept, &od), 0);
+		assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1500, on_check, &r), 0);
+		run_until(e, &r.done, HANG_MS);
+		assert_int_equal(r.err, 0);
+		assert_true(od.n >= 1); /* it was asked */
+		assert_false(r.chk->nodes[1].available);
+		assert_non_null(strstr(r.chk->nodes[1].error, "another probe protocol version"));
+		{
+			char both[64];
+
+			snprintf(both, sizeof(both), "version %d; this node speaks %d",
+				 NPF_WIRE_VERSION - 1, NPF_WIRE_VERSION);
+			assert_non_null(strstr(r.chk->nodes[1].error, both));
+		}
+		assert_true(r.chk->n_links > 0);
+		for (size_t i = 0; i < r.chk->n_links; i++) {
+			assert_int_equal(r.chk->links[i].fwd, NPF_OUT_PEER_UNAVAILABLE);
+			assert_int_equal(r.chk->links[i].rev, NPF_OUT_PEER_UNAVAILABLE);
+		}
+		free_result(&r);
+		sd_event_source_disable_unref(src);
+		for (size_t i = 0; i < od.n; i++)
+			close(od.fds[i]);
+		close(silent);
+	}
 }
 
 static void test_bad_args_and_cancel(void **state)
@@ -750,7 +818,12 @@ static void test_hostile_control(void **state)
 
 	NEED_ENV(state);
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 2, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, NPF_WIRE_VERSION + 1, NPF_MSG_HELLO, HELLO);
+	expect_error(e, fd, "unsupported-version");
+	close(fd);
+	/* The version before this one (a daemon not yet upgraded) likewise. */
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, NPF_WIRE_VERSION - 1, NPF_MSG_HELLO, HELLO);
 	expect_error(e, fd, "unsupported-version");
 	close(fd);
 
@@ -761,30 +834,45 @@ static void test_hostile_control(void **state)
 	close(fd);
 
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO,
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO,
 		   "{\"node\":\"a\",\"node\":\"b\",\"instance\":\"00000000000000ee\","
 		   "\"candidates\":false}");
 	expect_error(e, fd, "bad-request");
 	close(fd);
 
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
 	expect_error(e, fd, "forbidden");
 	close(fd);
 
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	assert_string_equal(json_string_value(json_object_get(j, "node")), "bravo");
 	assert_null(json_object_get(j, "candidates"));
 	json_decref(j);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
+	expect_error(e, fd, "unexpected");
+	close(fd);
+
+	/* Out of their rows' stages or senders (lib/wire.c msgs[]): a daemon's answer sent to
+	 * the daemon, a data-port message on the control connection. */
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
+	json_decref(j);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_RESULT, "{\"id\":1,\"results\":[]}");
+	expect_error(e, fd, "unexpected");
+	close(fd);
+
+	fd = client_connect("198.18.0.2", PORT);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, "{\"token\":\"00112233445566778899aabbccddeeff\"}");
 	expect_error(e, fd, "unexpected");
 	close(fd);
 
 	/* 65 reverse targets. */
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
 	{
@@ -793,14 +881,14 @@ static void test_hostile_control(void **state)
 		for (int i = 0; i <= NPF_WIRE_MAX_TARGETS; i++)
 			strcat(buf, i ? ",\"198.18.0.9\"" : "\"198.18.0.9\"");
 		strcat(buf, "]}");
-		send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ, buf);
+		send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ, buf);
 	}
 	expect_error(e, fd, "bad-request");
 	close(fd);
 
 	/* Garbage then EOF mid-frame: the daemon just closes. */
 	fd = client_connect("198.18.0.2", PORT);
-	send_all(e, fd, "\x00\x01\x00", 3);
+	send_all(e, fd, "\x00\x02\x00", 3);
 	shutdown(fd, SHUT_WR);
 	{
 		uint8_t b[16];
@@ -824,11 +912,11 @@ static void test_reverse_request(void **state)
 
 	NEED_ENV(state);
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO,
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO,
 		   HELLO_ADDRS("\"198.18.0.3\",\"198.18.0.2\",\"198.18.0.1\""));
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
-	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ,
 		   "{\"id\":7,\"timeout_ms\":500,\"bytes\":65536,"
 		   "\"targets\":[\"198.18.0.3\",\"198.18.0.2\",\"198.18.0.1\"]}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
@@ -889,10 +977,10 @@ static void test_reverse_unannounced(void **state)
 	NEED_ENV(state);
 	lfd = bystander_listen("198.18.0.4");
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO_ADDRS("\"198.18.0.3\""));
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_ADDRS("\"198.18.0.3\""));
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
-	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ,
 		   "{\"id\":8,\"timeout_ms\":500,\"bytes\":65536,"
 		   "\"targets\":[\"198.18.0.4\",\"198.18.0.3\"]}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
@@ -913,10 +1001,10 @@ static void test_reverse_unannounced(void **state)
 
 	/* No list at all: every target not-probed, the bystander untouched. */
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
-	send_frame(e, fd, 1, NPF_MSG_REVERSE_REQ,
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ,
 		   "{\"id\":9,\"timeout_ms\":500,\"bytes\":65536,"
 		   "\"targets\":[\"198.18.0.4\"]}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
@@ -955,7 +1043,7 @@ static void test_data_port(void **state)
 
 	NEED_ENV(state);
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
 
@@ -963,7 +1051,7 @@ static void test_data_port(void **state)
 	 * prober's DATA_AUTH. Another source address is dropped unread, even with the right
 	 * token; a wrong token from the prober's own address is dropped without a word;
 	 * the prober still gets in on the same listener. */
-	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
 	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
 	snprintf(auth, sizeof(auth), "{\"token\":\"%s\"}",
@@ -971,28 +1059,28 @@ static void test_data_port(void **state)
 	json_decref(j);
 	racer = attacker_connect("198.18.0.2", port);
 	assert_true(racer >= 0);
-	send_frame(e, racer, 1, NPF_MSG_DATA_AUTH, auth);
+	send_frame(e, racer, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, auth);
 	expect_silent_close(e, racer);
 	close(racer);
 	dfd = client_connect("198.18.0.2", port);
-	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}");
+	send_frame(e, dfd, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}");
 	expect_silent_close(e, dfd);
 	close(dfd);
 	dfd = client_connect("198.18.0.2", port);
-	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, auth);
+	send_frame(e, dfd, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, auth);
 	assert_int_equal(recv_frame(e, dfd, &j), NPF_MSG_DATA_AUTH_REPLY);
 	json_decref(j);
 	close(dfd);
 
 	/* Right token: identity, then the echo of exactly what was sent. */
-	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
 	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
 	snprintf(auth, sizeof(auth), "{\"token\":\"%s\"}",
 		 json_string_value(json_object_get(j, "token")));
 	json_decref(j);
 	dfd = client_connect("198.18.0.2", port);
-	send_frame(e, dfd, 1, NPF_MSG_DATA_AUTH, auth);
+	send_frame(e, dfd, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, auth);
 	assert_int_equal(recv_frame(e, dfd, &j), NPF_MSG_DATA_AUTH_REPLY);
 	assert_string_equal(json_string_value(json_object_get(j, "instance")), "0000000000002222");
 	json_decref(j);
@@ -1022,11 +1110,11 @@ static void test_data_port(void **state)
 
 	/* Four OPEN_DATA per connection at most (two used above). */
 	for (int i = 0; i < 2; i++) {
-		send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+		send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
 		assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
 		json_decref(j);
 	}
-	send_frame(e, fd, 1, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
 	expect_error(e, fd, "busy");
 	close(fd);
 }
@@ -1084,11 +1172,11 @@ static void test_conn_cap(void **state)
 	NEED_ENV(state);
 	node_start_max(e, &e->c, "charlie", "198.18.0.3", 0x3333, 1);
 	c1 = client_connect("198.18.0.3", PORT);
-	send_frame(e, c1, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, c1, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
 	assert_int_equal(recv_frame(e, c1, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
 	c2 = client_connect("198.18.0.3", PORT);
-	send_frame(e, c2, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, c2, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
 	/* Condition, not a stopwatch: once the loop has handled everything pending (the new
 	 * connection is in the kernel's backlog, its HELLO sent over loopback), an accepting
 	 * server would have replied already; a capped one has not. */
@@ -1323,7 +1411,7 @@ static void manual_handshake(struct env *e, int fd, const struct npf_auth_keys *
 	randombytes_buf(h.nonce, sizeof(h.nonce));
 	j = npf_auth_hello_to_json(&h);
 	txt = json_dumps(j, JSON_COMPACT);
-	send_frame(e, fd, 1, NPF_MSG_AUTH_HELLO, txt);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_AUTH_HELLO, txt);
 	free(txt);
 	json_decref(j);
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_AUTH_CHALLENGE);
@@ -1333,7 +1421,7 @@ static void manual_handshake(struct env *e, int fd, const struct npf_auth_keys *
 	npf_auth_proof(&k->k[0], &h, ch.node, ch.nonce, false, fin.mac);
 	j = npf_auth_finish_to_json(&fin);
 	txt = json_dumps(j, JSON_COMPACT);
-	send_frame(e, fd, 1, NPF_MSG_AUTH_FINISH, txt);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_AUTH_FINISH, txt);
 	free(txt);
 	json_decref(j);
 	npf_auth_session_init(s, &k->k[0], &h, ch.node, ch.nonce, true);
@@ -1385,7 +1473,7 @@ static void test_cluster_key(void **state)
 
 	/* unauthenticated HELLO, wrong key, garbage AUTH_HELLO: forbidden, then EOF */
 	fd = client_connect("198.18.0.3", PORT);
-	send_frame(e, fd, 1, NPF_MSG_HELLO, HELLO);
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO);
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_ERROR);
 	assert_string_equal(json_string_value(json_object_get(j, "code")), "forbidden");
 	assert_null(json_object_get(j, "instance"));
@@ -1393,7 +1481,7 @@ static void test_cluster_key(void **state)
 	assert_int_equal(pump_recv(e, fd, b, sizeof(b), HANG_MS), 0);
 	close(fd);
 	fd = client_connect("198.18.0.3", PORT);
-	send_frame(e, fd, 1, NPF_MSG_AUTH_HELLO, "{\"v\":1}");
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_AUTH_HELLO, "{\"v\":1}");
 	expect_error(e, fd, "forbidden");
 	close(fd);
 	fd = client_connect("198.18.0.3", PORT);
@@ -1405,7 +1493,7 @@ static void test_cluster_key(void **state)
 		memcpy(h.ids[0], other.k[0].id, NPF_AUTH_ID_LEN);
 		j = npf_auth_hello_to_json(&h);
 		txt = json_dumps(j, JSON_COMPACT);
-		send_frame(e, fd, 1, NPF_MSG_AUTH_HELLO, txt);
+		send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_AUTH_HELLO, txt);
 		free(txt);
 		json_decref(j);
 	}

@@ -53,14 +53,20 @@ static void test_header(void **state)
 	/* unknown types */
 	npf_wire_hdr_encode(b, 0, 10);
 	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), -EBADMSG);
-	npf_wire_hdr_encode(b, NPF_MSG__END, 10);
+	npf_wire_hdr_encode(b, 10, 10); /* no row: unknown */
 	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h), -EBADMSG);
 	/* wrong version wins over everything else and still reports the header */
 	npf_wire_hdr_encode(b, 0xffff, UINT32_MAX);
-	b[1] = 2;
+	b[1] = NPF_WIRE_VERSION + 1;
 	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h),
 			 -EPROTONOSUPPORT);
-	assert_int_equal(h.version, 2);
+	assert_int_equal(h.version, NPF_WIRE_VERSION + 1);
+	/* the previous version (a mixed cluster during a rolling upgrade) is another one */
+	npf_wire_hdr_encode(b, NPF_MSG_HELLO, 10);
+	b[1] = NPF_WIRE_VERSION - 1;
+	assert_int_equal(npf_wire_hdr_decode(b, sizeof(b), NPF_WIRE_MAX_PAYLOAD, &h),
+			 -EPROTONOSUPPORT);
+	assert_int_equal(h.version, NPF_WIRE_VERSION - 1);
 }
 
 static void test_cursor(void **state)
@@ -232,9 +238,9 @@ static void test_path_frames_fit(void **state)
 	struct npf_msg_hello h, disc;
 	struct npf_msg_hello_reply rep;
 	struct npf_msg_open_data od = { .bytes = NPF_WIRE_MAX_BULK };
-	struct npf_msg_open_data_reply odr = { .port = 65535 };
+	struct npf_msg_open_data_reply odr = { .port = 65535, .has_nonce = true };
 	struct npf_msg_data_auth da;
-	struct npf_msg_data_auth_reply dar;
+	struct npf_msg_data_auth_reply dar = { .has_mac = true }; /* with a key: the larger */
 	struct npf_msg_error e = { .code = NPF_WERR_UNSUPPORTED_VERSION };
 	struct npf_auth_hello ah = { .n_ids = NPF_AUTH_MAX_KEYS };
 	struct npf_auth_challenge ac;
@@ -267,6 +273,8 @@ static void test_path_frames_fit(void **state)
 	snprintf(e.message, sizeof(e.message), "%s", msg);
 	memset(&da, 0xff, sizeof(da));
 	memset(odr.token, 0xff, sizeof(odr.token));
+	memset(odr.nonce, 0xff, sizeof(odr.nonce));
+	memset(dar.mac, 0xff, sizeof(dar.mac));
 	snprintf(dar.node, sizeof(dar.node), "%s", node);
 	dar.instance = inst;
 	snprintf(ah.node, sizeof(ah.node), "%s", node);
@@ -288,9 +296,9 @@ static void test_path_frames_fit(void **state)
 			{ NPF_MSG_DATA_AUTH, npf_wire_data_auth_to_json(&da) },
 			{ NPF_MSG_DATA_AUTH_REPLY, npf_wire_data_auth_reply_to_json(&dar) },
 			{ NPF_MSG_ERROR, npf_wire_error_to_json(&e) },
-			{ 48, npf_auth_hello_to_json(&ah) }, /* AUTH_HELLO, _CHALLENGE, _FINISH */
-			{ 49, npf_auth_challenge_to_json(&ac) },
-			{ 50, npf_auth_finish_to_json(&af) },
+			{ NPF_MSG_AUTH_HELLO, npf_auth_hello_to_json(&ah) },
+			{ NPF_MSG_AUTH_CHALLENGE, npf_auth_challenge_to_json(&ac) },
+			{ NPF_MSG_AUTH_FINISH, npf_auth_finish_to_json(&af) },
 		};
 
 		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
@@ -600,6 +608,49 @@ static void test_reverse(void **state)
 			    json_string("fine"));
 	assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
 	json_decref(j);
+
+	/* Typed evidence travels as it was recorded; the requester judges it, never the text. */
+	rr->results[1].outcome = NPF_OUT_BULK_STALL;
+	strcpy(rr->results[1].detail, "whatever a human reads");
+	rr->results[1].ev = (struct npf_evidence){.by_deadline = true,
+						  .phase = NPF_PHASE_BULK,
+						  .bulk = 72000,
+						  .sent = 72000,
+						  .echoed = 1448,
+						  .phase_us = 900000,
+						  .ctl_us = 4000,
+						  .unacked = 7,
+						  .retrans = 3};
+	j = npf_wire_reverse_result_to_json(rr);
+	assert_int_equal(npf_wire_reverse_result_from_json(j, rro), 0);
+	assert_memory_equal(&rro->results[1].ev, &rr->results[1].ev, sizeof(rr->results[1].ev));
+	assert_false(rro->results[0].ev.by_deadline);
+	{
+		json_t *ev = json_object_get(json_array_get(json_object_get(j, "results"), 1),
+					     "evidence");
+
+		/* More echoed or sent than the bulk, an unknown phase, a bulk over the cap. */
+		json_object_set_new(ev, "echoed", json_integer(72001));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "echoed", json_integer(0));
+		json_object_set_new(ev, "sent", json_integer(72001));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "sent", json_integer(0));
+		json_object_set_new(ev, "phase", json_string("BULK"));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "phase", json_string("bulk"));
+		json_object_set_new(ev, "bulk", json_integer(NPF_WIRE_MAX_BULK + 1));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "bulk", json_integer(72000));
+		json_object_set_new(ev, "retrans", json_integer(-1));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+		json_object_set_new(ev, "retrans", json_integer(0));
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), 0);
+		/* A result of the previous version (no evidence) is not this version's. */
+		json_object_del(json_array_get(json_object_get(j, "results"), 1), "evidence");
+		assert_int_equal(npf_wire_reverse_result_from_json(j, rro), -EBADMSG);
+	}
+	json_decref(j);
 	free(rq);
 	free(rqo);
 	free(rr);
@@ -658,6 +709,137 @@ static void test_names(void **state)
 	assert_int_equal(npf_wire_addr_parse(NULL, &a), -EINVAL);
 }
 
+/* The registry: every message has its row, and a sample of each row round-trips through
+ * the row's own codec (decode, encode, the same object; decode of garbage refused). */
+#define H32 "00112233445566778899aabbccddeeff"
+#define INST "00000000000000aa"
+static const struct {
+	uint16_t type;
+	const char *json;
+} samples[] = {
+    {NPF_MSG_HELLO, "{\"node\":\"n1\",\"instance\":\"" INST "\",\"candidates\":false,"
+		    "\"addrs\":[\"198.18.1.2\"]}"},
+    {NPF_MSG_HELLO_REPLY, "{\"node\":\"n2\",\"instance\":\"" INST "\",\"proto\":2,"
+			  "\"candidates\":[],\"ifnames\":[\"eth1\"]}"},
+    {NPF_MSG_OPEN_DATA, "{\"bytes\":16384}"},
+    {NPF_MSG_OPEN_DATA_REPLY, "{\"port\":40000,\"token\":\"" H32 "\",\"nonce\":\"" H32 "\"}"},
+    {NPF_MSG_DATA_AUTH, "{\"token\":\"" H32 "\"}"},
+    {NPF_MSG_DATA_AUTH_REPLY, "{\"node\":\"n2\",\"instance\":\"" INST "\",\"mac\":\"" H32 H32
+			      "\"}"},
+    {NPF_MSG_REVERSE_REQ, "{\"id\":7,\"timeout_ms\":1000,\"bytes\":16384,"
+			  "\"targets\":[\"198.18.1.2\",\"2001:db8::2\"]}"},
+    {NPF_MSG_REVERSE_RESULT, "{\"id\":7,\"results\":[{\"addr\":\"198.18.1.2\",\"outcome\":"
+			     "\"bulk-stall\",\"rtt_us\":10,\"egress\":\"eth1\",\"detail\":\"\","
+			     "\"evidence\":{\"deadline\":true,\"phase\":\"bulk\",\"connected\":false,"
+			     "\"bulk\":16384,\"sent\":16384,\"echoed\":0,\"phase_us\":900000,"
+			     "\"ctl_us\":400,\"unacked\":0,\"retrans\":0}}]}"},
+    {NPF_MSG_ERROR, NULL}, /* carries our version: built below */
+    {NPF_MSG_ROW, "{\"job\":\"" H32 "\",\"node\":\"n1\",\"instance\":\"" INST "\",\"index\":0,"
+		  "\"n_nodes\":2,\"nets\":[{\"key\":\"198.18.1.0/24\",\"rank\":5,\"quality\":3,"
+		  "\"states\":\".o\"}],\"wait_ms\":1000}"},
+    {NPF_MSG_JOB_DECISION, "{\"job\":\"" H32 "\",\"n_nodes\":2,\"verdict\":0,\"net\":"
+			   "\"198.18.1.0/24\",\"best\":\"198.18.1.0/24\",\"nodes\":\"..\","
+			   "\"rows\":2,\"reason\":\"ok\"}"},
+    {NPF_MSG_AUTH_HELLO, "{\"v\":1,\"node\":\"n1\",\"keys\":[\"0011223344556677\"],"
+			 "\"nonce\":\"" H32 H32 "\"}"},
+    {NPF_MSG_AUTH_CHALLENGE, "{\"node\":\"n2\",\"key\":\"0011223344556677\",\"nonce\":\"" H32 H32
+			     "\",\"mac\":\"" H32 H32 "\"}"},
+    {NPF_MSG_AUTH_FINISH, "{\"mac\":\"" H32 H32 "\"}"},
+};
+
+static void test_registry(void **state)
+{
+	size_t n, found;
+	const struct npf_wire_msg *m = npf_wire_msgs(&n);
+	char err[160];
+
+	(void)state;
+	snprintf(err, sizeof(err), "{\"code\":\"busy\",\"message\":\"x\",\"max_version\":%d}",
+		 NPF_WIRE_VERSION);
+	assert_int_equal(n, sizeof(samples) / sizeof(samples[0]));
+	for (size_t i = 0; i < n; i++) {
+		const char *txt = NULL;
+		json_t *in, *out, *bad;
+		void *msg;
+
+		found = 0;
+		for (size_t k = 0; k < n; k++)
+			if (samples[k].type == m[i].type) {
+				txt = samples[k].json ? samples[k].json : err;
+				found++;
+			}
+		assert_int_equal(found, 1); /* a row without a sample fails here */
+		assert_ptr_equal(npf_wire_msg_find(m[i].type), &m[i]);
+		assert_string_equal(npf_wire_type_name(m[i].type), m[i].name);
+		assert_true(m[i].states && m[i].from);
+		in = parse(txt);
+		assert_non_null(in);
+		msg = calloc(1, m[i].size);
+		assert_non_null(msg);
+		if (m[i].from_json(in, msg) != 0)
+			fail_msg("%s: its sample does not decode", m[i].name);
+		out = m[i].to_json(msg);
+		assert_non_null(out);
+		if (!json_equal(in, out))
+			fail_msg("%s: does not round-trip", m[i].name);
+		if (m[i].clear)
+			m[i].clear(msg);
+		/* Strict: an unknown key is refused, and leaves nothing allocated. */
+		bad = json_deep_copy(in);
+		assert_int_equal(json_object_set_new(bad, "zz", json_true()), 0);
+		assert_int_equal(m[i].from_json(bad, msg), -EBADMSG);
+		free(msg);
+		json_decref(bad);
+		json_decref(out);
+		json_decref(in);
+	}
+	assert_null(npf_wire_msg_find(0));
+	assert_null(npf_wire_msg_find(10));
+	assert_string_equal(npf_wire_type_name(10), "UNKNOWN");
+}
+
+/* Where each message may arrive: its states and its sender, refused elsewhere. */
+static void test_registry_states(void **state)
+{
+	(void)state;
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_HELLO, NPF_WST_OPEN, NPF_WROLE_PROBER), 0);
+	/* a second HELLO, a HELLO on a data port or in the key handshake */
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_HELLO, NPF_WST_SESSION, NPF_WROLE_PROBER),
+			 -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_HELLO, NPF_WST_DATA, NPF_WROLE_PROBER),
+			 -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_HELLO, NPF_WST_HANDSHAKE, NPF_WROLE_PROBER),
+			 -EPROTO);
+	/* session messages before HELLO */
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_OPEN_DATA, NPF_WST_OPEN, NPF_WROLE_PROBER),
+			 -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_REVERSE_REQ, NPF_WST_OPEN, NPF_WROLE_PROBER),
+			 -EPROTO);
+	assert_int_equal(
+	    npf_wire_msg_allowed(NPF_MSG_REVERSE_REQ, NPF_WST_SESSION, NPF_WROLE_PROBER), 0);
+	/* a daemon's answer sent by a prober, a prober's request by a daemon */
+	assert_int_equal(
+	    npf_wire_msg_allowed(NPF_MSG_REVERSE_RESULT, NPF_WST_SESSION, NPF_WROLE_PROBER),
+	    -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_OPEN_DATA, NPF_WST_SESSION, NPF_WROLE_DAEMON),
+			 -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_JOB_DECISION, NPF_WST_OPEN, NPF_WROLE_PROBER),
+			 -EPROTO);
+	/* the data port takes DATA_AUTH only; a ROW needs no HELLO */
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_DATA_AUTH, NPF_WST_DATA, NPF_WROLE_PROBER), 0);
+	assert_int_equal(
+	    npf_wire_msg_allowed(NPF_MSG_DATA_AUTH, NPF_WST_SESSION, NPF_WROLE_PROBER), -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_ROW, NPF_WST_DATA, NPF_WROLE_PROBER), -EPROTO);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_ROW, NPF_WST_OPEN, NPF_WROLE_PROBER), 0);
+	assert_int_equal(
+	    npf_wire_msg_allowed(NPF_MSG_AUTH_FINISH, NPF_WST_SESSION, NPF_WROLE_PROBER), -EPROTO);
+	/* ERROR from either end, in any state; unknown types are no message at all */
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_ERROR, NPF_WST_DATA, NPF_WROLE_DAEMON), 0);
+	assert_int_equal(npf_wire_msg_allowed(NPF_MSG_ERROR, NPF_WST_HANDSHAKE, NPF_WROLE_PROBER),
+			 0);
+	assert_int_equal(npf_wire_msg_allowed(10, NPF_WST_OPEN, NPF_WROLE_PROBER), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,7 +848,8 @@ int main(void)
 		cmocka_unit_test(test_hello_reply), cmocka_unit_test(test_path_frames_fit),
 		cmocka_unit_test(test_open_data),
 		cmocka_unit_test(test_reverse),    cmocka_unit_test(test_error_and_frame),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_names),      cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_registry_states),
 	};
 
 	return npf_run_tests(tests, NULL, NULL);
