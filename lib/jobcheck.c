@@ -21,21 +21,6 @@ const char *npf_job_verdict_name(enum npf_job_verdict v)
 										  : "unknown";
 }
 
-static uint8_t pair_at(const struct npf_job_input *in, size_t k, size_t i, size_t j)
-{
-	size_t n = in->n_nodes;
-
-	return in->pairs[k * n * n + i * n + j];
-}
-
-/* What node i's own row says of its pair with j on network k. */
-static uint8_t said_at(const struct npf_job_input *in, size_t k, size_t i, size_t j)
-{
-	size_t n = in->n_nodes;
-
-	return in->said ? in->said[k * n * n + i * n + j] : pair_at(in, k, i, j);
-}
-
 /* Scratch of one decision, n_nodes entries each. */
 struct scratch {
 	size_t *comp; /* union-find parent, then each node's component of working pairs */
@@ -111,12 +96,15 @@ static bool blame_local(const struct npf_job_input *in, size_t k, size_t x, stru
 static bool blame_corroborated(const struct npf_job_input *in, size_t k, size_t x,
 			       struct scratch *s)
 {
+	size_t n = in->n_nodes;
+	const uint8_t *pairs = in->pairs + k * n * n + x * n;
+	const uint8_t *said = in->said ? in->said + k * n * n + x * n : pairs;
+
 	s->stamp++;
-	for (size_t j = 0; j < in->n_nodes; j++) {
+	for (size_t j = 0; j < n; j++) {
 		size_t c;
 
-		if (j == x || said_at(in, k, x, j) != NPF_PAIR_FAIL ||
-		    pair_at(in, k, x, j) != NPF_PAIR_FAIL)
+		if (j == x || said[j] != NPF_PAIR_FAIL || pairs[j] != NPF_PAIR_FAIL)
 			continue;
 		c = s->comp[j];
 		if (s->seen[c] == s->stamp)
@@ -174,9 +162,11 @@ static void view(const struct npf_job_input *in, size_t k, struct scratch *s, st
 				break;
 			}
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *row = in->pairs + k * n * n + i * n;
+
 		for (size_t j = i + 1; j < n; j++) {
-			uint8_t st = pair_at(in, k, i, j);
+			uint8_t st = row[j];
 			bool others = !s->why[i] && !s->why[j];
 
 			if (st == NPF_PAIR_OUTSIDE)
@@ -192,6 +182,7 @@ static void view(const struct npf_job_input *in, size_t k, struct scratch *s, st
 				v->pair_b = (int)j;
 			}
 		}
+	}
 	/* Every pair the plan holds works, yet the job's nodes are not one network on it:
 	 * evidence missing, as for an unknown pair (docs/decision.md §10, sparse plans). */
 	if (!v->unknown_left && v->pair_a < 0 && split(in, k, s)) {
