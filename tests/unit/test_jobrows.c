@@ -104,18 +104,30 @@ static void test_job_id(void **state)
 	assert_int_equal(npf_job_id(NULL, 2, b), -EINVAL);
 }
 
+/* The merge rule (docs/decision.md §10), one row per unordered pair of states. */
+static const struct {
+	char a, b;
+	uint8_t want;
+} rules[] = {
+    {'o', 'o', NPF_PAIR_OK},	  {'o', 'u', NPF_PAIR_UNKNOWN}, {'o', 'f', NPF_PAIR_FAIL},
+    {'o', '-', NPF_PAIR_OK},	  {'u', 'u', NPF_PAIR_UNKNOWN}, {'u', 'f', NPF_PAIR_FAIL},
+    {'u', '-', NPF_PAIR_UNKNOWN}, {'f', 'f', NPF_PAIR_FAIL},	{'f', '-', NPF_PAIR_FAIL},
+    {'-', '-', NPF_PAIR_OUTSIDE},
+};
+
+/* What the table says of a and b, in either order. */
+static uint8_t rule_of(char a, char b)
+{
+	for (size_t t = 0; t < sizeof(rules) / sizeof(rules[0]); t++)
+		if ((rules[t].a == a && rules[t].b == b) || (rules[t].a == b && rules[t].b == a))
+			return rules[t].want;
+	fail_msg("no merge rule for '%c' '%c'", a, b);
+	return 0;
+}
+
 /* The merge rule, both argument orders: every node builds the same pair. */
 static void test_merge_rule(void **state)
 {
-	static const struct {
-		char a, b;
-		uint8_t want;
-	} rules[] = {
-	    {'o', 'o', NPF_PAIR_OK},	  {'o', 'u', NPF_PAIR_UNKNOWN}, {'o', 'f', NPF_PAIR_FAIL},
-	    {'o', '-', NPF_PAIR_OK},	  {'u', 'u', NPF_PAIR_UNKNOWN}, {'u', 'f', NPF_PAIR_FAIL},
-	    {'u', '-', NPF_PAIR_UNKNOWN}, {'f', 'f', NPF_PAIR_FAIL},	{'f', '-', NPF_PAIR_FAIL},
-	    {'-', '-', NPF_PAIR_OUTSIDE},
-	};
 
 	(void)state;
 	for (size_t t = 0; t < sizeof(rules) / sizeof(rules[0]); t++) {
@@ -534,6 +546,83 @@ static void test_sparse_eight(void **state)
 	assert_true(d.suspect[1]);
 	npf_job_decision_clear(&d);
 	rows_free(rows, 8);
+}
+
+/* Random rows of 2..40 nodes (states o/u/f/-, the fabric absent from some rows): every pair
+ * of the matrix is the rule's merge of the two rows' own states, every "said" entry the
+ * row's own state, whatever order the merge reads the rows in (issue 20 made it read only
+ * the pairs a row holds). */
+static void test_merge_random(void **state)
+{
+	static const size_t sizes[] = {2, 3, 5, 17, 40};
+	static const char alphabet[] = "ouf-";
+	unsigned int seed = 20;
+
+	(void)state;
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++)
+		for (int trial = 0; trial < 20; trial++) {
+			size_t n = sizes[z];
+			char names[40][24], st[2][40][41], job[NPF_WIRE_JOB_ID_LEN + 1];
+			const char *np[40];
+			bool absent[40];
+			struct npf_msg_row *rows[40];
+			struct npf_job_matrix m;
+
+			for (size_t i = 0; i < n; i++) {
+				snprintf(names[i], sizeof(names[i]), "r%02zu", i);
+				np[i] = names[i];
+				absent[i] = i > 0 && rand_r(&seed) % 8 == 0; /* row 0 has it */
+				for (size_t k = 0; k < 2; k++) {
+					for (size_t j = 0; j < n; j++)
+						st[k][i][j] = i == j ? '.' : alphabet[rand_r(&seed) % 4];
+					st[k][i][n] = '\0';
+				}
+			}
+			/* eno1 in every row: the merge has one network of everyone's. */
+			assert_int_equal(npf_job_id(np, n, job), 0);
+			for (size_t i = 0; i < n; i++) {
+				struct npf_msg_row *r = calloc(1, sizeof(*r));
+
+				assert_non_null(r);
+				memcpy(r->job, job, sizeof(job));
+				snprintf(r->node, sizeof(r->node), "r%02zu", i);
+				r->instance = 0x1000 + i;
+				r->index = (uint32_t)i;
+				r->n_nodes = (uint32_t)n;
+				for (size_t k = absent[i] ? 1 : 0; k < 2; k++) {
+					struct npf_row_net *x = &r->nets[r->n_nets++];
+
+					snprintf(x->key, sizeof(x->key), "%s",
+						 k ? "10.0.0.0/16" : "198.18.0.0/16");
+					x->rank = k ? 1 : 9;
+					x->quality = k ? 1 : 5;
+					x->states = strdup(st[k][i]);
+					assert_non_null(x->states);
+				}
+				rows[i] = through_wire(r);
+			}
+			assert_int_equal(
+			    npf_job_rows_merge((const struct npf_msg_row *const *)rows, n, &m), 0);
+			assert_int_equal(m.n_nets, 2);
+			for (size_t k = 0; k < 2; k++)
+				for (size_t i = 0; i < n; i++) {
+					assert_int_equal(m.absent[k * n + i], k == 0 && absent[i]);
+					for (size_t j = 0; j < n; j++) {
+						char a = k == 0 && absent[i] ? 'f' : st[k][i][j];
+						char b = k == 0 && absent[j] ? 'f' : st[k][j][i];
+
+						if (i == j)
+							continue;
+						assert_int_equal(at(&m, k, i, j), rule_of(a, b));
+						/* A row's own account: its state, as both
+						 * ends would say it. */
+						assert_int_equal(m.said[k * n * n + i * n + j],
+								 rule_of(a, a));
+					}
+				}
+			npf_job_matrix_clear(&m);
+			rows_free(rows, n);
+		}
 }
 
 /* Big sparse plans (issue 20): n nodes on a ring, each probing the nodes within h ring steps
@@ -974,6 +1063,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_job_id),
 	    cmocka_unit_test(test_merge_rule),
+	    cmocka_unit_test(test_merge_random),
 	    cmocka_unit_test(test_order_and_absent),
 	    cmocka_unit_test(test_incomplete_and_foreign),
 	    cmocka_unit_test(test_dead_fabric_node),
