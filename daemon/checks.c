@@ -20,6 +20,10 @@
  * one job start within about a second of each other, and the slowest one's row comes at
  * the end of its own budget (docs/decision.md §10). */
 #define DCHK_JOB_SLACK_MS 2000
+/* The coordinator is told to answer this much before we give up on it: the row's trip
+ * (connect, key exchange, a loaded peer) must not make us time out on a decision the
+ * other nodes got. */
+#define DCHK_JOB_GRACE_MS 1000
 
 /* Cached env replies per format: "" and "json" (the same reply), then enum npf_envfmt + 1. */
 #define DCHK_ENV_SLOTS (NPF_ENVFMT_NCCL_CONF + 2)
@@ -62,6 +66,12 @@ struct dchk {
 	struct npf_msg_job_decision job_dec; /* owned; nodes NULL when job_err */
 	int job_err;		       /* 0, or why no decision came (-ETIMEDOUT ...) */
 	uid_t job_uid;		       /* who started the job check (DMN_MAX_JOBS_PER_UID) */
+	/* The exchange's window: the probes and the wait for the other rows end within
+	 * 2 * job_budget_ms + DCHK_JOB_SLACK_MS of start_mono_us. job_budget_ms is the
+	 * caller's ceiling (max_timeout_ms, what the Prolog's budget leaves) when above the
+	 * probe budget, so nodes whose checks start far apart still meet (job_window_ms()). */
+	uint32_t job_budget_ms;
+	uint64_t start_mono_us;
 };
 
 static void drop_env(struct dchk *e)
@@ -603,6 +613,27 @@ static void job_remote_done(void *ud, const struct npf_msg_job_decision *dec, in
 	job_done(ud, dec, err);
 }
 
+/* How long after its start a job check may run: its probes, then the wait for the other
+ * nodes' rows, up to the budget again (docs/decision.md §10, "When it decides"). */
+static uint32_t job_window_ms(const struct dchk *e)
+{
+	uint64_t w = 2 * (uint64_t)e->job_budget_ms + DCHK_JOB_SLACK_MS;
+
+	return w < UINT32_MAX / 2 ? (uint32_t)w : UINT32_MAX / 2;
+}
+
+/* The wait for the decision, from now: what is left of the window, so a node whose probes
+ * ended early waits for the nodes that started late (their Prologs started later). At least
+ * the slack; at most what the wire carries. */
+static uint32_t job_wait_ms(const struct dchk *e)
+{
+	uint64_t elapsed = (dmn_now_mono_us() - e->start_mono_us) / 1000;
+	uint64_t window = job_window_ms(e);
+	uint64_t wait = window > elapsed + DCHK_JOB_SLACK_MS ? window - elapsed : DCHK_JOB_SLACK_MS;
+
+	return wait < NPF_WIRE_MAX_TIMEOUT_MS ? (uint32_t)wait : NPF_WIRE_MAX_TIMEOUT_MS;
+}
+
 /* Sends this node's row to the job's coordinator (ourselves when we are the hostlist's
  * first node). Returns 0 when the run now waits for the decision, or -errno (the
  * caller decides without one: unknown). */
@@ -627,8 +658,9 @@ static int job_submit(struct npf_daemon *d, struct dchk *e)
 		return r;
 	}
 	memcpy(e->job_id, row->job, sizeof(e->job_id));
-	wait = e->timeout_ms + DCHK_JOB_SLACK_MS;
-	row->wait_ms = wait < NPF_WIRE_MAX_TIMEOUT_MS ? wait : NPF_WIRE_MAX_TIMEOUT_MS;
+	/* We wait `wait`; the coordinator is asked to answer a grace earlier. */
+	wait = job_wait_ms(e);
+	row->wait_ms = wait - DCHK_JOB_GRACE_MS;
 	row->settle = e->job_settle;
 	e->job_pending = true;
 	if (strcmp(e->peers[0], d->node_name) == 0) {
@@ -637,7 +669,7 @@ static int job_submit(struct npf_daemon *d, struct dchk *e)
 		jround_add_row(d, row, 0, job_local_done, e, (const char *const *)e->peers);
 		return 0;
 	}
-	r = npf_probe_job_submit(d->probe, e->peers[0], row, row->wait_ms, job_remote_done, e,
+	r = npf_probe_job_submit(d->probe, e->peers[0], row, wait, job_remote_done, e,
 				 &e->job_sub);
 	npf_wire_row_clear(row);
 	free(row);
@@ -698,7 +730,7 @@ static void add_waiter(struct dchk *e, struct ctl_client *c)
 	c->wait_next = e->waiters;
 	e->waiters = c;
 	/* A job check waits for the others' rows too (job_submit's wait). */
-	ctl_wait(c, e->job_tag[0] ? 2 * e->timeout_ms + DCHK_JOB_SLACK_MS : e->timeout_ms);
+	ctl_wait(c, e->job_tag[0] ? job_window_ms(e) : e->timeout_ms);
 }
 
 /* Job checks running for uid: each holds a round at the job's coordinator until it is
@@ -711,6 +743,15 @@ static size_t jobs_of(const struct npf_daemon *d, uid_t uid)
 		if (e->running && e->job_tag[0] && e->job_uid == uid)
 			k++;
 	return k;
+}
+
+/* The exchange's budget (struct dchk): the caller's ceiling when it names one above the
+ * probe budget (the Prolog passes what its budget leaves), else the probe budget. */
+static void job_set_budget(struct dchk *e, const struct npf_api_request *req)
+{
+	e->job_budget_ms = e->timeout_ms;
+	if (req->job[0] && req->max_timeout_ms > e->job_budget_ms)
+		e->job_budget_ms = req->max_timeout_ms;
 }
 
 /* Starts a run for req's peer set, or joins the one in flight, and parks c on it.
@@ -727,6 +768,7 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 		if (req->job[0] && !e->job_tag[0] && !e->job_pending) {
 			snprintf(e->job_tag, sizeof(e->job_tag), "%s", req->job);
 			e->job_settle = req->settle;
+			job_set_budget(e, req);
 		}
 		add_waiter(e, c);
 		return;
@@ -770,6 +812,8 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 								 e->n_peers, d->cfg.probe.timeout_ms);
 	if (!req->timeout_ms && req->max_timeout_ms && e->timeout_ms > req->max_timeout_ms)
 		e->timeout_ms = req->max_timeout_ms;
+	e->start_mono_us = dmn_now_mono_us();
+	job_set_budget(e, req);
 	r = npf_probe_check_start(d->probe, (const char *const *)e->peers, e->n_peers,
 				  e->timeout_ms, on_check_done, e);
 	if (r < 0) {

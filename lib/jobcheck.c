@@ -21,21 +21,6 @@ const char *npf_job_verdict_name(enum npf_job_verdict v)
 										  : "unknown";
 }
 
-static uint8_t pair_at(const struct npf_job_input *in, size_t k, size_t i, size_t j)
-{
-	size_t n = in->n_nodes;
-
-	return in->pairs[k * n * n + i * n + j];
-}
-
-/* What node i's own row says of its pair with j on network k. */
-static uint8_t said_at(const struct npf_job_input *in, size_t k, size_t i, size_t j)
-{
-	size_t n = in->n_nodes;
-
-	return in->said ? in->said[k * n * n + i * n + j] : pair_at(in, k, i, j);
-}
-
 /* Scratch of one decision, n_nodes entries each. */
 struct scratch {
 	size_t *comp; /* union-find parent, then each node's component of working pairs */
@@ -55,23 +40,49 @@ static size_t find_root(size_t *parent, size_t i)
 
 /* The components of network k's working pairs: two nodes in one component work with each
  * other, directly or through others. An ok pair needs both rows to say ok, so no single
- * row can join two components. */
-static void components(const struct npf_job_input *in, size_t k, struct scratch *s)
+ * row can join two components. With skip (s->why, the suspects), only pairs between two
+ * nodes that are not suspects count: what joins the nodes the job keeps. */
+static void components(const struct npf_job_input *in, size_t k, struct scratch *s, bool skip)
 {
 	size_t n = in->n_nodes;
 
 	for (size_t i = 0; i < n; i++)
 		s->comp[i] = i;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *row = in->pairs + k * n * n + i * n;
+
+		if (skip && s->why[i])
+			continue;
 		for (size_t j = i + 1; j < n; j++)
-			if (pair_at(in, k, i, j) == NPF_PAIR_OK) {
+			if (row[j] == NPF_PAIR_OK && !(skip && s->why[j])) {
 				size_t a = find_root(s->comp, i), b = find_root(s->comp, j);
 
 				if (a != b)
 					s->comp[a > b ? a : b] = a > b ? b : a;
 			}
+	}
 	for (size_t i = 0; i < n; i++)
 		s->comp[i] = find_root(s->comp, i);
+}
+
+/* The nodes that are not suspects form more than one component of working pairs on k: some
+ * of them were never verified with each other, not even through others. A full mesh cannot
+ * get here without a failing or unknown pair between them; a sparse plan can (suspects that
+ * cut its ring in two), and then k is no more proven than an unknown pair makes it. */
+static bool split(const struct npf_job_input *in, size_t k, struct scratch *s)
+{
+	size_t root = SIZE_MAX;
+
+	components(in, k, s, true);
+	for (size_t i = 0; i < in->n_nodes; i++) {
+		if (s->why[i])
+			continue;
+		if (root == SIZE_MAX)
+			root = s->comp[i];
+		else if (s->comp[i] != root)
+			return true;
+	}
+	return false;
 }
 
 static bool blame_local(const struct npf_job_input *in, size_t k, size_t x, struct scratch *s)
@@ -85,12 +96,15 @@ static bool blame_local(const struct npf_job_input *in, size_t k, size_t x, stru
 static bool blame_corroborated(const struct npf_job_input *in, size_t k, size_t x,
 			       struct scratch *s)
 {
+	size_t n = in->n_nodes;
+	const uint8_t *pairs = in->pairs + k * n * n + x * n;
+	const uint8_t *said = in->said ? in->said + k * n * n + x * n : pairs;
+
 	s->stamp++;
-	for (size_t j = 0; j < in->n_nodes; j++) {
+	for (size_t j = 0; j < n; j++) {
 		size_t c;
 
-		if (j == x || said_at(in, k, x, j) != NPF_PAIR_FAIL ||
-		    pair_at(in, k, x, j) != NPF_PAIR_FAIL)
+		if (j == x || said[j] != NPF_PAIR_FAIL || pairs[j] != NPF_PAIR_FAIL)
 			continue;
 		c = s->comp[j];
 		if (s->seen[c] == s->stamp)
@@ -126,7 +140,8 @@ struct netview {
 	bool all_ok; /* every pair ok */
 	bool any_ok;
 	size_t n_suspects;  /* s->why[] != NPF_BLAME_NONE */
-	bool unknown_left;  /* an unknown pair between two non-suspects */
+	bool unknown_left;  /* an unknown pair between two non-suspects, or no chain of
+			     * working pairs between two of them (split()) */
 	int pair_a, pair_b; /* the first failing pair between two non-suspects, -1 none */
 };
 
@@ -137,7 +152,7 @@ static void view(const struct npf_job_input *in, size_t k, struct scratch *s, st
 	memset(v, 0, sizeof(*v));
 	v->all_ok = true;
 	v->pair_a = v->pair_b = -1;
-	components(in, k, s);
+	components(in, k, s, false);
 	for (size_t x = 0; x < n; x++) {
 		s->why[x] = NPF_BLAME_NONE;
 		for (size_t r = 0; r < sizeof(blame_rows) / sizeof(blame_rows[0]); r++)
@@ -147,9 +162,11 @@ static void view(const struct npf_job_input *in, size_t k, struct scratch *s, st
 				break;
 			}
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *row = in->pairs + k * n * n + i * n;
+
 		for (size_t j = i + 1; j < n; j++) {
-			uint8_t st = pair_at(in, k, i, j);
+			uint8_t st = row[j];
 			bool others = !s->why[i] && !s->why[j];
 
 			if (st == NPF_PAIR_OUTSIDE)
@@ -165,6 +182,13 @@ static void view(const struct npf_job_input *in, size_t k, struct scratch *s, st
 				v->pair_b = (int)j;
 			}
 		}
+	}
+	/* Every pair the plan holds works, yet the job's nodes are not one network on it:
+	 * evidence missing, as for an unknown pair (docs/decision.md §10, sparse plans). */
+	if (!v->unknown_left && v->pair_a < 0 && split(in, k, s)) {
+		v->all_ok = false;
+		v->unknown_left = true;
+	}
 }
 
 static int64_t quality_of(const struct npf_job_input *in, int k)

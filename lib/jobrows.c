@@ -59,12 +59,11 @@ static const struct npf_row_net *row_net(const struct npf_msg_row *r, const char
 	return NULL;
 }
 
-/* Node i's view of its pair with j on network key: '-', 'o', 'u' or 'f'. */
-static char view(const struct npf_msg_row *r, const char *key, size_t j)
+/* Node i's view of its pair with j on a network, from its states there (NULL: no address
+ * there, the node cannot use the network): '-', 'o', 'u' or 'f'. */
+static char view(const char *states, size_t j)
 {
-	const struct npf_row_net *x = row_net(r, key);
-
-	return x ? x->states[j] : 'f'; /* no address there: the node cannot use the network */
+	return states ? states[j] : 'f';
 }
 
 /* One row's own account of a pair, as a pair state. */
@@ -179,6 +178,7 @@ static int collect(const struct npf_msg_row *const *rows, size_t n, const struct
 int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct npf_job_matrix *m)
 {
 	const struct npf_row_net *u[NPF_WIRE_MAX_ROW_NETS];
+	const char **st;
 	int nu;
 
 	memset(m, 0, sizeof(*m));
@@ -202,26 +202,40 @@ int npf_job_rows_merge(const struct npf_msg_row *const *rows, size_t n, struct n
 	m->pairs = calloc(nu ? (size_t)nu * n * n : 1, 1);
 	m->said = calloc(nu ? (size_t)nu * n * n : 1, 1);
 	m->absent = calloc(nu ? (size_t)nu * n : 1, sizeof(*m->absent));
-	if (!m->keys || !m->nets || !m->pairs || !m->said || !m->absent) {
+	/* Each row's states on the network being merged, looked up once per row and network:
+	 * the loop below then reads bytes only. */
+	st = malloc(n * sizeof(*st));
+	if (!m->keys || !m->nets || !m->pairs || !m->said || !m->absent || !st) {
+		free(st);
 		npf_job_matrix_clear(m);
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < (size_t)nu; k++) {
+		uint8_t *said_k = m->said + k * n * n, *pairs_k = m->pairs + k * n * n;
+
 		memcpy(m->keys[k], u[k]->key, sizeof(m->keys[k]));
 		m->nets[k].name = m->keys[k];
 		m->nets[k].quality = u[k]->quality;
 		for (size_t i = 0; i < n; i++) {
-			m->absent[k * n + i] = !row_net(rows[i], u[k]->key);
-			for (size_t j = 0; j < n; j++)
-				if (i != j) {
-					char a = view(rows[i], u[k]->key, j);
+			const struct npf_row_net *x = row_net(rows[i], u[k]->key);
 
-					m->said[k * n * n + i * n + j] = said(a);
-					m->pairs[k * n * n + i * n + j] =
-					    merge(a, view(rows[j], u[k]->key, i));
-				}
+			st[i] = x ? x->states : NULL;
+			m->absent[k * n + i] = !x;
 		}
+		/* The matrices start all outside (calloc, NPF_PAIR_OUTSIDE = 0), which is what
+		 * two '-' make: only the pairs a row holds are written, each row read in order,
+		 * so a sparse plan costs one pass over the rows and O(n * k) merges. */
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++) {
+				char a = view(st[i], j);
+
+				if (a == '-' || j == i)
+					continue;
+				said_k[i * n + j] = said(a);
+				pairs_k[i * n + j] = pairs_k[j * n + i] = merge(a, view(st[j], i));
+			}
 	}
+	free(st);
 	return 0;
 }
 

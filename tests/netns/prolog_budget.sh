@@ -3,8 +3,8 @@
 # netns.prolog_budget: the Prolog's check budget (issue 11). With a stand-in CLI that records
 # its arguments (no daemon, no namespace needed): by default the Prolog passes no budget, so
 # the daemon sizes it from the job; NPF_PROLOG_TIMEOUT_S (PrologEpilogTimeout) becomes a
-# --max-timeout of what is left of it, halved for a job check (the exchange waits up to the
-# budget again, docs/decision.md §10); NPF_TIMEOUT_MS sets --timeout outright; an absurd
+# --max-timeout of what is left of it, halved for a job check (the exchange's window, twice
+# that plus 2 s, fits what is left: docs/decision.md §10); NPF_TIMEOUT_MS sets --timeout outright; an absurd
 # PrologEpilogTimeout is clamped to the API's range; a requeued job's restart count is part of
 # its job tag. A job check that ends unknown is tried once more as the job start's last try
 # (`--job TAG.s --settle`, issue 18) within what is left of the budget, and the last answer is
@@ -59,6 +59,12 @@ else
 	fail "PrologEpilogTimeout 30 s: --max-timeout '$m' (the run took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s)"
 fi
 grep -qx -- '--timeout' "$T/prolog" && fail "prolog: --timeout passed too"
+# The daemon's job check runs at most twice the ceiling plus 2 s (its probes, then the wait
+# for late nodes' rows, docs/decision.md §10): that window must fit what the Prolog keeps of
+# PrologEpilogTimeout (30 s less a tenth and 3 s).
+awk -v m="$m" 'BEGIN { exit !(2 * m + 2 <= 30 - 3 - 3) }' &&
+	pass "PrologEpilogTimeout 30 s: the job check's window, 2 x $m + 2 s, fits the 24 s it keeps" ||
+	fail "PrologEpilogTimeout 30 s: window 2 x '$m' + 2 s does not fit 24 s"
 
 run huge NPF_PROLOG_TIMEOUT_S=65534
 m=$(arg_after huge --max-timeout)

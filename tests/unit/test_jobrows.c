@@ -21,17 +21,36 @@
 static const char *const NAMES[MAXN] = {"node1", "node2", "node3", "node4",
 					"node5", "node6", "node7", "node8"};
 
-/* A row of node i of n as the wire would carry it, nets "key:rank:quality:states;...". */
-static struct npf_msg_row *row_make(size_t n, size_t i, const char *spec)
+/* r through the wire codec (encode, frame, parse, decode): what is merged is what a peer
+ * parsed. Takes r; the parsed row is the caller's (rows_free). */
+static struct npf_msg_row *through_wire(struct npf_msg_row *r)
 {
-	char job[NPF_WIRE_JOB_ID_LEN + 1], buf[512], *save = NULL, *tok;
-	struct npf_msg_row *r = calloc(1, sizeof(*r)), *out = calloc(1, sizeof(*out));
+	struct npf_msg_row *out = calloc(1, sizeof(*out));
 	json_t *j, *p = NULL;
 	uint8_t *f = NULL;
 	size_t len = 0;
 
-	assert_non_null(r);
 	assert_non_null(out);
+	j = npf_wire_row_to_json(r);
+	assert_non_null(j);
+	assert_int_equal(npf_wire_frame(NPF_MSG_ROW, j, &f, &len), 0);
+	assert_int_equal(npf_wire_parse_json(f + NPF_WIRE_HDR_LEN, len - NPF_WIRE_HDR_LEN, &p), 0);
+	assert_int_equal(npf_wire_row_from_json(p, out), 0);
+	json_decref(p);
+	json_decref(j);
+	free(f);
+	npf_wire_row_clear(r);
+	free(r);
+	return out;
+}
+
+/* A row of node i of n as the wire would carry it, nets "key:rank:quality:states;...". */
+static struct npf_msg_row *row_make(size_t n, size_t i, const char *spec)
+{
+	char job[NPF_WIRE_JOB_ID_LEN + 1], buf[512], *save = NULL, *tok;
+	struct npf_msg_row *r = calloc(1, sizeof(*r));
+
+	assert_non_null(r);
 	assert_int_equal(npf_job_id(NAMES, n, job), 0);
 	memcpy(r->job, job, sizeof(job));
 	snprintf(r->node, sizeof(r->node), "%s", NAMES[i]);
@@ -50,18 +69,7 @@ static struct npf_msg_row *row_make(size_t n, size_t i, const char *spec)
 		x->quality = q;
 		x->states = strdup(states);
 	}
-	/* Through the codec: what is merged is what a peer parsed. */
-	j = npf_wire_row_to_json(r);
-	assert_non_null(j);
-	assert_int_equal(npf_wire_frame(NPF_MSG_ROW, j, &f, &len), 0);
-	assert_int_equal(npf_wire_parse_json(f + NPF_WIRE_HDR_LEN, len - NPF_WIRE_HDR_LEN, &p), 0);
-	assert_int_equal(npf_wire_row_from_json(p, out), 0);
-	json_decref(p);
-	json_decref(j);
-	free(f);
-	npf_wire_row_clear(r);
-	free(r);
-	return out;
+	return through_wire(r);
 }
 
 static void rows_free(struct npf_msg_row **rows, size_t n)
@@ -96,18 +104,30 @@ static void test_job_id(void **state)
 	assert_int_equal(npf_job_id(NULL, 2, b), -EINVAL);
 }
 
+/* The merge rule (docs/decision.md §10), one row per unordered pair of states. */
+static const struct {
+	char a, b;
+	uint8_t want;
+} rules[] = {
+    {'o', 'o', NPF_PAIR_OK},	  {'o', 'u', NPF_PAIR_UNKNOWN}, {'o', 'f', NPF_PAIR_FAIL},
+    {'o', '-', NPF_PAIR_OK},	  {'u', 'u', NPF_PAIR_UNKNOWN}, {'u', 'f', NPF_PAIR_FAIL},
+    {'u', '-', NPF_PAIR_UNKNOWN}, {'f', 'f', NPF_PAIR_FAIL},	{'f', '-', NPF_PAIR_FAIL},
+    {'-', '-', NPF_PAIR_OUTSIDE},
+};
+
+/* What the table says of a and b, in either order. */
+static uint8_t rule_of(char a, char b)
+{
+	for (size_t t = 0; t < sizeof(rules) / sizeof(rules[0]); t++)
+		if ((rules[t].a == a && rules[t].b == b) || (rules[t].a == b && rules[t].b == a))
+			return rules[t].want;
+	fail_msg("no merge rule for '%c' '%c'", a, b);
+	return 0;
+}
+
 /* The merge rule, both argument orders: every node builds the same pair. */
 static void test_merge_rule(void **state)
 {
-	static const struct {
-		char a, b;
-		uint8_t want;
-	} rules[] = {
-	    {'o', 'o', NPF_PAIR_OK},	  {'o', 'u', NPF_PAIR_UNKNOWN}, {'o', 'f', NPF_PAIR_FAIL},
-	    {'o', '-', NPF_PAIR_OK},	  {'u', 'u', NPF_PAIR_UNKNOWN}, {'u', 'f', NPF_PAIR_FAIL},
-	    {'u', '-', NPF_PAIR_UNKNOWN}, {'f', 'f', NPF_PAIR_FAIL},	{'f', '-', NPF_PAIR_FAIL},
-	    {'-', '-', NPF_PAIR_OUTSIDE},
-	};
 
 	(void)state;
 	for (size_t t = 0; t < sizeof(rules) / sizeof(rules[0]); t++) {
@@ -528,6 +548,262 @@ static void test_sparse_eight(void **state)
 	rows_free(rows, 8);
 }
 
+/* Random rows of 2..40 nodes (states o/u/f/-, the fabric absent from some rows): every pair
+ * of the matrix is the rule's merge of the two rows' own states, every "said" entry the
+ * row's own state, whatever order the merge reads the rows in (issue 20 made it read only
+ * the pairs a row holds). */
+static void test_merge_random(void **state)
+{
+	static const size_t sizes[] = {2, 3, 5, 17, 40};
+	static const char alphabet[] = "ouf-";
+	unsigned int seed = 20;
+
+	(void)state;
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++)
+		for (int trial = 0; trial < 20; trial++) {
+			size_t n = sizes[z];
+			char names[40][24], st[2][40][41], job[NPF_WIRE_JOB_ID_LEN + 1];
+			const char *np[40];
+			bool absent[40];
+			struct npf_msg_row *rows[40];
+			struct npf_job_matrix m;
+
+			for (size_t i = 0; i < n; i++) {
+				snprintf(names[i], sizeof(names[i]), "r%02zu", i);
+				np[i] = names[i];
+				absent[i] = i > 0 && rand_r(&seed) % 8 == 0; /* row 0 has it */
+				for (size_t k = 0; k < 2; k++) {
+					for (size_t j = 0; j < n; j++)
+						st[k][i][j] = i == j ? '.' : alphabet[rand_r(&seed) % 4];
+					st[k][i][n] = '\0';
+				}
+			}
+			/* eno1 in every row: the merge has one network of everyone's. */
+			assert_int_equal(npf_job_id(np, n, job), 0);
+			for (size_t i = 0; i < n; i++) {
+				struct npf_msg_row *r = calloc(1, sizeof(*r));
+
+				assert_non_null(r);
+				memcpy(r->job, job, sizeof(job));
+				snprintf(r->node, sizeof(r->node), "r%02zu", i);
+				r->instance = 0x1000 + i;
+				r->index = (uint32_t)i;
+				r->n_nodes = (uint32_t)n;
+				for (size_t k = absent[i] ? 1 : 0; k < 2; k++) {
+					struct npf_row_net *x = &r->nets[r->n_nets++];
+
+					snprintf(x->key, sizeof(x->key), "%s",
+						 k ? "10.0.0.0/16" : "198.18.0.0/16");
+					x->rank = k ? 1 : 9;
+					x->quality = k ? 1 : 5;
+					x->states = strdup(st[k][i]);
+					assert_non_null(x->states);
+				}
+				rows[i] = through_wire(r);
+			}
+			assert_int_equal(
+			    npf_job_rows_merge((const struct npf_msg_row *const *)rows, n, &m), 0);
+			assert_int_equal(m.n_nets, 2);
+			for (size_t k = 0; k < 2; k++)
+				for (size_t i = 0; i < n; i++) {
+					assert_int_equal(m.absent[k * n + i], k == 0 && absent[i]);
+					for (size_t j = 0; j < n; j++) {
+						char a = k == 0 && absent[i] ? 'f' : st[k][i][j];
+						char b = k == 0 && absent[j] ? 'f' : st[k][j][i];
+
+						if (i == j)
+							continue;
+						assert_int_equal(at(&m, k, i, j), rule_of(a, b));
+						/* A row's own account: its state, as both
+						 * ends would say it. */
+						assert_int_equal(m.said[k * n * n + i * n + j],
+								 rule_of(a, a));
+					}
+				}
+			npf_job_matrix_clear(&m);
+			rows_free(rows, n);
+		}
+}
+
+/* Big sparse plans (issue 20): n nodes on a ring, each probing the nodes within h ring steps
+ * (the symmetric plan of --sparse-k 2h), the fabric "198.18.0.0/16" (quality 5) and eno1
+ * "10.0.0.0/16" (quality 1, every planned pair ok). fab[i * n + j] is node i's fabric state
+ * for j ('-' outside the plan); rows go through the codec to the coordinator's decision. */
+struct ring {
+	size_t n, h;
+	char *fab;
+	const char **names;
+	char (*name)[24];
+};
+
+static size_t ring_dist(size_t a, size_t b, size_t n)
+{
+	size_t d = a > b ? a - b : b - a;
+
+	return d < n - d ? d : n - d;
+}
+
+static void ring_init(struct ring *g, size_t n, size_t h)
+{
+	g->n = n;
+	g->h = h;
+	g->fab = malloc(n * n);
+	g->names = calloc(n, sizeof(*g->names));
+	g->name = calloc(n, sizeof(*g->name));
+	assert_non_null(g->fab);
+	assert_non_null(g->names);
+	assert_non_null(g->name);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(g->name[i], sizeof(g->name[i]), "gpu%04zu", i + 1);
+		g->names[i] = g->name[i];
+		for (size_t j = 0; j < n; j++)
+			g->fab[i * n + j] = i == j ? '.' : ring_dist(i, j, n) <= h ? 'o' : '-';
+	}
+}
+
+static void ring_free(struct ring *g)
+{
+	free(g->fab);
+	free(g->names);
+	free(g->name);
+}
+
+/* Node x's fabric dead: it fails with every planned peer, and they with it. */
+static void ring_kill(struct ring *g, size_t x)
+{
+	for (size_t j = 0; j < g->n; j++)
+		if (g->fab[x * g->n + j] == 'o') {
+			g->fab[x * g->n + j] = 'f';
+			g->fab[j * g->n + x] = 'f';
+		}
+}
+
+static void ring_decide(const struct ring *g, bool settle, struct npf_msg_job_decision *d)
+{
+	char job[NPF_WIRE_JOB_ID_LEN + 1];
+	struct npf_msg_row **rows = calloc(g->n, sizeof(*rows));
+
+	assert_non_null(rows);
+	assert_int_equal(npf_job_id(g->names, g->n, job), 0);
+	for (size_t i = 0; i < g->n; i++) {
+		struct npf_msg_row *r = calloc(1, sizeof(*r));
+
+		assert_non_null(r);
+		memcpy(r->job, job, sizeof(job));
+		snprintf(r->node, sizeof(r->node), "%s", g->names[i]);
+		r->instance = 0x1000 + i;
+		r->index = (uint32_t)i;
+		r->n_nodes = (uint32_t)g->n;
+		r->settle = settle;
+		r->n_nets = 2;
+		snprintf(r->nets[0].key, sizeof(r->nets[0].key), "198.18.0.0/16");
+		r->nets[0].rank = 9;
+		r->nets[0].quality = 5;
+		snprintf(r->nets[1].key, sizeof(r->nets[1].key), "10.0.0.0/16");
+		r->nets[1].rank = 1;
+		r->nets[1].quality = 1;
+		r->nets[0].states = strndup(g->fab + i * g->n, g->n);
+		r->nets[1].states = strndup(g->fab + i * g->n, g->n);
+		assert_non_null(r->nets[0].states);
+		assert_non_null(r->nets[1].states);
+		for (size_t j = 0; j < g->n; j++)
+			if (r->nets[1].states[j] == 'f' || r->nets[1].states[j] == 'u')
+				r->nets[1].states[j] = 'o';
+		rows[i] = through_wire(r);
+	}
+	assert_int_equal(npf_job_round_decide((const struct npf_msg_row *const *)rows, g->n, false,
+					      d),
+			 0);
+	assert_int_equal(d->n_rows, g->n);
+	rows_free(rows, g->n);
+	free(rows);
+}
+
+/* Sparse rings of 64, 128 and 256 nodes decide as a full mesh does (docs/decision.md §10,
+ * "Sparse plans"): a dead node at any of several positions (the coordinator's included) is
+ * the only suspect, every other node ok on the fabric; a pair that one end drops and no
+ * other node can corroborate drains nobody (eno1, degraded, the pair named); suspects that
+ * cut the plan in two leave parts never verified with each other: unknown, and the last try
+ * settles on eno1, never the fabric. */
+static void test_sparse_rings(void **state)
+{
+	static const size_t sizes[] = {64, 128, 256};
+	struct npf_msg_job_decision d;
+	struct ring g;
+	char want[96];
+
+	(void)state;
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		size_t n = sizes[z];
+		const size_t dead[] = {0, 1, n / 2, n - 1};
+
+		for (size_t h = 1; h <= 2; h++) {
+			for (size_t q = 0; q < sizeof(dead) / sizeof(dead[0]); q++) {
+				size_t x = dead[q];
+
+				ring_init(&g, n, h);
+				ring_kill(&g, x);
+				ring_decide(&g, false, &d);
+				assert_int_equal(d.verdict, NPF_JOB_OK);
+				assert_string_equal(d.net, "198.18.0.0/16");
+				for (size_t i = 0; i < n; i++)
+					assert_int_equal(d.nodes[i], i == x ? 's' : '.');
+				assert_non_null(strstr(d.reason, g.names[x]));
+				npf_wire_job_decision_clear(&d);
+				ring_free(&g);
+			}
+			/* gpu0011 drops new connections from gpu0012 only (a one-sided
+			 * firewall): both see the pair fail, nobody else is involved. */
+			ring_init(&g, n, h);
+			g.fab[10 * n + 11] = g.fab[11 * n + 10] = 'f';
+			ring_decide(&g, false, &d);
+			assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+			assert_string_equal(d.net, "10.0.0.0/16");
+			assert_null(memchr(d.nodes, 's', n));
+			snprintf(want, sizeof(want), "fails between %s and %s", g.names[10],
+				 g.names[11]);
+			assert_non_null(strstr(d.reason, want));
+			npf_wire_job_decision_clear(&d);
+			/* Seen by one end only (the reverse never came back). */
+			g.fab[11 * n + 10] = 'u';
+			ring_decide(&g, false, &d);
+			assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+			assert_null(memchr(d.nodes, 's', n));
+			assert_non_null(strstr(d.reason, want));
+			npf_wire_job_decision_clear(&d);
+			ring_free(&g);
+		}
+		/* h = 2: two dead blocks of two adjacent nodes each are corroborated suspects,
+		 * and without them the ring falls apart in two arcs no pair joins. */
+		ring_init(&g, n, 2);
+		ring_kill(&g, 10);
+		ring_kill(&g, 11);
+		ring_kill(&g, n / 2);
+		ring_kill(&g, n / 2 + 1);
+		ring_decide(&g, false, &d);
+		assert_int_equal(d.verdict, NPF_JOB_UNKNOWN);
+		assert_non_null(strstr(d.reason, "evidence missing on 198.18.0.0/16"));
+		npf_wire_job_decision_clear(&d);
+		ring_decide(&g, true, &d);
+		assert_int_equal(d.verdict, NPF_JOB_DEGRADED);
+		assert_string_equal(d.net, "10.0.0.0/16");
+		assert_null(memchr(d.nodes, 's', n));
+		npf_wire_job_decision_clear(&d);
+		ring_free(&g);
+		/* One block only: the ring stays one arc, the block's two nodes the suspects. */
+		ring_init(&g, n, 2);
+		ring_kill(&g, 10);
+		ring_kill(&g, 11);
+		ring_decide(&g, false, &d);
+		assert_int_equal(d.verdict, NPF_JOB_OK);
+		assert_string_equal(d.net, "198.18.0.0/16");
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(d.nodes[i], i == 10 || i == 11 ? 's' : '.');
+		npf_wire_job_decision_clear(&d);
+		ring_free(&g);
+	}
+}
+
 /* The parser's refusals: every field checked. */
 static void test_row_codec(void **state)
 {
@@ -787,11 +1063,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_job_id),
 	    cmocka_unit_test(test_merge_rule),
+	    cmocka_unit_test(test_merge_random),
 	    cmocka_unit_test(test_order_and_absent),
 	    cmocka_unit_test(test_incomplete_and_foreign),
 	    cmocka_unit_test(test_dead_fabric_node),
 	    cmocka_unit_test(test_asymmetric_three),
 	    cmocka_unit_test(test_sparse_eight),
+	    cmocka_unit_test(test_sparse_rings),
 	    cmocka_unit_test(test_row_codec),
 	    cmocka_unit_test(test_answer),
 	    cmocka_unit_test(test_round_decision),
