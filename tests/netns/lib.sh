@@ -87,13 +87,15 @@ on_exit() {
 }
 npf_run_on_exit() {
 	local rc=$? i
+	# A copy: a handler may change NPF_ON_EXIT (a lab's own cleanup resets it).
+	local -a handlers=("${NPF_ON_EXIT[@]}")
 	trap - EXIT
 	set +e
-	for ((i = ${#NPF_ON_EXIT[@]} - 1; i >= 0; i--)); do
+	for ((i = ${#handlers[@]} - 1; i >= 0; i--)); do
 		# Each handler sees the script's exit status in $? (cleanup functions print logs
 		# on failure).
 		(exit "$rc")
-		eval "${NPF_ON_EXIT[i]}"
+		eval "${handlers[i]}"
 	done
 	exit "$rc"
 }
