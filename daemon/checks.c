@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "dchk.h"
 #include "jobrows.h"
 #include "log.h"
@@ -277,8 +278,8 @@ static void on_check_done(struct npf_check *result, int err, void *userdata)
 	}
 	drop_result(e);
 	e->result = result;
-	e->done_mono_us = dmn_now_mono_us();
-	e->done_unix_ms = dmn_now_unix_ms();
+	e->done_mono_us = npf_now(CLOCK_MONOTONIC);
+	e->done_unix_ms = npf_now(CLOCK_REALTIME) / USEC_PER_MSEC;
 	if (e->job_tag[0]) {
 		/* A job check: the run ends when the coordinator has answered. */
 		r = job_submit(d, e);

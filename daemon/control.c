@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "daemon.h"
 #include "probe.h"
 #include "iface_json.h"
@@ -40,7 +41,7 @@ static json_t *status_reply(struct npf_daemon *d)
 	daemon = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:I, s:I}", "version",
 			   NPF_VERSION, "node", d->node_name, "instance", inst, "pid",
 			   (json_int_t)getpid(), "uptime_s",
-			   (json_int_t)((dmn_now_mono_us() - d->start_mono_us) / 1000000),
+			   (json_int_t)((npf_now(CLOCK_MONOTONIC) - d->start_mono_us) / USEC_PER_SEC),
 			   "started_unix_ms", (json_int_t)d->start_unix_ms, "socket",
 			   d->cfg.daemon.socket, "probe_port", (int)d->cfg.probe.port, "config",
 			   d->config_path, "clients", (json_int_t)d->n_clients,

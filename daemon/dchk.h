@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "clock.h"
 #include "daemon.h"
 #include "envfmt.h"
 #include "recommend.h"
@@ -62,7 +63,7 @@ struct dchk {
 /* How old e's result is. */
 static inline uint64_t dchk_age_ms(const struct dchk *e)
 {
-	return (dmn_now_mono_us() - e->done_mono_us) / 1000;
+	return (npf_now(CLOCK_MONOTONIC) - e->done_mono_us) / USEC_PER_MSEC;
 }
 
 /* The [publish] policy of the running config. first_node is borrowed. Inline here, as

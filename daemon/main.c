@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "conffile.h"
 #include "daemon.h"
 #include "keyfile.h"
@@ -409,8 +410,8 @@ int main(int argc, char **argv)
 	if (sodium_init() < 0)
 		fatalx("libsodium initialisation failed");
 	randombytes_buf(&d.instance, sizeof(d.instance));
-	d.start_mono_us = dmn_now_mono_us();
-	d.start_unix_ms = dmn_now_unix_ms();
+	d.start_mono_us = npf_now(CLOCK_MONOTONIC);
+	d.start_unix_ms = npf_now(CLOCK_REALTIME) / USEC_PER_MSEC;
 
 	r = setup_loop(&d);
 	if (r < 0) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -55,7 +56,7 @@ static bool in_group(const struct ctl_client *c, gid_t want)
 /* check_group's gid, looked up at most once per DMN_PERM_TTL_US. */
 static bool check_gid(struct npf_daemon *d, gid_t *out)
 {
-	uint64_t now = dmn_now_mono_us();
+	usec_t now = npf_now(CLOCK_MONOTONIC);
 	struct group gr, *grp = NULL;
 	int r = 0;
 	char *buf;

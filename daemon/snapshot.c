@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "candidates.h"
+#include "clock.h"
 #include "daemon.h"
 #include "inventory.h"
 #include "log.h"
@@ -116,7 +117,7 @@ static int rebuild(struct npf_daemon *d, const char *why)
 	}
 	d->inv = n;
 	d->inv_generation++;
-	d->inv_unix_ms = dmn_now_unix_ms();
+	d->inv_unix_ms = npf_now(CLOCK_REALTIME) / USEC_PER_MSEC;
 	if (old) {
 		if (n_changed) {
 			log_info("inventory changed (%s): %zu interface(s), first %s", why, n_changed,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "dchk.h"
 #include "fileio.h"
 #include "log.h"
@@ -33,7 +34,8 @@ void dchk_write_state(struct npf_daemon *d, const struct dchk *e)
 	/* The small envelope is encoded here; the check is the cached text, spliced in
 	 * before the envelope's closing brace. */
 	doc = json_pack("{s:i, s:s, s:s, s:I}", "version", NPF_API_VERSION, "node", d->node_name,
-			"peers", e->key, "written_unix_ms", (json_int_t)dmn_now_unix_ms());
+			"peers", e->key, "written_unix_ms",
+			(json_int_t)(npf_now(CLOCK_REALTIME) / USEC_PER_MSEC));
 	r = doc ? npf_api_json_text(doc, NPF_API_MAX_REPLY, &head, &hlen) : -ENOMEM;
 	json_decref(doc);
 	if (r < 0 || hlen < 2 || head[hlen - 1] != '}') {

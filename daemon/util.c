@@ -1,30 +1,19 @@
 // SPDX-License-Identifier: MIT
 /* Helpers every daemon module may call (and that call none of them): directories, the
- * service manager's status line, the clocks. */
+ * service manager's status line. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
-#include <time.h>
 
+#include "clock.h"
 #include "daemon.h"
 #include "probe.h"
 
 uint64_t dmn_now_mono_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-uint64_t dmn_now_unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return npf_now(CLOCK_MONOTONIC);
 }
 
 int dmn_mkdir_p(const char *path, mode_t mode)
