@@ -103,21 +103,21 @@ bool npf_api_job_valid(const char *s)
 	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
+bool npf_api_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_';
+}
+
 bool npf_api_name_valid(const char *s)
 {
 	size_t n = 0;
 
 	if (!s || !*s || *s == '-' || *s == '.')
 		return false;
-	for (; s[n]; n++) {
-		char ch = s[n];
-
-		if (n >= NPF_NAME_MAX - 1)
+	for (; s[n]; n++)
+		if (n >= NPF_NAME_MAX - 1 || !npf_api_name_char(s[n]))
 			return false;
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_'))
-			return false;
-	}
 	return true;
 }
 
