@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Local API server: Unix stream socket, length-prefixed JSON frames, bounded clients. */
+/* Local API server: accepts on the Unix socket (bounded clients), reads length-prefixed JSON
+ * frames and dispatches each request to the module that answers it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* netpreflightd: options and config, the sd-event loop, signals and sd_notify. */
+/* netpreflightd: options and config, the sd-event loop and its signals, and the wiring of the
+ * modules (main.c calls them; none calls main.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
