@@ -390,6 +390,13 @@ static void start_or_join(struct npf_daemon *d, struct ctl_client *c,
 	add_waiter(e, c);
 }
 
+/* The answer when key (e, if any) has no current result. */
+static void no_result(struct ctl_client *c, const char *key, const struct dchk *e)
+{
+	ctl_reply(c, npf_api_reply_error(NPF_API_E_NO_VERDICT, "no current result for %.120s%s",
+					 key, e && e->running ? " (a check is running)" : ""));
+}
+
 /* The peer set's key, or NULL after replying with the error. */
 static char *request_key(struct npf_daemon *d, struct ctl_client *c,
 			 const struct npf_api_request *req)
@@ -462,9 +469,7 @@ bool dchk_env_cached(struct npf_daemon *d, struct ctl_client *c,
 		return true;
 	}
 	if (req->cached) {
-		ctl_reply(c, npf_api_reply_error(NPF_API_E_NO_VERDICT,
-						 "no current result for %.120s%s", key,
-						 e && e->running ? " (a check is running)" : ""));
+		no_result(c, key, e);
 		free(key);
 		return true;
 	}
@@ -507,24 +512,14 @@ void dchk_redecide(struct npf_daemon *d)
 void dchk_verdict(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req)
 {
 	struct dchk *e;
-	char *key = NULL;
-	int err;
+	char *key = request_key(d, c, req);
 
-	err = npf_api_peers_key((const char(*)[NPF_NAME_MAX])req->peers, req->n_peers,
-				d->node_name, &key);
-	if (err < 0) {
-		ctl_reply(c, err == -EINVAL ? npf_api_reply_error(NPF_API_E_BAD_REQUEST,
-								  "no peers besides this node (%s)",
-								  d->node_name) :
-					      NULL);
+	if (!key)
 		return;
-	}
 	dchk_expire(d);
 	e = find(d, key);
 	if (!e || !e->result)
-		ctl_reply(c, npf_api_reply_error(NPF_API_E_NO_VERDICT,
-						 "no current result for %.120s%s", key,
-						 e && e->running ? " (a check is running)" : ""));
+		no_result(c, key, e);
 	else
 		dchk_check_reply(c, e, true);
 	free(key);
