@@ -32,12 +32,8 @@ static void drop_result(struct dchk *e)
 
 static void entry_free(struct npf_daemon *d, struct dchk *e)
 {
-	for (struct dchk **pp = &d->checks; *pp; pp = &(*pp)->next)
-		if (*pp == e) {
-			*pp = e->next;
-			d->n_checks--;
-			break;
-		}
+	LIST_REMOVE(e, link);
+	d->n_checks--;
 	npf_probe_job_cancel(e->job_sub);
 	e->job_sub = NULL;
 	jround_forget_local(d, e);
@@ -51,7 +47,9 @@ static void entry_free(struct npf_daemon *d, struct dchk *e)
 
 static struct dchk *find(struct npf_daemon *d, const char *key)
 {
-	for (struct dchk *e = d->checks; e; e = e->next)
+	struct dchk *e;
+
+	LIST_FOREACH(e, &d->checks, link)
 		if (strcmp(e->key, key) == 0)
 			return e;
 	return NULL;
@@ -64,10 +62,10 @@ static bool expired(const struct npf_daemon *d, const struct dchk *e)
 
 void dchk_expire(struct npf_daemon *d)
 {
-	struct dchk *e = d->checks, *next;
+	struct dchk *e = LIST_FIRST(&d->checks), *next;
 
 	for (; e; e = next) {
-		next = e->next;
+		next = LIST_NEXT(e, link);
 		if (!e->running && (expired(d, e) || !e->result))
 			entry_free(d, e);
 	}
@@ -76,12 +74,12 @@ void dchk_expire(struct npf_daemon *d)
 /* Makes room for one more entry; false when every slot is busy running. */
 static bool evict_one(struct npf_daemon *d)
 {
-	struct dchk *oldest = NULL;
+	struct dchk *oldest = NULL, *e;
 
 	dchk_expire(d);
 	if (d->n_checks < DMN_MAX_CACHED)
 		return true;
-	for (struct dchk *e = d->checks; e; e = e->next)
+	LIST_FOREACH(e, &d->checks, link)
 		if (!e->running && (!oldest || e->done_mono_us < oldest->done_mono_us))
 			oldest = e;
 	if (!oldest)
@@ -114,8 +112,7 @@ static struct dchk *entry_new(struct npf_daemon *d, char *key, const struct npf_
 	e->n_peers = req->n_peers;
 	e->d = d;
 	e->key = key;
-	e->next = d->checks;
-	d->checks = e;
+	LIST_INSERT_HEAD(&d->checks, e, link);
 	d->n_checks++;
 	return e;
 }
@@ -308,9 +305,10 @@ static void add_waiter(struct dchk *e, struct ctl_client *c)
  * answered, so one user with many tags cannot take the rounds of everyone's jobs. */
 static size_t jobs_of(const struct npf_daemon *d, uid_t uid)
 {
+	const struct dchk *e;
 	size_t k = 0;
 
-	for (const struct dchk *e = d->checks; e; e = e->next)
+	LIST_FOREACH(e, &d->checks, link)
 		if (e->running && e->job_tag[0] && e->job_uid == uid)
 			k++;
 	return k;
@@ -493,9 +491,10 @@ void dchk_env_start(struct npf_daemon *d, struct ctl_client *c,
 
 void dchk_redecide(struct npf_daemon *d)
 {
+	struct dchk *e;
 	bool any = false;
 
-	for (struct dchk *e = d->checks; e; e = e->next) {
+	LIST_FOREACH(e, &d->checks, link) {
 		if (!e->result)
 			continue;
 		any = true;
@@ -555,10 +554,10 @@ static bool involves(const struct npf_check *c, const char (*names)[IFNAMSIZ], s
 
 void dchk_invalidate(struct npf_daemon *d, const char (*names)[IFNAMSIZ], size_t n)
 {
-	struct dchk *e = d->checks, *next;
+	struct dchk *e = LIST_FIRST(&d->checks), *next;
 
 	for (; e; e = next) {
-		next = e->next;
+		next = LIST_NEXT(e, link);
 		if (e->running) {
 			/* What is being measured may straddle the change. */
 			e->stale = true;
@@ -596,9 +595,12 @@ void dchk_client_gone(struct npf_daemon *d, struct ctl_client *c)
 json_t *dchk_status_json(struct npf_daemon *d)
 {
 	json_t *arr = json_array();
+	struct dchk *e;
 
 	dchk_expire(d);
-	for (struct dchk *e = d->checks; arr && e; e = e->next) {
+	LIST_FOREACH(e, &d->checks, link) {
+		if (!arr)
+			break;
 		json_t *o;
 		size_t n_wait = 0;
 
@@ -624,15 +626,15 @@ json_t *dchk_status_json(struct npf_daemon *d)
 
 void dchk_free_all(struct npf_daemon *d)
 {
-	while (d->checks)
-		entry_free(d, d->checks);
+	while (!LIST_EMPTY(&d->checks))
+		entry_free(d, LIST_FIRST(&d->checks));
 }
 
 void dchk_publish_metrics(struct npf_daemon *d)
 {
-	const struct dchk *last = NULL;
+	const struct dchk *last = NULL, *e;
 
-	for (const struct dchk *e = d->checks; e; e = e->next)
+	LIST_FOREACH(e, &d->checks, link)
 		if (e->result && (!last || e->done_mono_us > last->done_mono_us))
 			last = e;
 	metrics_from_probe(d);

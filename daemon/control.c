@@ -264,12 +264,7 @@ static void client_free(struct ctl_client *c)
 	c->timer = sd_event_source_disable_unref(c->timer);
 	if (c->fd >= 0)
 		close(c->fd);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		d->clients = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	LIST_REMOVE(c, link);
 	d->n_clients--;
 	free(c->in);
 	free(c->out);
@@ -356,11 +351,12 @@ static int add_client(struct npf_daemon *d, int fd)
 	peer_groups(c);
 	c->netns = client_netns(d, fd, cred.pid);
 	if (cred.uid != 0) {
+		const struct ctl_client *o;
 		unsigned int same = 0;
 
 		/* One user holding every slot would starve the TaskPrologs; root (the
 		 * Prolog) has a reserve beyond the common cap. */
-		for (const struct ctl_client *o = d->clients; o; o = o->next)
+		LIST_FOREACH(o, &d->clients, link)
 			same += o->uid == cred.uid;
 		if (same >= DMN_MAX_CLIENTS_PER_UID ||
 		    d->n_clients >= DMN_MAX_CLIENTS - DMN_ROOT_RESERVE) {
@@ -377,10 +373,7 @@ static int add_client(struct npf_daemon *d, int fd)
 				       DMN_CLIENT_IDLE_MS * 1000ull, 0, on_client_timer, c);
 	if (r < 0)
 		goto err;
-	c->next = d->clients;
-	if (d->clients)
-		d->clients->prev = c;
-	d->clients = c;
+	LIST_INSERT_HEAD(&d->clients, c, link);
 	d->n_clients++;
 	return 0;
 err:
@@ -548,8 +541,8 @@ int ctl_open(struct npf_daemon *d)
 
 void ctl_close(struct npf_daemon *d)
 {
-	while (d->clients)
-		client_free(d->clients);
+	while (!LIST_EMPTY(&d->clients))
+		client_free(LIST_FIRST(&d->clients));
 	d->listen_src = sd_event_source_disable_unref(d->listen_src);
 	d->accept_retry_src = sd_event_source_disable_unref(d->accept_retry_src);
 	if (d->listen_fd >= 0)

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -53,7 +54,7 @@ enum dmn_netns_cmp { DMN_NETNS_SAME = 0, DMN_NETNS_FOREIGN, DMN_NETNS_UNKNOWN };
 
 /* One local API connection. */
 struct ctl_client {
-	struct ctl_client *next, *prev;
+	LIST_ENTRY(ctl_client) link; /* npf_daemon.clients */
 	struct npf_daemon *d;
 	int fd;
 	sd_event_source *io, *timer;
@@ -121,7 +122,7 @@ struct npf_daemon {
 	struct dmn_netns_id netns; /* ours, read once in ctl_open */
 	bool netns_known;
 	sd_event_source *listen_src, *accept_retry_src;
-	struct ctl_client *clients;
+	LIST_HEAD(, ctl_client) clients;
 	unsigned int n_clients;
 	/* check_group's gid: NSS (LDAP, sssd) can block for seconds, so the name is
 	 * looked up at most once a minute. */
@@ -133,7 +134,7 @@ struct npf_daemon {
 
 	/* Probes and results. */
 	struct npf_probe_ctx *probe;
-	struct dchk *checks;
+	LIST_HEAD(, dchk) checks;
 	unsigned int n_checks, n_running;
 	char last_summary[256];
 	struct npf_metrics_counters metrics; /* for [metrics] textfile_dir */

@@ -22,7 +22,7 @@
 
 /* One peer set: the run in flight (if any) and the last result. */
 struct dchk {
-	struct dchk *next;
+	LIST_ENTRY(dchk) link; /* npf_daemon.checks */
 	struct npf_daemon *d;
 	char *key;     /* npf_api_peers_key(): sorted, without this node */
 	char **peers;  /* as first requested, handed to the engine */
