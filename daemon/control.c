@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Local API server: Unix stream socket, length-prefixed JSON frames, bounded clients. */
-#include <arpa/inet.h>
+/* Local API server: accepts on the Unix socket (bounded clients), reads length-prefixed JSON
+ * frames and dispatches each request to the module that answers it. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +12,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "daemon.h"
 #include "probe.h"
 #include "iface_json.h"
@@ -23,186 +22,13 @@
 #define ACCEPT_BATCH 16
 #define ACCEPT_RETRY_MS 1000
 #define READ_BATCH 16
-#define WAIT_SLACK_MS 5000 /* on top of the check timeout before we give up on the engine */
 #define MAX_GROUPS 65536
 
 static void client_free(struct ctl_client *c);
 
-static int arm_timer(struct ctl_client *c, uint32_t ms)
-{
-	int r = sd_event_source_set_time_relative(c->timer, (uint64_t)ms * 1000);
-
-	if (r >= 0)
-		r = sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
-	return r;
-}
-
-/* Waiting for a request: the whole frame must arrive within the idle deadline. */
-static void state_reading(struct ctl_client *c)
-{
-	sd_event_source_set_io_events(c->io, EPOLLIN | EPOLLRDHUP);
-	arm_timer(c, DMN_CLIENT_IDLE_MS);
-}
-
-void ctl_wait(struct ctl_client *c, uint32_t ms)
-{
-	/* No EPOLLIN: a client cannot queue more work while it waits. HUP and
-	 * ERR are always reported, so a client that goes away is still seen. */
-	sd_event_source_set_io_events(c->io, 0);
-	arm_timer(c, ms + WAIT_SLACK_MS);
-}
-
-static int write_out(struct ctl_client *c);
-
-/* Sends what the socket takes now, so a short reply costs one send() and no epoll_ctl;
- * only the rest waits for EPOLLOUT. Never frees c: an error is left for the loop to see
- * (the client is still writing, so EPOLLOUT/EPOLLERR end it there). */
-static void start_write(struct ctl_client *c)
-{
-	if (!c->close_after_write && write_out(c) > 0) {
-		state_reading(c);
-		return;
-	}
-	sd_event_source_set_io_events(c->io, EPOLLOUT);
-	arm_timer(c, DMN_CLIENT_WRITE_MS);
-}
-
-/* Replaces c's pending output with an internal-error reply; closes after it when even
- * that cannot be made. */
-static void out_internal_error(struct ctl_client *c, int err)
-{
-	json_t *e = npf_api_reply_error(NPF_API_E_INTERNAL, "cannot encode reply: %s",
-					strerror(-err));
-
-	free(c->out);
-	c->out = NULL;
-	c->out_len = c->out_off = 0;
-	if (!e || npf_api_frame_encode(e, NPF_API_MAX_REPLY, &c->out, &c->out_len) < 0)
-		c->close_after_write = true;
-	json_decref(e);
-}
-
-void ctl_reply(struct ctl_client *c, json_t *reply)
-{
-	int r = -ENOMEM;
-
-	free(c->out);
-	c->out = NULL;
-	c->out_len = c->out_off = 0;
-	if (reply)
-		r = npf_api_frame_encode(reply, NPF_API_MAX_REPLY, &c->out, &c->out_len);
-	json_decref(reply);
-	if (r < 0)
-		out_internal_error(c, r);
-	start_write(c);
-}
-
-void ctl_reply_frame(struct ctl_client *c, int err, char *frame, size_t len)
-{
-	free(c->out);
-	c->out = frame;
-	c->out_len = frame ? len : 0;
-	c->out_off = 0;
-	if (err < 0 || !frame)
-		out_internal_error(c, err < 0 ? err : -ENOMEM);
-	start_write(c);
-}
-
 static void reply_error(struct ctl_client *c, const struct npf_api_error *err)
 {
 	ctl_reply(c, npf_api_reply_error(err->code, "%s", err->message));
-}
-
-#define NSS_BUF_MIN 16384
-#define NSS_BUF_MAX (1u << 20)
-
-/* getgrnam_r with a buffer that grows on ERANGE (big LDAP groups overflow 16 KiB).
- * Returns the malloc'd buffer (caller frees) or NULL; *r gets the lookup's error (0
- * with *out NULL: no such entry). */
-static char *nss_gr(const char *name, struct group *gr, struct group **out, int *r)
-{
-	char *buf = NULL;
-
-	for (size_t sz = NSS_BUF_MIN; sz <= NSS_BUF_MAX; sz *= 2) {
-		char *nb = realloc(buf, sz);
-
-		if (!nb)
-			break;
-		buf = nb;
-		*r = getgrnam_r(name, gr, buf, sz, out);
-		if (*r != ERANGE)
-			return buf;
-	}
-	free(buf);
-	*out = NULL;
-	return NULL;
-}
-
-/* The connection decides (SO_PEERCRED's gid, SO_PEERGROUPS), never the client's word
- * and never NSS's current view of the user: a user removed from the group keeps no
- * rights for new connections, one added gets them with a new login. */
-static bool in_group(const struct ctl_client *c, gid_t want)
-{
-	if (c->gid == want)
-		return true;
-	for (size_t i = 0; i < c->n_groups; i++)
-		if (c->groups[i] == want)
-			return true;
-	return false;
-}
-
-/* check_group's gid, looked up at most once per DMN_PERM_TTL_US. */
-static bool check_gid(struct npf_daemon *d, gid_t *out)
-{
-	uint64_t now = dmn_now_mono_us();
-	struct group gr, *grp = NULL;
-	int r = 0;
-	char *buf;
-
-	if (d->check_gid.until_us <= now) {
-		buf = nss_gr(d->cfg.daemon.check_group, &gr, &grp, &r);
-		d->check_gid.found = buf && r == 0 && grp;
-		if (d->check_gid.found)
-			d->check_gid.gid = grp->gr_gid;
-		else if (r)
-			log_errc(-r, "check_group '%s' lookup", d->cfg.daemon.check_group);
-		else
-			log_warnx("check_group '%s' does not exist", d->cfg.daemon.check_group);
-		free(buf);
-		d->check_gid.until_us = now + DMN_PERM_TTL_US;
-	}
-	*out = d->check_gid.gid;
-	return d->check_gid.found;
-}
-
-static bool privileged(const struct ctl_client *c)
-{
-	return c->uid == 0 || c->uid == geteuid();
-}
-
-bool ctl_may_probe(struct npf_daemon *d, const struct ctl_client *c)
-{
-	gid_t want;
-
-	if (privileged(c))
-		return true;
-	if (!d->cfg.daemon.check_group[0])
-		return false;
-	return check_gid(d, &want) && in_group(c, want);
-}
-
-const char *ctl_literal_peer(const struct ctl_client *c, const struct npf_api_request *req)
-{
-	struct in_addr a;
-
-	if (privileged(c))
-		return NULL;
-	/* inet_aton() is what getaddrinfo() tries first: every form it takes is an address,
-	 * whatever /etc/hosts or DNS say (names may not hold ':', so no IPv6 literal). */
-	for (size_t i = 0; i < req->n_peers; i++)
-		if (inet_aton(req->peers[i], &a))
-			return req->peers[i];
-	return NULL;
 }
 
 static json_t *status_reply(struct npf_daemon *d)
@@ -216,7 +42,7 @@ static json_t *status_reply(struct npf_daemon *d)
 	daemon = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:I, s:I}", "version",
 			   NPF_VERSION, "node", d->node_name, "instance", inst, "pid",
 			   (json_int_t)getpid(), "uptime_s",
-			   (json_int_t)((dmn_now_mono_us() - d->start_mono_us) / 1000000),
+			   (json_int_t)((npf_now(CLOCK_MONOTONIC) - d->start_mono_us) / USEC_PER_SEC),
 			   "started_unix_ms", (json_int_t)d->start_unix_ms, "socket",
 			   d->cfg.daemon.socket, "probe_port", (int)d->cfg.probe.port, "config",
 			   d->config_path, "clients", (json_int_t)d->n_clients,
@@ -264,7 +90,6 @@ static void dispatch(struct ctl_client *c)
 {
 	struct npf_daemon *d = c->d;
 	struct npf_api_request req;
-	const char *lit;
 	struct npf_api_error err;
 
 	if (npf_api_request_parse(c->in, c->in_len, &req, &err) < 0) {
@@ -300,22 +125,15 @@ static void dispatch(struct ctl_client *c)
 		dchk_verdict(d, c, &req);
 		break;
 	case NPF_API_REQ_CHECK:
-		if (!ctl_may_probe(d, c)) {
-			ctl_reply(c, npf_api_reply_error(NPF_API_E_FORBIDDEN,
-							 "uid %u may not start probes (allowed: root, "
-							 "the daemon's user, group '%s')",
-							 (unsigned)c->uid, d->cfg.daemon.check_group));
-			break;
-		}
-		if ((lit = ctl_literal_peer(c, &req))) {
-			ctl_reply(c, npf_api_reply_error(NPF_API_E_FORBIDDEN, LITERAL_PEER_MSG, lit,
-							 (unsigned)c->uid));
-			break;
-		}
-		dchk_check(d, c, &req);
+		if (!ctl_refuse_probe(d, c, &req, ""))
+			dchk_check(d, c, &req);
 		break;
 	case NPF_API_REQ_ENV:
-		dchk_env(d, c, &req);
+		/* Anyone may read a fresh cached answer (as for verdict); a new probe
+		 * needs the same permission as check. */
+		if (!dchk_env_cached(d, c, &req) &&
+		    !ctl_refuse_probe(d, c, &req, "nothing cached for these peers and "))
+			dchk_env_start(d, c, &req);
 		break;
 	case NPF_API_REQ__COUNT:
 		break;
@@ -375,26 +193,6 @@ static int read_frame(struct ctl_client *c)
 	return 1;
 }
 
-/* Returns 1 when everything was written, 0 when the socket is full, -errno. */
-static int write_out(struct ctl_client *c)
-{
-	while (c->out_off < c->out_len) {
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				return 0;
-			return -errno;
-		}
-		c->out_off += (size_t)n;
-	}
-	free(c->out);
-	c->out = NULL;
-	c->out_len = c->out_off = 0;
-	return 1;
-}
-
 static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct ctl_client *c = userdata;
@@ -405,14 +203,14 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
 	if (c->out) {
 		if (!(revents & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
 			return 0;
-		r = write_out(c);
+		r = ctl_write_out(c);
 		if (r < 0)
 			goto drop;
 		if (r == 0)
 			return 0;
 		if (c->close_after_write)
 			goto drop;
-		state_reading(c);
+		ctl_state_reading(c);
 		return 0;
 	}
 	if (c->waiting) {
@@ -427,7 +225,7 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
 			break;
 		/* One request at a time: its reply (or check) comes before the next read. */
 		if (!c->waiting && !c->out)
-			state_reading(c);
+			ctl_state_reading(c);
 		return 0;
 	}
 	if (revents & (EPOLLHUP | EPOLLERR))
@@ -466,12 +264,7 @@ static void client_free(struct ctl_client *c)
 	c->timer = sd_event_source_disable_unref(c->timer);
 	if (c->fd >= 0)
 		close(c->fd);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		d->clients = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	LIST_REMOVE(c, link);
 	d->n_clients--;
 	free(c->in);
 	free(c->out);
@@ -558,11 +351,12 @@ static int add_client(struct npf_daemon *d, int fd)
 	peer_groups(c);
 	c->netns = client_netns(d, fd, cred.pid);
 	if (cred.uid != 0) {
+		const struct ctl_client *o;
 		unsigned int same = 0;
 
 		/* One user holding every slot would starve the TaskPrologs; root (the
 		 * Prolog) has a reserve beyond the common cap. */
-		for (const struct ctl_client *o = d->clients; o; o = o->next)
+		LIST_FOREACH(o, &d->clients, link)
 			same += o->uid == cred.uid;
 		if (same >= DMN_MAX_CLIENTS_PER_UID ||
 		    d->n_clients >= DMN_MAX_CLIENTS - DMN_ROOT_RESERVE) {
@@ -579,10 +373,7 @@ static int add_client(struct npf_daemon *d, int fd)
 				       DMN_CLIENT_IDLE_MS * 1000ull, 0, on_client_timer, c);
 	if (r < 0)
 		goto err;
-	c->next = d->clients;
-	if (d->clients)
-		d->clients->prev = c;
-	d->clients = c;
+	LIST_INSERT_HEAD(&d->clients, c, link);
 	d->n_clients++;
 	return 0;
 err:
@@ -750,8 +541,8 @@ int ctl_open(struct npf_daemon *d)
 
 void ctl_close(struct npf_daemon *d)
 {
-	while (d->clients)
-		client_free(d->clients);
+	while (!LIST_EMPTY(&d->clients))
+		client_free(LIST_FIRST(&d->clients));
 	d->listen_src = sd_event_source_disable_unref(d->listen_src);
 	d->accept_retry_src = sd_event_source_disable_unref(d->accept_retry_src);
 	if (d->listen_fd >= 0)

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -34,6 +35,12 @@ struct dchk;
 struct jround;
 struct npf_msg_row;
 struct npf_msg_job_decision;
+struct npf_daemon;
+
+/* The snapshot's report to its owner (main.c wires it to the checks): the interfaces
+ * whose relevant state changed ([n], borrowed for the call), or n == 0 from the periodic
+ * re-dump (nothing changed; time passed). The snapshot calls no other module. */
+typedef void (*snap_changed_fn)(struct npf_daemon *d, const char (*names)[IFNAMSIZ], size_t n);
 
 /* A network namespace's identity: its cookie and/or its nsfs inode (netns.c). */
 struct dmn_netns_id {
@@ -47,7 +54,7 @@ enum dmn_netns_cmp { DMN_NETNS_SAME = 0, DMN_NETNS_FOREIGN, DMN_NETNS_UNKNOWN };
 
 /* One local API connection. */
 struct ctl_client {
-	struct ctl_client *next, *prev;
+	LIST_ENTRY(ctl_client) link; /* npf_daemon.clients */
 	struct npf_daemon *d;
 	int fd;
 	sd_event_source *io, *timer;
@@ -105,6 +112,7 @@ struct npf_daemon {
 	uint64_t inv_unix_ms;
 	bool ready;          /* first inventory built */
 	bool ready_notified; /* READY=1 sent */
+	snap_changed_fn snap_changed;
 	struct mnl_socket *nl;
 	sd_event_source *nl_src, *debounce_src, *redump_src;
 
@@ -114,7 +122,7 @@ struct npf_daemon {
 	struct dmn_netns_id netns; /* ours, read once in ctl_open */
 	bool netns_known;
 	sd_event_source *listen_src, *accept_retry_src;
-	struct ctl_client *clients;
+	LIST_HEAD(, ctl_client) clients;
 	unsigned int n_clients;
 	/* check_group's gid: NSS (LDAP, sssd) can block for seconds, so the name is
 	 * looked up at most once a minute. */
@@ -126,7 +134,7 @@ struct npf_daemon {
 
 	/* Probes and results. */
 	struct npf_probe_ctx *probe;
-	struct dchk *checks;
+	LIST_HEAD(, dchk) checks;
 	unsigned int n_checks, n_running;
 	char last_summary[256];
 	struct npf_metrics_counters metrics; /* for [metrics] textfile_dir */
@@ -137,17 +145,18 @@ struct npf_daemon {
 	size_t jround_bytes;
 };
 
-/* main.c */
+/* util.c: called by every module, calls none */
 /* Sends STATUS= (and READY=1 once) to the service manager; no-op outside systemd. */
 void dmn_notify_status(struct npf_daemon *d);
-uint64_t dmn_now_mono_us(void);
-uint64_t dmn_now_unix_ms(void);
+/* npf_now(CLOCK_MONOTONIC); kept only for jobround.c arm_deadline(), whose body the
+ * "rounds" branch edits: switch that call to npf_now() after it merges, then remove. */
 /* mkdir -p with mode for the directories it creates. Returns 0 or -errno. */
 int dmn_mkdir_p(const char *path, mode_t mode);
 
 /* snapshot.c */
-/* Builds the first inventory and subscribes to link/address events. Returns 0 or -errno. */
-int snap_start(struct npf_daemon *d);
+/* Builds the first inventory and subscribes to link/address events; changes are reported
+ * through changed. Returns 0 or -errno. */
+int snap_start(struct npf_daemon *d, snap_changed_fn changed);
 void snap_stop(struct npf_daemon *d);
 /* Applies netlink changes that are pending (read or debounced) now, so a check that
  * starts next sees every interface the kernel has reported. */
@@ -166,11 +175,13 @@ int dmn_netns_client(int fd, pid_t pid, struct dmn_netns_id *out);
 /* SAME, FOREIGN, or UNKNOWN when the two carry no identity of the same kind. */
 int dmn_netns_compare(const struct dmn_netns_id *self, const struct dmn_netns_id *client);
 
-/* control.c */
+/* control.c: the local API server (accepts, reads, dispatches to the modules) */
 /* Takes the socket from systemd or binds cfg.daemon.socket. Returns 0 or -errno. */
 int ctl_open(struct npf_daemon *d);
 /* Closes every client (detaching them from checks) and the listener. */
 void ctl_close(struct npf_daemon *d);
+
+/* reply.c: a client's output and deadlines; calls no other module */
 /* Sends reply (ownership taken, NULL means out of memory) to c: what the socket takes
  * at once is sent now, the rest from the loop. c is never freed here (errors surface in
  * the loop), so callers may hold list pointers. Reading resumes once it has drained. */
@@ -180,26 +191,40 @@ void ctl_reply(struct ctl_client *c, json_t *reply);
 void ctl_reply_frame(struct ctl_client *c, int err, char *frame, size_t len);
 /* Parks c until its check answers, with a safety deadline of ms. */
 void ctl_wait(struct ctl_client *c, uint32_t ms);
+/* Waits for c's next request: the whole frame must arrive within DMN_CLIENT_IDLE_MS. */
+void ctl_state_reading(struct ctl_client *c);
+/* Writes c's pending output. Returns 1 when everything was written, 0 when the socket is
+ * full, -errno. */
+int ctl_write_out(struct ctl_client *c);
+
+/* perm.c: who may make the daemon probe */
+/* SO_PEERCRED policy: may this client make the daemon probe other nodes (root, the
+ * daemon's uid, [daemon] check_group)? */
+bool ctl_may_probe(struct npf_daemon *d, const struct ctl_client *c);
 /* A peer name of the request that the resolver would take as an address literal
  * ("127.0.0.1", "2130706433", "0x7f000001", "127.1"), when c may not name those (only
  * root and the daemon's user may: a check_group user names hosts, so the daemon never
  * connects to an arbitrary address for it). Returns the name (borrowed) or NULL. */
 const char *ctl_literal_peer(const struct ctl_client *c, const struct npf_api_request *req);
-#define LITERAL_PEER_MSG                                                                           \
-	"peer '%s' is an address literal; uid %u must name hosts (only root and the daemon's "   \
-	"user may probe addresses)"
-
-/* SO_PEERCRED policy: may this client make the daemon probe other nodes (root, the
- * daemon's uid, [daemon] check_group)? */
-bool ctl_may_probe(struct npf_daemon *d, const struct ctl_client *c);
+/* Refuses (one ctl_reply(), returns true) when c may not make the daemon probe req's
+ * peers: ctl_may_probe(), then ctl_literal_peer(). context begins the message ("" or
+ * "nothing cached for these peers and "). Returns false, replying nothing, when c may. */
+bool ctl_refuse_probe(struct npf_daemon *d, struct ctl_client *c,
+		      const struct npf_api_request *req, const char *context);
 
 /* checks.c */
 /* Answers or starts a check for c; always ends in exactly one ctl_reply(). */
 void dchk_check(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req);
-/* Answers an "env" request for c: from the cache when fresh (anyone may ask, as for
- * verdict), else (unless the request says "cached", or ctl_may_probe() refuses) by
- * starting or joining a check. Always ends in exactly one ctl_reply(). */
-void dchk_env(struct npf_daemon *d, struct ctl_client *c, const struct npf_api_request *req);
+/* An "env" request's answer from the cache when fresh (anyone may ask, as for verdict),
+ * or its refusal (not ready, no peers, "cached" with nothing fresh). Returns true when it
+ * replied to c, false when only a probe can answer: the caller checks the permission
+ * (ctl_refuse_probe()) and calls dchk_env_start(). */
+bool dchk_env_cached(struct npf_daemon *d, struct ctl_client *c,
+		     const struct npf_api_request *req);
+/* Starts or joins the check that will answer c's env request; always ends in exactly
+ * one ctl_reply() or a parked client. */
+void dchk_env_start(struct npf_daemon *d, struct ctl_client *c,
+		    const struct npf_api_request *req);
 /* Decides every cached result again (after a config reload or an inventory change). */
 void dchk_redecide(struct npf_daemon *d);
 /* Answers a "verdict" request for c from the cache; always ends in exactly one reply. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "daemon.h"
 #include "jobrows.h"
 #include "log.h"
@@ -179,7 +180,7 @@ static void decide(struct jround *jr)
 	drop_rows(jr);
 	jr->w = NULL;
 	jr->n_w = 0;
-	(void)sd_event_source_set_time(jr->timer, dmn_now_mono_us() + JR_LINGER_US);
+	(void)sd_event_source_set_time(jr->timer, npf_now(CLOCK_MONOTONIC) + JR_LINGER_US);
 	(void)sd_event_source_set_enabled(jr->timer, SD_EVENT_ONESHOT);
 	for (size_t i = 0; i < n_w; i++)
 		answer(d, &w[i], &jr->dec);
@@ -268,7 +269,7 @@ static void arm_deadline(struct jround *jr, const struct npf_msg_row *row)
 {
 	uint64_t wait_us = (uint64_t)(row->wait_ms ? row->wait_ms : JR_DEFAULT_WAIT_MS) * 1000;
 	uint64_t until =
-	    dmn_now_mono_us() + (wait_us > 2 * JR_MARGIN_US ? wait_us - JR_MARGIN_US : wait_us / 2);
+	    npf_now(CLOCK_MONOTONIC) + (wait_us > 2 * JR_MARGIN_US ? wait_us - JR_MARGIN_US : wait_us / 2);
 
 	if (until < jr->deadline_us) {
 		jr->deadline_us = until;
@@ -424,7 +425,7 @@ void jround_on_remote_row(void *userdata, struct npf_msg_row *row, uint64_t wait
 json_t *jround_status_json(struct npf_daemon *d)
 {
 	json_t *arr = json_array();
-	uint64_t now = dmn_now_mono_us();
+	usec_t now = npf_now(CLOCK_MONOTONIC);
 
 	for (struct jround *jr = d->jrounds; arr && jr; jr = jr->next) {
 		json_t *o = json_pack(

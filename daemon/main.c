@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* netpreflightd: options and config, the sd-event loop, signals and sd_notify. */
+/* netpreflightd: options and config, the sd-event loop and its signals, and the wiring of the
+ * modules (main.c calls them; none calls main.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "conffile.h"
 #include "daemon.h"
 #include "keyfile.h"
@@ -32,45 +34,6 @@ enum {
 	OPT_DEBUG,
 	OPT_KEY_BASE = 0x200, /* + index into the config key table */
 };
-
-uint64_t dmn_now_mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-uint64_t dmn_now_unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-int dmn_mkdir_p(const char *path, mode_t mode)
-{
-	char buf[NPF_CONFIG_PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char saved = *p;
-
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = saved;
-		if (!saved)
-			break;
-	}
-	return 0;
-}
 
 static void usage(FILE *f)
 {
@@ -119,34 +82,6 @@ static int load_config(const struct npf_daemon *d, struct npf_config *cfg, char 
 		}
 	}
 	return 0;
-}
-
-void dmn_notify_status(struct npf_daemon *d)
-{
-	char line[512];
-	size_t n_up = 0, n_if = d->inv ? d->inv->n_ifaces : 0;
-
-	for (size_t i = 0; i < n_if; i++)
-		n_up += (d->inv->ifaces[i].flags & IFF_UP) != 0;
-	snprintf(line, sizeof(line), "%s: %zu interfaces (%zu up), %u clients, last check: %s",
-		 d->node_name, n_if, n_up, d->n_clients,
-		 d->last_summary[0] ? d->last_summary : "none");
-	const char *lerr = npf_probe_listen_error(d->probe);
-
-	if (lerr) {
-		/* Not ready until the probe port is ours on every candidate. */
-		snprintf(line, sizeof(line), "%s: probe port not bound on %s", d->node_name, lerr);
-		sd_notifyf(0, "STATUS=%s", line);
-		return;
-	}
-	/* Ready means answering: the first inventory is built, the socket listens
-	 * and the probe port is bound on every candidate. */
-	if (d->ready && d->listen_src && !d->ready_notified) {
-		sd_notifyf(0, "READY=1\nSTATUS=%s", line);
-		d->ready_notified = true;
-	} else {
-		sd_notifyf(0, "STATUS=%s", line);
-	}
 }
 
 static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -210,6 +145,16 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 	sd_notify(0, "READY=1");
 	dmn_notify_status(d);
 	return 0;
+}
+
+/* The snapshot's changes, to the checks: results resting on a changed interface are
+ * dropped (and the rest decided again); the periodic tick drops expired ones. */
+static void on_inventory_changed(struct npf_daemon *d, const char (*names)[IFNAMSIZ], size_t n)
+{
+	if (n)
+		dchk_invalidate(d, names, n);
+	else
+		dchk_expire(d);
 }
 
 static int resolve_node_name(struct npf_daemon *d)
@@ -466,15 +411,15 @@ int main(int argc, char **argv)
 	if (sodium_init() < 0)
 		fatalx("libsodium initialisation failed");
 	randombytes_buf(&d.instance, sizeof(d.instance));
-	d.start_mono_us = dmn_now_mono_us();
-	d.start_unix_ms = dmn_now_unix_ms();
+	d.start_mono_us = npf_now(CLOCK_MONOTONIC);
+	d.start_unix_ms = npf_now(CLOCK_REALTIME) / USEC_PER_MSEC;
 
 	r = setup_loop(&d);
 	if (r < 0) {
 		log_errc(r, "event loop");
 		goto out;
 	}
-	r = snap_start(&d);
+	r = snap_start(&d, on_inventory_changed);
 	if (r < 0) {
 		log_errc(r, "inventory");
 		goto out;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "candidates.h"
+#include "clock.h"
 #include "daemon.h"
 #include "inventory.h"
 #include "log.h"
@@ -116,12 +117,12 @@ static int rebuild(struct npf_daemon *d, const char *why)
 	}
 	d->inv = n;
 	d->inv_generation++;
-	d->inv_unix_ms = dmn_now_unix_ms();
+	d->inv_unix_ms = npf_now(CLOCK_REALTIME) / USEC_PER_MSEC;
 	if (old) {
 		if (n_changed) {
 			log_info("inventory changed (%s): %zu interface(s), first %s", why, n_changed,
 				 changed[0]);
-			dchk_invalidate(d, (const char(*)[IFNAMSIZ])changed, n_changed);
+			d->snap_changed(d, (const char(*)[IFNAMSIZ])changed, n_changed);
 		} else {
 			log_debug("inventory rebuilt (%s): no relevant change", why);
 		}
@@ -153,7 +154,7 @@ static int on_redump(sd_event_source *s, uint64_t usec, void *userdata)
 
 	(void)usec;
 	rebuild(d, "periodic");
-	dchk_expire(d);
+	d->snap_changed(d, NULL, 0);
 	sd_event_source_set_time_relative(s, DMN_REDUMP_MS * 1000ull);
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	return 0;
@@ -253,8 +254,9 @@ static int open_monitor(struct npf_daemon *d)
 	return r < 0 ? r : 0;
 }
 
-int snap_start(struct npf_daemon *d)
+int snap_start(struct npf_daemon *d, snap_changed_fn changed)
 {
+	d->snap_changed = changed;
 	int r;
 
 	/* Subscribe before the first dump so a change during the dump is not lost. */

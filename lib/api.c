@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "addr_json.h"
 #include "envfmt.h"
 #include "verdict.h"
 
@@ -102,21 +103,21 @@ bool npf_api_job_valid(const char *s)
 	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
+bool npf_api_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_';
+}
+
 bool npf_api_name_valid(const char *s)
 {
 	size_t n = 0;
 
 	if (!s || !*s || *s == '-' || *s == '.')
 		return false;
-	for (; s[n]; n++) {
-		char ch = s[n];
-
-		if (n >= NPF_NAME_MAX - 1)
+	for (; s[n]; n++)
+		if (n >= NPF_NAME_MAX - 1 || !npf_api_name_char(s[n]))
 			return false;
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_'))
-			return false;
-	}
 	return true;
 }
 
@@ -662,17 +663,6 @@ int npf_api_reply_status(const json_t *reply, struct npf_api_error *err)
 
 /* ---- check <-> JSON ---- */
 
-static json_t *addr_json(const struct npf_addr *a)
-{
-	char buf[INET6_ADDRSTRLEN + 8], ip[INET6_ADDRSTRLEN];
-
-	if (a->family != AF_INET && a->family != AF_INET6)
-		return json_null();
-	npf_addr_str(a, ip, sizeof(ip));
-	snprintf(buf, sizeof(buf), "%s/%u", ip, a->prefixlen);
-	return json_string(buf);
-}
-
 static int addr_parse(const json_t *v, struct npf_addr *a)
 {
 	char ip[INET6_ADDRSTRLEN + 1];
@@ -817,8 +807,9 @@ static json_t *cand_json(const struct npf_candidate *c)
 				 "active", c->rdma_active, "gid_index",
 				 c->has_gid ? json_integer(c->gid_index) : json_null());
 	return json_pack("{s:s, s:o, s:s, s:o, s:I, s:o, s:o}", "ifname", c->ifname, "address",
-			 addr_json(&c->addr), "kind", npf_kind_name(c->kind), "roles",
-			 roles_json(c->roles), "mtu", (json_int_t)c->mtu, "speed_mbps",
+			 npf_addr_json(&c->addr, NPF_ADDR_JSON_CIDR), "kind",
+			 npf_kind_name(c->kind), "roles", roles_json(c->roles), "mtu",
+			 (json_int_t)c->mtu, "speed_mbps",
 			 c->speed_mbps < 0 ? json_null() : json_integer((json_int_t)c->speed_mbps),
 			 "rdma", rdma);
 }
@@ -882,7 +873,7 @@ static json_t *node_json(const struct npf_node *n)
 			 "error", n->error, "candidates", cands, "interfaces", names,
 			 "hello_rtt_us", (json_int_t)n->hello_rtt_us, "reverse_ms",
 			 (json_int_t)n->rev_ms, "inconclusive", (json_int_t)n->n_inconclusive,
-			 "name_address", addr_json(&n->name_addr));
+			 "name_address", npf_addr_json(&n->name_addr, NPF_ADDR_JSON_CIDR));
 err:
 	json_decref(cands);
 	json_decref(names);
@@ -969,12 +960,12 @@ static int peer_parse(const struct npf_check *c, const json_t *o, int *peer)
 
 static json_t *path_json(const struct npf_check *c, const struct npf_path *p)
 {
-	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:I, s:s}", "peer",
-			 peer_name(c, p->peer), "direction", npf_direction_name(p->dir), "local_if",
-			 p->local_if, "local_addr", addr_json(&p->local_addr), "peer_if", p->peer_if,
-			 "peer_addr", addr_json(&p->peer_addr), "outcome",
-			 npf_outcome_name(p->outcome), "rtt_us", (json_int_t)p->rtt_us, "detail",
-			 p->detail);
+	return json_pack(
+	    "{s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:I, s:s}", "peer", peer_name(c, p->peer),
+	    "direction", npf_direction_name(p->dir), "local_if", p->local_if, "local_addr",
+	    npf_addr_json(&p->local_addr, NPF_ADDR_JSON_CIDR), "peer_if", p->peer_if, "peer_addr",
+	    npf_addr_json(&p->peer_addr, NPF_ADDR_JSON_CIDR), "outcome",
+	    npf_outcome_name(p->outcome), "rtt_us", (json_int_t)p->rtt_us, "detail", p->detail);
 }
 
 static int path_parse(const struct npf_check *c, const json_t *o, struct npf_path *p)
@@ -1003,9 +994,9 @@ static json_t *link_json(const struct npf_check *c, const struct npf_link *l)
 	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:o, s:s, s:s}", "ifname", l->ifname,
 			 "peer", peer_name(c, l->peer), "fwd", npf_outcome_name(l->fwd), "rev",
 			 npf_outcome_name(l->rev), "fwd_rtt_us", (json_int_t)l->fwd_rtt_us,
-			 "rev_rtt_us", (json_int_t)l->rev_rtt_us, "peer_if", l->peer_if, "peer_addr",
-			 addr_json(&l->peer_addr), "fwd_detail", l->fwd_detail, "rev_detail",
-			 l->rev_detail);
+			 "rev_rtt_us", (json_int_t)l->rev_rtt_us, "peer_if", l->peer_if,
+			 "peer_addr", npf_addr_json(&l->peer_addr, NPF_ADDR_JSON_CIDR),
+			 "fwd_detail", l->fwd_detail, "rev_detail", l->rev_detail);
 }
 
 static int link_parse(const struct npf_check *c, const json_t *o, struct npf_link *l)

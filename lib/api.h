@@ -88,8 +88,25 @@ int npf_api_errcode_parse(const char *s);
 /* Frees req->peers and zeroes *req; safe on a zeroed struct. */
 void npf_api_request_clear(struct npf_api_request *req);
 
+/* Node names have three grammars, on purpose; this is the one place that says why.
+ * - A name this node is given or asked to probe (config node_name, API requests, launcher
+ *   host files, explain hostlists): npf_api_name_valid(). It is resolved and handed to
+ *   Slurm and to the environment, so it is a plain host name that no shell, option parser
+ *   or path can take for something else.
+ * - The literal text of a hostlist expression (hostlist.c): the same characters,
+ *   npf_api_name_char(), but a fragment between bracket groups may start with '-' or '.'
+ *   ("gpu[1-2]-ib"); the expanded names meet npf_api_name_valid() where they are used.
+ * - A name on the wire (npf_wire_name_valid(), wire.h): printable ASCII without spaces. A
+ *   peer's name is only matched against names this node already holds (the job's
+ *   hostlist, the peer it dialled) and logged, never resolved, so the wire refuses only
+ *   what could corrupt a log line or a comparison; an honest daemon always sends an
+ *   npf_api_name_valid() name (netpreflightd checks its own at start-up). */
+
+/* True when c may appear in a node name: [A-Za-z0-9._-]. */
+bool npf_api_name_char(char c);
+
 /* True when s is an acceptable node name: 1..NPF_NAME_MAX-1 bytes of
- * [A-Za-z0-9._-], not starting with '-' or '.'. */
+ * npf_api_name_char(), not starting with '-' or '.'. */
 bool npf_api_name_valid(const char *s);
 
 /* True when s is an acceptable job tag (check --job, API field "job"): 1..NPF_API_JOB_MAX-1

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Slurm hostlist expansion: validate and count first, allocate only within the cap. */
 #include "hostlist.h"
+#include "api.h"
 #include "model.h"
 
 #include <errno.h>
@@ -50,12 +51,6 @@ static int fail(struct scan *s, int code, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
-}
-
-static bool is_name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '-' || c == '.' || c == '_';
 }
 
 static bool is_space(char c)
@@ -258,7 +253,7 @@ static int scan_token(struct scan *s, size_t *pos, struct token *t)
 		}
 		if (c == ']')
 			return fail(s, -EINVAL, "unbalanced ']' at offset %zu", i);
-		if (!is_name_char(c))
+		if (!npf_api_name_char(c))
 			return fail(s, -EINVAL, "invalid character %s at offset %zu",
 				    show_char(c, cb), i);
 		len++;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* JSON rendering of the interface inventory (field names documented in docs/json.md). */
 #include "iface_json.h"
+#include "addr_json.h"
 #include "classify.h"
 
 #include <arpa/inet.h>
@@ -24,15 +25,6 @@ static const struct {
 	{ IFF_DORMANT, "DORMANT" }, { IFF_ECHO, "ECHO" },
 };
 
-static const struct {
-	uint32_t bit;
-	const char *name;
-} addr_flag_names[] = {
-	{ NPF_ADDR_TENTATIVE, "tentative" }, { NPF_ADDR_DEPRECATED, "deprecated" },
-	{ NPF_ADDR_TEMPORARY, "temporary" }, { NPF_ADDR_DADFAILED, "dadfailed" },
-	{ NPF_ADDR_PERMANENT, "permanent" },
-};
-
 /* Sets obj[key] = val, taking val's reference even on failure. */
 static int put(json_t *obj, const char *key, json_t *val)
 {
@@ -46,47 +38,6 @@ static int append(json_t *arr, json_t *val)
 	if (!val)
 		return -1;
 	return json_array_append_new(arr, val);
-}
-
-static json_t *scope_json(uint8_t scope)
-{
-	char buf[8];
-
-	switch (scope) {
-	case RT_SCOPE_UNIVERSE: return json_string("global");
-	case RT_SCOPE_SITE: return json_string("site");
-	case RT_SCOPE_LINK: return json_string("link");
-	case RT_SCOPE_HOST: return json_string("host");
-	case RT_SCOPE_NOWHERE: return json_string("nowhere");
-	}
-	snprintf(buf, sizeof(buf), "%u", scope);
-	return json_string(buf);
-}
-
-static json_t *addr_json(const struct npf_addr *a)
-{
-	char buf[INET6_ADDRSTRLEN];
-	json_t *o = json_object(), *flags = json_array();
-	int rc = 0;
-
-	if (!o || !flags)
-		goto err;
-	for (size_t i = 0; i < sizeof(addr_flag_names) / sizeof(addr_flag_names[0]); i++)
-		if (a->flags & addr_flag_names[i].bit)
-			rc |= append(flags, json_string(addr_flag_names[i].name));
-	rc |= put(o, "family", json_string(a->family == AF_INET6 ? "inet6" : "inet"));
-	rc |= put(o, "address", json_string(npf_addr_str(a, buf, sizeof(buf))));
-	rc |= put(o, "prefixlen", json_integer(a->prefixlen));
-	rc |= put(o, "scope", scope_json(a->scope));
-	rc |= put(o, "flags", flags);
-	flags = NULL;
-	if (rc)
-		goto err;
-	return o;
-err:
-	json_decref(flags);
-	json_decref(o);
-	return NULL;
 }
 
 static json_t *mac_json(const struct npf_iface *ifc)
@@ -132,7 +83,7 @@ json_t *npf_iface_to_json(const struct npf_iface *ifc, const struct npf_inventor
 		if (ifc->flags & iff_names[i].bit)
 			rc |= append(flags, json_string(iff_names[i].name));
 	for (size_t i = 0; i < ifc->n_addrs; i++)
-		rc |= append(addrs, addr_json(&ifc->addrs[i]));
+		rc |= append(addrs, npf_addr_json(&ifc->addrs[i], NPF_ADDR_JSON_OBJECT));
 
 	rc |= put(o, "name", json_stringn(ifc->name, strnlen(ifc->name, IFNAMSIZ)));
 	rc |= put(o, "ifindex", json_integer(ifc->ifindex));

@@ -2,6 +2,7 @@
 /* Probe protocol codec: frame header, cursor reader and strict JSON messages. */
 #include "wire.h"
 
+#include "addr_json.h"
 #include "auth.h"
 
 #include <arpa/inet.h>
@@ -149,15 +150,6 @@ int npf_wire_addr_parse(const char *s, struct npf_addr *out)
 	return -EINVAL;
 }
 
-static json_t *addr_json(const struct npf_addr *a)
-{
-	char buf[64];
-
-	if (a->family != AF_INET && a->family != AF_INET6)
-		return NULL;
-	return json_string(npf_addr_str(a, buf, sizeof(buf)));
-}
-
 static void instance_hex(uint64_t v, char out[17])
 {
 	uint8_t b[8];
@@ -247,7 +239,7 @@ json_t *npf_wire_hello_to_json(const struct npf_msg_hello *m)
 	if (!arr || json_object_set_new(o, "addrs", arr) < 0)
 		goto err;
 	for (size_t i = 0; i < m->n_addrs && i < NPF_WIRE_MAX_CANDS; i++)
-		if (json_array_append_new(arr, addr_json(&m->addrs[i])) < 0)
+		if (json_array_append_new(arr, npf_addr_json(&m->addrs[i], NPF_ADDR_JSON_IP)) < 0)
 			goto err;
 	return o;
 err:
@@ -285,7 +277,7 @@ int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m)
 
 static json_t *cand_json(const struct npf_candidate *c, bool gids)
 {
-	json_t *a = addr_json(&c->addr), *o;
+	json_t *a = npf_addr_json(&c->addr, NPF_ADDR_JSON_IP), *o;
 
 	if (!a)
 		return NULL;
@@ -621,7 +613,7 @@ json_t *npf_wire_reverse_req_to_json(const struct npf_msg_reverse_req *m)
 	if (!t)
 		return NULL;
 	for (size_t i = 0; i < m->n_targets && i < NPF_WIRE_MAX_TARGETS; i++) {
-		if (json_array_append_new(t, addr_json(&m->targets[i])) < 0) {
+		if (json_array_append_new(t, npf_addr_json(&m->targets[i], NPF_ADDR_JSON_IP)) < 0) {
 			json_decref(t);
 			return NULL;
 		}
@@ -718,7 +710,7 @@ json_t *npf_wire_reverse_result_to_json(const struct npf_msg_reverse_result *m)
 		return NULL;
 	for (size_t i = 0; i < m->n_results && i < NPF_WIRE_MAX_TARGETS; i++) {
 		const struct npf_rev_result *r = &m->results[i];
-		json_t *a = addr_json(&r->addr);
+		json_t *a = npf_addr_json(&r->addr, NPF_ADDR_JSON_IP);
 
 		if (!a || json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:s, s:s, s:o}", "addr",
 							       a, "outcome",

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "clock.h"
 
 #define PROGRESS_TICK_MS 250
 
@@ -24,20 +25,12 @@ struct xfer {
 	void *userdata;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Waits for `events` on x->fd, firing the progress callback on its ticks.
  * Returns 0 when ready, -ETIMEDOUT past the deadline, -errno on poll failure. */
 static int wait_fd(struct xfer *x, short events)
 {
 	for (;;) {
-		uint64_t now = now_ms();
+		uint64_t now = npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC;
 		struct pollfd pfd = { .fd = x->fd, .events = events };
 		uint64_t until = x->deadline_ms;
 		int r;
@@ -54,7 +47,7 @@ static int wait_fd(struct xfer *x, short events)
 		}
 		if (r > 0)
 			return 0;
-		now = now_ms();
+		now = npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC;
 		if (x->progress && now >= x->next_tick_ms) {
 			x->progress((uint32_t)(now - x->start_ms), x->userdata);
 			x->next_tick_ms = now + PROGRESS_TICK_MS;
@@ -80,7 +73,7 @@ static int do_connect(struct xfer *x, const char *path)
 			return 0;
 		/* A full listen backlog answers EAGAIN on AF_UNIX; retry until the deadline. */
 		if (errno == EAGAIN) {
-			if (now_ms() >= x->deadline_ms)
+			if (npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC >= x->deadline_ms)
 				return -ETIMEDOUT;
 			usleep(10000);
 			continue;
@@ -158,7 +151,7 @@ int npf_client_request_progress(const char *socket_path, json_t *req, json_t **r
 	int r;
 
 	*reply = NULL;
-	x.start_ms = now_ms();
+	x.start_ms = npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC;
 	x.deadline_ms = x.start_ms + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
 	x.next_tick_ms = x.start_ms + PROGRESS_TICK_MS;
 	r = npf_api_frame_encode(req, NPF_API_MAX_REQUEST, &out, &out_len);

@@ -384,6 +384,14 @@ elif mode == "nobody":
     res(r and r["ok"], "uid %d may read status" % os.getuid())
     send(s, b'{"version":1,"request":"check","peers":["node2"]}')
     res(code(recv(s)) == "forbidden", "uid %d may not start a check" % os.getuid())
+    # env: the cache is asked first (anyone may read it), the permission only when a probe
+    # would have to start. Nothing was ever checked for this peer set.
+    send(s, b'{"version":1,"request":"env","peers":["node1","node9"],"cached":true}')
+    res(code(recv(s)) == "no-verdict", "env, cached only, nothing cached -> no-verdict")
+    send(s, b'{"version":1,"request":"env","peers":["node1","node9"]}')
+    r = recv(s)
+    res(code(r) == "forbidden" and "nothing cached for these peers" in r["error"]["message"],
+        "uid %d may not start a check through env" % os.getuid())
 elif mode == "group":
     s = conn()
     send(s, b'{"version":1,"request":"check","peers":["node2"],"timeout_ms":1500}')

@@ -7,7 +7,9 @@ of two or more files is a cycle. The cycles the tree has today are listed, one p
 in callcycles.allow; a cycle that is not within a listed one fails the check (a new
 cycle), and so does a listed one that is gone (shrink the list as cycles are broken).
 
-Usage: callcycles.py BUILD_DIR SOURCE_DIR [--write]   (--write: record today's cycles)
+Usage: callcycles.py BUILD_DIR SOURCE_DIR [--write | --arrows [FOLDER]]
+  --write: record today's cycles; --arrows: print the file arrows (of FOLDER's files,
+  e.g. daemon/), the graph docs/design.md draws
 Exit: 0 clean, 1 a new or stale cycle, 77 no objects or no nm (skipped)."""
 import os
 import re
@@ -121,6 +123,14 @@ def main(argv):
             owner.setdefault(s, srcpath)
     edges = {f: {owner[s] for s in u if s in owner and owner[s] != f} for f, u in needs.items()}
     found = sccs([f for f, _ in objs], edges)
+
+    if "--arrows" in argv[3:]:
+        rest = argv[argv.index("--arrows") + 1:]
+        folder = rest[0] if rest else ""
+        for f in sorted(edges):
+            if f.startswith(folder):
+                print(f"{f} -> {' '.join(sorted(edges[f])) or '(none)'}")
+        return 0
 
     allow_path = os.path.join(src, "tests/support/callcycles.allow")
     if write:
