@@ -15,7 +15,9 @@
 # probe slots, which the stalls hold to their deadline), none a timeout or unavailable. Then
 # the verdicts: per node, ok on eno1 (the only network that carries bulk data to every
 # node); as a job, the job's one decision: ok on the fabric's 198.18.1.0/24 with node3 drained
-# as the suspect (it fails, naming ens1f0np0 and bulk-stall), never `unknown`.
+# as the suspect (it fails, naming ens1f0np0 and bulk-stall), never `unknown`. The daemons
+# prefer the fabric (`--prefer ens1f0np0`), so it is strictly better than eno1 and blame is in
+# play (at equal quality the job falls back to eno1 without blame, docs/decision.md §10).
 # Runs as root (exit 77 = skipped otherwise); lab id bh<pid>, removed by `lab run` on any exit.
 # shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -36,7 +38,8 @@ if [ "${1:-}" = --inside ]; then
 	# shellcheck source=tests/netns/jobcase.bash
 	. "$SRC/tests/netns/jobcase.bash"
 	trap 'daemon_logs_on_failure 30 "/run/npflab/$LAB_ID" "${NODES[@]}"' EXIT
-	"$LAB" daemons start >"$T/daemons.out" 2>&1 || die "daemons: $(cat "$T/daemons.out")"
+	"$LAB" daemons start -- --prefer "$FABRIC_IF" >"$T/daemons.out" 2>&1 ||
+		die "daemons: $(cat "$T/daemons.out")"
 
 	# pernode_check CASE: every node checks the three at once, without a job.
 	pernode_check() {
