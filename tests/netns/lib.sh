@@ -86,18 +86,19 @@ on_exit() {
 	NPF_ON_EXIT+=("$*")
 }
 npf_run_on_exit() {
-	local rc=$? i
-	# A copy: a handler may change NPF_ON_EXIT (a lab's own cleanup resets it).
-	local -a handlers=("${NPF_ON_EXIT[@]}")
+	# Names no handler uses: bash scopes dynamically, so a handler's own loop variable
+	# (`for i in ...` in a cleanup function) would be this loop's.
+	local _npf_rc=$? _npf_k
+	local -a _npf_handlers=("${NPF_ON_EXIT[@]}")
 	trap - EXIT
 	set +e
-	for ((i = ${#handlers[@]} - 1; i >= 0; i--)); do
+	for ((_npf_k = ${#_npf_handlers[@]} - 1; _npf_k >= 0; _npf_k--)); do
 		# Each handler sees the script's exit status in $? (cleanup functions print logs
 		# on failure).
-		(exit "$rc")
-		eval "${handlers[i]}"
+		(exit "$_npf_rc")
+		eval "${_npf_handlers[_npf_k]}"
 	done
-	exit "$rc"
+	exit "$_npf_rc"
 }
 
 # daemon_logs_on_failure LINES DIR NODE...: when a check failed (FAILS > 0), the last LINES
