@@ -1076,7 +1076,8 @@ static int setup_self(struct pcheck *pc)
 	snprintf(self->name, sizeof(self->name), "%s", ctx->node);
 	self->instance = ctx->instance;
 	self->available = true;
-	r = ctx_collect(ctx, &self->cands, &self->n_cands, &self->ifnames, &self->n_ifnames);
+	r = inventory_candidates(ctx, &self->cands, &self->n_cands, &self->ifnames,
+				 &self->n_ifnames);
 	return r < 0 ? r : 0;
 }
 

@@ -296,7 +296,21 @@ struct pcheck;
 /* Aborts a check; its callback runs with -ECANCELED before this returns. */
 void check_cancel(struct pcheck *pc);
 
-/* ---- ctx.c ---- */
+/* ---- inventory.c: lookups in the daemon's current inventory ---- */
+
+/* Current inventory or NULL (borrowed, valid until the next loop return). */
+const struct npf_inventory *inventory_current(struct npf_probe_ctx *ctx);
+
+/* Our interface holding address a ("" when none). */
+bool inventory_local_iface(struct npf_probe_ctx *ctx, const struct npf_addr *a,
+			   char ifname[IFNAMSIZ]);
+
+/* Builds candidates + all interface names from the current inventory. On
+ * success *cands and *ifnames are malloc'd and owned by the caller (free()). */
+int inventory_candidates(struct npf_probe_ctx *ctx, struct npf_candidate **cands, size_t *n_cands,
+			 char (**ifnames)[IFNAMSIZ], size_t *n_ifnames);
+
+/* ---- ctx.c: the context (created, refreshed and freed by the daemon) ---- */
 
 struct npf_probe_ctx {
 	sd_event *event;
@@ -347,16 +361,5 @@ struct npf_probe_ctx {
 	bool kicking;	    /* inside tprobe_kick_queue(): no nested runs */
 	bool shutting_down; /* no queued probe starts during teardown */
 };
-
-/* Current inventory or NULL (borrowed, valid until the next loop return). */
-const struct npf_inventory *ctx_inventory(struct npf_probe_ctx *ctx);
-
-/* Our interface holding address a ("" when none). */
-bool ctx_local_iface(struct npf_probe_ctx *ctx, const struct npf_addr *a, char ifname[IFNAMSIZ]);
-
-/* Builds candidates + all interface names from the current inventory. On
- * success *cands and *ifnames are malloc'd and owned by the caller (free()). */
-int ctx_collect(struct npf_probe_ctx *ctx, struct npf_candidate **cands, size_t *n_cands,
-		char (**ifnames)[IFNAMSIZ], size_t *n_ifnames);
 
 #endif

@@ -455,7 +455,7 @@ static void begin(struct tprobe *tp)
 	tp->phase = TP_CTL_CONNECT;
 	tp->t_ctl = fconn_now_usec();
 	addr_txt(&tp->target, a, sizeof(a));
-	if (ctx_local_iface(ctx, &tp->target, lif)) {
+	if (inventory_local_iface(ctx, &tp->target, lif)) {
 		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", lif);
 		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
 		return;
@@ -466,7 +466,7 @@ static void begin(struct tprobe *tp)
 		       strerror(-r));
 		return;
 	}
-	inv = ctx_inventory(ctx);
+	inv = inventory_current(ctx);
 	if (inv)
 		ifc = npf_inventory_find_ifindex(inv, oif);
 	/* A few full-size frames of the egress MTU: enough to meet a black hole. */
