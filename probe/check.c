@@ -87,7 +87,7 @@ struct pcheck {
 	uint64_t tick_usec;
 	struct loop_sample *samples;
 	size_t n_samples;
-	struct pcheck *prev, *next;
+	LIST_ENTRY(pcheck) link; /* ctx->checks */
 };
 
 static const struct fconn_ops disc_ops;
@@ -951,14 +951,7 @@ static void wrap_up(struct pcheck *pc)
 
 static void pcheck_free(struct pcheck *pc)
 {
-	struct npf_probe_ctx *ctx = pc->ctx;
-
-	if (pc->prev)
-		pc->prev->next = pc->next;
-	else if (ctx->checks == pc)
-		ctx->checks = pc->next;
-	if (pc->next)
-		pc->next->prev = pc->prev;
+	LIST_REMOVE(pc, link);
 	free(pc->peers);
 	free(pc->resolve_map);
 	free(pc->paths);
@@ -1213,10 +1206,7 @@ int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, s
 	} else {
 		schedule_finish(pc);
 	}
-	pc->next = ctx->checks;
-	if (ctx->checks)
-		ctx->checks->prev = pc;
-	ctx->checks = pc;
+	LIST_INSERT_HEAD(&ctx->checks, pc, link);
 	log_debug("probe: check of %zu peers (%zu planned, timeout %u ms)", n_names, n_plan,
 		  timeout_ms);
 	free(plan);

@@ -107,6 +107,13 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 	if (!ctx)
 		return -ENOMEM;
 	LIST_INIT(&ctx->submits);
+	LIST_INIT(&ctx->listeners);
+	LIST_INIT(&ctx->sconns);
+	LIST_INIT(&ctx->dlisteners);
+	LIST_INIT(&ctx->revjobs);
+	LIST_INIT(&ctx->checks);
+	TAILQ_INIT(&ctx->queue);
+	LIST_INIT(&ctx->tprobes);
 	ctx->event = p->event;
 	ctx->port = p->port;
 	snprintf(ctx->node, sizeof(ctx->node), "%s", p->node_name);
@@ -141,8 +148,8 @@ void npf_probe_ctx_free(struct npf_probe_ctx *ctx)
 	if (!ctx)
 		return;
 	ctx->shutting_down = true;
-	while (ctx->checks)
-		check_cancel(ctx->checks);
+	while (!LIST_EMPTY(&ctx->checks))
+		check_cancel(LIST_FIRST(&ctx->checks));
 	jobx_cancel_all(ctx);
 	server_shutdown(ctx);
 	ctx->listen_retry = sd_event_source_disable_unref(ctx->listen_retry);

@@ -330,8 +330,8 @@ struct npf_probe_ctx {
 	char (*ifnames)[IFNAMSIZ]; /* owned */
 	size_t n_ifnames;
 
-	struct plisten *listeners;
-	struct sconn *sconns;
+	LIST_HEAD(, plisten) listeners;
+	LIST_HEAD(, sconn) sconns;
 	uint32_t n_sconns;
 	char listen_error[160]; /* first candidate whose listener failed, "" = all bound */
 	sd_event_source *listen_retry;
@@ -341,14 +341,14 @@ struct npf_probe_ctx {
 	uint64_t n_key_sessions[NPF_AUTH_MAX_KEYS]; /* per keys.k[i]: see npf_probe_stats */
 	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused;    /* at max_conns: new connections wait in the backlog */
-	struct dlisten *dlisteners;
+	LIST_HEAD(, dlisten) dlisteners;
 	uint32_t n_dlisteners;
-	struct revjob *revjobs;
+	LIST_HEAD(, revjob) revjobs;
 	uint32_t n_revjobs;
-	struct pcheck *checks;
+	LIST_HEAD(, pcheck) checks;
 
-	struct tprobe *queue_head, *queue_tail; /* waiting for an active slot */
-	struct tprobe *tprobes;			/* every live tprobe (for joining) */
+	TAILQ_HEAD(, tprobe) queue;		/* waiting for an active slot, oldest first */
+	LIST_HEAD(, tprobe) tprobes;		/* every live tprobe (for joining) */
 	struct tprobe_recent *recent;		/* owned: PROBE_RECENT slots, NULL until used */
 	uint32_t recent_next;			/* next slot to overwrite (ring) */
 	uint64_t n_tprobes_started, n_tprobes_joined; /* for tests and bench */

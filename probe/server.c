@@ -26,7 +26,7 @@ struct plisten {
 	int fd;
 	sd_event_source *src, *pause;
 	bool keep;
-	struct plisten *next;
+	LIST_ENTRY(plisten) link; /* ctx->listeners */
 };
 
 struct sconn {
@@ -53,7 +53,7 @@ struct sconn {
 	 * went to the daemon's job handler): npf_probe_job_answer() finds it by this id,
 	 * 0 = none. */
 	uint64_t job_wait;
-	struct sconn *prev, *next;
+	LIST_ENTRY(sconn) link; /* ctx->sconns, newest first */
 };
 
 /* A connection to a data listener. Before a valid DATA_AUTH it is only a candidate: a
@@ -83,7 +83,7 @@ struct dlisten {
 	size_t extra; /* reply bytes sent ahead of the echo */
 	uint8_t *buf;
 	size_t buf_len;
-	struct dlisten *prev, *next;
+	LIST_ENTRY(dlisten) link; /* ctx->dlisteners */
 };
 
 struct revjob {
@@ -98,27 +98,8 @@ struct revjob {
 	uint64_t not_before; /* the requester's HELLO: its check had begun */
 	uint32_t bytes;
 	size_t n, started, pending; /* targets, started so far, still running */
-	struct revjob *prev, *next;
+	LIST_ENTRY(revjob) link;    /* ctx->revjobs */
 };
-
-#define LIST_ADD(head, e)                                                                          \
-	do {                                                                                       \
-		(e)->prev = NULL;                                                                  \
-		(e)->next = (head);                                                                \
-		if (head)                                                                          \
-			(head)->prev = (e);                                                        \
-		(head) = (e);                                                                      \
-	} while (0)
-#define LIST_DEL(head, e)                                                                          \
-	do {                                                                                       \
-		if ((e)->prev)                                                                     \
-			(e)->prev->next = (e)->next;                                               \
-		else                                                                               \
-			(head) = (e)->next;                                                        \
-		if ((e)->next)                                                                     \
-			(e)->next->prev = (e)->prev;                                               \
-		(e)->prev = (e)->next = NULL;                                                      \
-	} while (0)
 
 static void throttle(struct npf_probe_ctx *ctx);
 static void dlisten_free(struct dlisten *dl);
@@ -135,7 +116,7 @@ static uint32_t count_sconns(const struct npf_probe_ctx *ctx, const struct npf_a
 {
 	uint32_t n = 0;
 
-	for (const struct sconn *sc = ctx->sconns; sc; sc = sc->next)
+	for (const struct sconn *sc = LIST_FIRST(&ctx->sconns); sc; sc = LIST_NEXT(sc, link))
 		if (!sc->evicted && (!preauth_only || !sc->authed) &&
 		    npf_addr_equal(&sc->remote, a))
 			n++;
@@ -146,7 +127,7 @@ static uint32_t count_dlisteners(const struct npf_probe_ctx *ctx, const struct n
 {
 	uint32_t n = 0;
 
-	for (const struct dlisten *dl = ctx->dlisteners; dl; dl = dl->next)
+	for (const struct dlisten *dl = LIST_FIRST(&ctx->dlisteners); dl; dl = LIST_NEXT(dl, link))
 		if (npf_addr_equal(&dl->remote, a))
 			n++;
 	return n;
@@ -156,7 +137,7 @@ static uint32_t count_revjobs(const struct npf_probe_ctx *ctx, const struct npf_
 {
 	uint32_t n = 0;
 
-	for (const struct revjob *rj = ctx->revjobs; rj; rj = rj->next)
+	for (const struct revjob *rj = LIST_FIRST(&ctx->revjobs); rj; rj = LIST_NEXT(rj, link))
 		if (npf_addr_equal(&rj->remote, a))
 			n++;
 	return n;
@@ -174,7 +155,7 @@ static void revjob_free(struct revjob *rj)
 	}
 	if (rj->sc)
 		rj->sc->n_rev--;
-	LIST_DEL(rj->ctx->revjobs, rj);
+	LIST_REMOVE(rj, link);
 	rj->ctx->n_revjobs--;
 	free(rj);
 }
@@ -231,7 +212,7 @@ static uint32_t rev_active_of(const struct npf_probe_ctx *ctx, const struct npf_
 {
 	uint32_t n = 0;
 
-	for (const struct revjob *rj = ctx->revjobs; rj; rj = rj->next)
+	for (const struct revjob *rj = LIST_FIRST(&ctx->revjobs); rj; rj = LIST_NEXT(rj, link))
 		if (npf_addr_equal(&rj->remote, a))
 			n += (uint32_t)rj->pending;
 	return n;
@@ -241,8 +222,8 @@ static void rev_kick(struct npf_probe_ctx *ctx)
 {
 	uint64_t now = fconn_now_usec();
 
-	for (struct revjob *rj = ctx->revjobs, *nx; rj; rj = nx) {
-		nx = rj->next;
+	for (struct revjob *rj = LIST_FIRST(&ctx->revjobs), *nx; rj; rj = nx) {
+		nx = LIST_NEXT(rj, link);
 		/* One peer address cannot take every reverse slot: a requester that
 		 * keeps 64 slow targets busy still leaves the other peers theirs. */
 		while (rj->started < rj->n && ctx->n_rev_active < PROBE_MAX_REV_ACTIVE &&
@@ -284,15 +265,15 @@ static void sconn_free(struct sconn *sc)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
 
-	for (struct revjob *rj = ctx->revjobs, *nx; rj; rj = nx) {
-		nx = rj->next;
+	for (struct revjob *rj = LIST_FIRST(&ctx->revjobs), *nx; rj; rj = nx) {
+		nx = LIST_NEXT(rj, link);
 		if (rj->sc == sc)
 			revjob_free(rj);
 	}
 	/* Data listeners die with the connection that asked for them (a peer that
 	 * hangs up cannot leave them behind); an accepted one finishes its echo. */
-	for (struct dlisten *dl = ctx->dlisteners, *nx; dl; dl = nx) {
-		nx = dl->next;
+	for (struct dlisten *dl = LIST_FIRST(&ctx->dlisteners), *nx; dl; dl = nx) {
+		nx = LIST_NEXT(dl, link);
 		if (dl->sc != sc)
 			continue;
 		dl->sc = NULL;
@@ -305,7 +286,7 @@ static void sconn_free(struct sconn *sc)
 		ctx->n_preauth--;
 	sc->timer = sd_event_source_disable_unref(sc->timer);
 	fconn_close(&sc->c);
-	LIST_DEL(ctx->sconns, sc);
+	LIST_REMOVE(sc, link);
 	ctx->n_sconns--;
 	free(sc->announced);
 	free(sc);
@@ -432,7 +413,7 @@ static void dlisten_free(struct dlisten *dl)
 	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
 		fconn_close(&dl->pend[i].c);
 	free(dl->buf);
-	LIST_DEL(dl->ctx->dlisteners, dl);
+	LIST_REMOVE(dl, link);
 	dl->ctx->n_dlisteners--;
 	free(dl);
 }
@@ -658,7 +639,7 @@ static int on_open_data(struct sconn *sc, json_t *j)
 	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
 		dl->pend[i].c.fd = -1;
 	dl->bulk = od.bytes;
-	LIST_ADD(ctx->dlisteners, dl);
+	LIST_INSERT_HEAD(&ctx->dlisteners, dl, link);
 	ctx->n_dlisteners++;
 	sc->n_open_data++;
 	randombytes_buf(dl->token, sizeof(dl->token));
@@ -759,7 +740,7 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 			    sc->announced_present
 				? "not announced by the requester"
 				: "not announced by the requester (its HELLO lists no addresses)";
-	LIST_ADD(ctx->revjobs, rj);
+	LIST_INSERT_HEAD(&ctx->revjobs, rj, link);
 	ctx->n_revjobs++;
 	sc->n_rev++;
 	/* Keep the connection until the result is sent. */
@@ -811,7 +792,7 @@ int npf_probe_job_answer(struct npf_probe_ctx *ctx, uint64_t waiter,
 
 	if (!ctx || !waiter || !d)
 		return -EINVAL;
-	for (struct sconn *sc = ctx->sconns; sc; sc = sc->next) {
+	for (struct sconn *sc = LIST_FIRST(&ctx->sconns); sc; sc = LIST_NEXT(sc, link)) {
 		if (sc->job_wait != waiter)
 			continue;
 		j = npf_wire_job_decision_to_json(d);
@@ -894,7 +875,7 @@ static void throttle(struct npf_probe_ctx *ctx)
 	if (pause == ctx->accept_paused)
 		return;
 	ctx->accept_paused = pause;
-	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
+	for (struct plisten *pl = LIST_FIRST(&ctx->listeners); pl; pl = LIST_NEXT(pl, link))
 		if (!pl->pause)
 			(void)sd_event_source_set_enabled(pl->src,
 							  pause ? SD_EVENT_OFF : SD_EVENT_ON);
@@ -940,11 +921,11 @@ static void make_preauth_room(struct npf_probe_ctx *ctx, const struct npf_addr *
 	uint32_t best = 0;
 
 	if (count_sconns(ctx, from, true) >= PROBE_MAX_PREAUTH_PER_PEER) {
-		for (struct sconn *sc = ctx->sconns; sc; sc = sc->next)
+		for (struct sconn *sc = LIST_FIRST(&ctx->sconns); sc; sc = LIST_NEXT(sc, link))
 			if (!sc->authed && !sc->evicted && npf_addr_equal(&sc->remote, from))
 				victim = sc; /* the list is newest first: the last is the oldest */
 	} else if (ctx->n_preauth >= PROBE_MAX_PREAUTH) {
-		for (struct sconn *sc = ctx->sconns; sc; sc = sc->next) {
+		for (struct sconn *sc = LIST_FIRST(&ctx->sconns); sc; sc = LIST_NEXT(sc, link)) {
 			uint32_t n;
 
 			if (sc->authed || sc->evicted)
@@ -1023,7 +1004,7 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		free(sc);
 		return 0;
 	}
-	LIST_ADD(ctx->sconns, sc);
+	LIST_INSERT_HEAD(&ctx->sconns, sc, link);
 	ctx->n_sconns++;
 	ctx->n_preauth++;
 	throttle(ctx);
@@ -1084,10 +1065,9 @@ err:
 
 int server_sync_listeners(struct npf_probe_ctx *ctx)
 {
-	struct plisten **pp;
 	int n = 0;
 
-	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
+	for (struct plisten *pl = LIST_FIRST(&ctx->listeners); pl; pl = LIST_NEXT(pl, link))
 		pl->keep = false;
 	ctx->listen_error[0] = '\0';
 	for (size_t i = 0; i < ctx->n_cands; i++) {
@@ -1095,7 +1075,7 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 		struct plisten *pl = NULL, *found = NULL;
 		int r;
 
-		for (struct plisten *it = ctx->listeners; it; it = it->next)
+		for (struct plisten *it = LIST_FIRST(&ctx->listeners); it; it = LIST_NEXT(it, link))
 			if (npf_addr_equal(&it->addr, a))
 				found = it;
 		if (found) {
@@ -1119,8 +1099,7 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 		if (!pl)
 			continue;
 		pl->keep = true;
-		pl->next = ctx->listeners;
-		ctx->listeners = pl;
+		LIST_INSERT_HEAD(&ctx->listeners, pl, link);
 	}
 	{
 		size_t k = 0;
@@ -1130,16 +1109,13 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 				ctx->cands[k++] = ctx->cands[i];
 		ctx->n_cands = k;
 	}
-	pp = &ctx->listeners;
-	while (*pp) {
-		struct plisten *pl = *pp;
-
+	for (struct plisten *pl = LIST_FIRST(&ctx->listeners), *nx; pl; pl = nx) {
+		nx = LIST_NEXT(pl, link);
 		if (pl->keep) {
 			n++;
-			pp = &pl->next;
 			continue;
 		}
-		*pp = pl->next;
+		LIST_REMOVE(pl, link);
 		plisten_free(pl);
 	}
 	return n;
@@ -1147,16 +1123,16 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 
 void server_shutdown(struct npf_probe_ctx *ctx)
 {
-	while (ctx->listeners) {
-		struct plisten *pl = ctx->listeners;
+	while (!LIST_EMPTY(&ctx->listeners)) {
+		struct plisten *pl = LIST_FIRST(&ctx->listeners);
 
-		ctx->listeners = pl->next;
+		LIST_REMOVE(pl, link);
 		plisten_free(pl);
 	}
-	while (ctx->revjobs)
-		revjob_free(ctx->revjobs);
-	while (ctx->sconns)
-		sconn_free(ctx->sconns);
-	while (ctx->dlisteners)
-		dlisten_free(ctx->dlisteners);
+	while (!LIST_EMPTY(&ctx->revjobs))
+		revjob_free(LIST_FIRST(&ctx->revjobs));
+	while (!LIST_EMPTY(&ctx->sconns))
+		sconn_free(LIST_FIRST(&ctx->sconns));
+	while (!LIST_EMPTY(&ctx->dlisteners))
+		dlisten_free(LIST_FIRST(&ctx->dlisteners));
 }

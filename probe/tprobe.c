@@ -56,12 +56,13 @@ struct tprobe {
 	tprobe_done_fn done;
 	void *ud;
 	bool active; /* counted in ctx->n_active_tprobes */
-	bool queued;
-	struct tprobe *qnext;
+	bool queued; /* in ctx->queue */
+	TAILQ_ENTRY(tprobe) qlink; /* ctx->queue */
 	enum tprobe_origin origin;
 	struct tprobe *leader;		  /* TP_JOINED: the probe we wait for */
-	struct tprobe *followers, *fnext; /* probes waiting for us / sibling link */
-	struct tprobe *lprev, *lnext;	  /* ctx->tprobes */
+	LIST_HEAD(, tprobe) followers;	  /* probes waiting for us */
+	LIST_ENTRY(tprobe) flink;	  /* leader->followers, while leader is set */
+	LIST_ENTRY(tprobe) llink;	  /* ctx->tprobes */
 };
 
 /* A finished probe's "ok", for consumers whose check began before it did. */
@@ -128,22 +129,10 @@ static void addr_txt(const struct npf_addr *a, char *buf, size_t sz)
 
 static void unqueue(struct tprobe *tp)
 {
-	struct npf_probe_ctx *ctx = tp->ctx;
-	struct tprobe **pp = &ctx->queue_head, *prev = NULL;
-
 	if (!tp->queued)
 		return;
-	while (*pp && *pp != tp) {
-		prev = *pp;
-		pp = &(*pp)->qnext;
-	}
-	if (*pp) {
-		*pp = tp->qnext;
-		if (ctx->queue_tail == tp)
-			ctx->queue_tail = prev;
-	}
+	TAILQ_REMOVE(&tp->ctx->queue, tp, qlink);
 	tp->queued = false;
-	tp->qnext = NULL;
 }
 
 static void release_slot(struct tprobe *tp)
@@ -157,18 +146,10 @@ static void release_slot(struct tprobe *tp)
 /* Leaves the leader's list of followers. */
 static void unjoin(struct tprobe *tp)
 {
-	struct tprobe **pp;
-
 	if (!tp->leader)
 		return;
-	for (pp = &tp->leader->followers; *pp; pp = &(*pp)->fnext) {
-		if (*pp == tp) {
-			*pp = tp->fnext;
-			break;
-		}
-	}
+	LIST_REMOVE(tp, flink);
 	tp->leader = NULL;
-	tp->fnext = NULL;
 }
 
 static void finish(struct tprobe *tp, enum npf_outcome o, const char *fmt, ...)
@@ -178,11 +159,10 @@ static void finish(struct tprobe *tp, enum npf_outcome o, const char *fmt, ...)
  * time (its consumer's deadline, not theirs) leaves each follower to probe on its own. */
 static void release_followers(struct tprobe *tp)
 {
-	while (tp->followers) {
-		struct tprobe *f = tp->followers;
+	while (!LIST_EMPTY(&tp->followers)) {
+		struct tprobe *f = LIST_FIRST(&tp->followers);
 
-		tp->followers = f->fnext;
-		f->fnext = NULL;
+		LIST_REMOVE(f, flink);
 		f->leader = NULL;
 		if (!tp->res.by_deadline) {
 			struct tprobe_result keep = f->res;
@@ -495,9 +475,9 @@ void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 	if (ctx->kicking)
 		return;
 	ctx->kicking = true;
-	while (!ctx->shutting_down && ctx->queue_head &&
+	while (!ctx->shutting_down && !TAILQ_EMPTY(&ctx->queue) &&
 	       ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
-		struct tprobe *tp = ctx->queue_head;
+		struct tprobe *tp = TAILQ_FIRST(&ctx->queue);
 
 		unqueue(tp);
 		if (fconn_now_usec() >= tp->deadline) {
@@ -886,21 +866,15 @@ static const struct fconn_ops data_ops = {
 
 static void enqueue(struct tprobe *tp)
 {
-	struct npf_probe_ctx *ctx = tp->ctx;
-
 	tp->queued = true;
-	if (ctx->queue_tail)
-		ctx->queue_tail->qnext = tp;
-	else
-		ctx->queue_head = tp;
-	ctx->queue_tail = tp;
+	TAILQ_INSERT_TAIL(&tp->ctx->queue, tp, qlink);
 }
 
 /* A running probe of the same directed path, to join (never a follower itself). */
 static struct tprobe *find_leader(struct npf_probe_ctx *ctx, const struct npf_addr *target,
 				  uint64_t expect)
 {
-	for (struct tprobe *l = ctx->tprobes; l; l = l->lnext)
+	for (struct tprobe *l = LIST_FIRST(&ctx->tprobes); l; l = LIST_NEXT(l, llink))
 		if (l->phase != TP_DONE && l->phase != TP_JOINED && l->expect == expect &&
 		    npf_addr_equal(&l->target, target))
 			return l;
@@ -972,10 +946,7 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 	 * firewall rule, a repair) must not answer a check that began after it. */
 	leader = find_leader(ctx, target, expect);
 	rec = leader ? NULL : find_recent(ctx, target, expect, bulk, not_before_usec, now);
-	tp->lnext = ctx->tprobes;
-	if (ctx->tprobes)
-		ctx->tprobes->lprev = tp;
-	ctx->tprobes = tp;
+	LIST_INSERT_HEAD(&ctx->tprobes, tp, llink);
 	if (rec) {
 		/* Already proven during the consumer's check: done runs from the loop with
 		 * that answer (its own times, so sibling comparisons stay honest). */
@@ -989,8 +960,7 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 		ctx->n_tprobes_joined++;
 		tp->phase = TP_JOINED;
 		tp->leader = leader;
-		tp->fnext = leader->followers;
-		leader->followers = tp;
+		LIST_INSERT_HEAD(&leader->followers, tp, flink);
 	} else if (ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
 		begin(tp);
 	} else {
@@ -1029,12 +999,7 @@ void tprobe_free(struct tprobe *tp)
 		release_followers(tp);
 		tprobe_kick_queue(ctx);
 	}
-	if (tp->lprev)
-		tp->lprev->lnext = tp->lnext;
-	else if (ctx->tprobes == tp)
-		ctx->tprobes = tp->lnext;
-	if (tp->lnext)
-		tp->lnext->lprev = tp->lprev;
+	LIST_REMOVE(tp, llink);
 	free(tp->rxbuf);
 	free(tp);
 }
