@@ -203,7 +203,7 @@ static const char *rev_inconclusive(const struct ppeer *pp, const struct npf_msg
 	f.loop_late_us = n->hello_rtt_us;
 	/* The echo of a reverse bulk runs in our loop: our own lateness meanwhile counts too. */
 	{
-		uint32_t ours = late_during(pp->pc, pp->t_rev, fconn_now_usec());
+		uint32_t ours = late_during(pp->pc, pp->t_rev, npf_now(CLOCK_MONOTONIC));
 
 		if (ours > f.loop_late_us)
 			f.loop_late_us = ours;
@@ -228,7 +228,7 @@ static int rev_send(struct ppeer *pp, uint64_t deadline);
  * allows (the connection stays open for it). Returns true when a retry is on its way. */
 static bool rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr)
 {
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 	bool may_retry = pp->rev_attempts < CHECK_MAX_ATTEMPTS &&
 			 pp->pc->probe_deadline > now + CHECK_RETRY_MIN_USEC;
 	size_t n_retry = 0;
@@ -298,7 +298,7 @@ static bool rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr
 static int tick_cb(sd_event_source *s, uint64_t usec, void *ud)
 {
 	struct pcheck *pc = ud;
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 	uint64_t late = now > usec ? now - usec : 0;
 
 	if (late > UINT32_MAX)
@@ -366,7 +366,7 @@ static void fwd_record(struct ppeer *pp, size_t i, const char *inconclusive)
 
 static uint64_t attempt_deadline(const struct pcheck *pc, unsigned int attempt)
 {
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 
 	if (attempt > 1 || pc->probe_deadline <= now)
 		return pc->probe_deadline;
@@ -402,7 +402,7 @@ static int fwd_attempt(struct ppeer *pp, size_t i)
 static void fwd_judge(struct ppeer *pp, bool final)
 {
 	struct pcheck *pc = pp->pc;
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 	bool retry_ok = !final && pc->probe_deadline > now + CHECK_RETRY_MIN_USEC;
 	const char *why[PROBE_MAX_FWD_PER_PEER];
 	bool inc[PROBE_MAX_FWD_PER_PEER];
@@ -488,7 +488,7 @@ static int rev_send(struct ppeer *pp, uint64_t deadline)
 {
 	struct npf_probe_ctx *ctx = pp->pc->ctx;
 	struct npf_msg_reverse_req *rq;
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 	json_t *j;
 	int r;
 
@@ -519,7 +519,7 @@ static void start_probes(struct ppeer *pp)
 	struct pcheck *pc = pp->pc;
 	struct npf_node *n = node_of(pp);
 	const struct npf_node *self = &pc->res->nodes[0];
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 
 	pp->st = PP_PROBING;
 	pp->fwd = calloc(n->n_cands + 1, sizeof(*pp->fwd));
@@ -598,7 +598,7 @@ static void try_next(struct ppeer *pp)
 	peer_close(pp);
 	for (;;) {
 		const struct npf_addr *a;
-		uint64_t now = fconn_now_usec(), slice;
+		uint64_t now = npf_now(CLOCK_MONOTONIC), slice;
 		size_t left;
 		char txt[INET6_ADDRSTRLEN];
 		bool timed_out = pp->disc_timed_out;
@@ -727,7 +727,7 @@ static void on_hello_reply(struct ppeer *pp, json_t *j)
 	}
 	pp->timer = sd_event_source_disable_unref(pp->timer);
 	if (pp->t_disc) {
-		uint64_t rtt = fconn_now_usec() - pp->t_disc;
+		uint64_t rtt = npf_now(CLOCK_MONOTONIC) - pp->t_disc;
 
 		n->hello_rtt_us = rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt;
 		if (!n->hello_rtt_us)
@@ -976,7 +976,7 @@ static void complete(struct pcheck *pc)
 	res->paths = pc->paths;
 	res->n_paths = pc->n_paths;
 	pc->paths = NULL;
-	el = (fconn_now_usec() - pc->t_start) / USEC_PER_MSEC;
+	el = (npf_now(CLOCK_MONOTONIC) - pc->t_start) / USEC_PER_MSEC;
 	res->duration_ms = el > UINT32_MAX ? UINT32_MAX : (uint32_t)el;
 	if (npf_check_summarise(res) < 0) {
 		pcheck_free(pc);
@@ -1034,14 +1034,6 @@ void check_cancel(struct pcheck *pc)
 	cb(NULL, -ECANCELED, ud);
 }
 
-static uint64_t realtime_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000ull + (uint64_t)ts.tv_nsec / 1000000ull;
-}
-
 /* Deadlines inside the check: discovery gets the first half of the probe
  * window, probes end one margin before the end, the reverse results have one
  * more margin to come back, and completion is immediate after that. */
@@ -1054,7 +1046,7 @@ static void set_deadlines(struct pcheck *pc, uint32_t timeout_ms)
 		margin = 50 * USEC_PER_MSEC;
 	if (margin > 500 * USEC_PER_MSEC)
 		margin = 500 * USEC_PER_MSEC;
-	pc->t_start = fconn_now_usec();
+	pc->t_start = npf_now(CLOCK_MONOTONIC);
 	pc->hard_deadline = pc->t_start + t - margin;
 	pc->probe_deadline = pc->hard_deadline - margin;
 	pc->disc_deadline = pc->t_start + (pc->probe_deadline - pc->t_start) / 2;
@@ -1143,7 +1135,7 @@ int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, s
 		goto err;
 	pc->res->n_nodes = n_names + 1;
 	pc->res->timeout_ms = timeout_ms;
-	pc->res->started_unix_ms = realtime_ms();
+	pc->res->started_unix_ms = npf_now(CLOCK_REALTIME) / USEC_PER_MSEC;
 	pc->n_peers = n_names;
 	r = setup_self(pc);
 	if (r < 0)

@@ -14,6 +14,7 @@
 
 #include "auth.h"
 #include "check.h"
+#include "clock.h" /* npf_now(): probe/ times are CLOCK_MONOTONIC usec, read fresh (RTTs) */
 #include "model.h"
 #include "probe.h"
 #include "wire.h"
@@ -50,7 +51,6 @@
 #define PROBE_DATA_LIFETIME_USEC (10ull * 1000000)
 #define PROBE_MAX_OUTBUF (256u << 10)
 #define PROBE_MAX_RESOLVED 8 /* addresses kept per resolved name */
-#define USEC_PER_MSEC 1000ull
 /* Event priorities (sd-event dispatches one pending source per iteration, the most
  * important first). When every node of a job checks at once the loop has more ready
  * sources than it can serve in time: the control plane (accepting, HELLOs, reverse
@@ -181,9 +181,6 @@ bool fconn_is_protocol_error(int err);
 /* sockaddr helpers. fconn_sockaddr returns the length to pass to bind/connect. */
 socklen_t fconn_sockaddr(const struct npf_addr *a, uint16_t port, struct sockaddr_storage *ss);
 int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, uint16_t *port);
-
-/* CLOCK_MONOTONIC now, in microseconds (not cached: RTTs need it fresh). */
-uint64_t fconn_now_usec(void);
 
 /* ---- tprobe.c: probe_path(target, expected instance) ---- */
 

@@ -220,7 +220,7 @@ static uint32_t rev_active_of(const struct npf_probe_ctx *ctx, const struct npf_
 
 static void rev_kick(struct npf_probe_ctx *ctx)
 {
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 
 	for (struct revjob *rj = LIST_FIRST(&ctx->revjobs), *nx; rj; rj = nx) {
 		nx = LIST_NEXT(rj, link);
@@ -389,7 +389,7 @@ static int on_hello(struct sconn *sc, json_t *j)
 	sc->hello = true;
 	sconn_authed(sc);
 	sc->peer_instance = h.instance;
-	sc->t_hello = fconn_now_usec();
+	sc->t_hello = npf_now(CLOCK_MONOTONIC);
 	snprintf(sc->peer_node, sizeof(sc->peer_node), "%s", h.node);
 	/* Lists borrowed: the reply is serialised before the arrays can change. */
 	npf_wire_hello_answer(&h, ctx->node, ctx->instance, ctx->cands, ctx->n_cands,
@@ -727,7 +727,7 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	/* We send what we would send for our own probes, never more: a small
 	 * request must not move a peer-chosen amount of data. */
 	rj->bytes = rq->bytes < ctx->bulk_bytes ? rq->bytes : ctx->bulk_bytes;
-	rj->deadline = fconn_now_usec() + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
+	rj->deadline = npf_now(CLOCK_MONOTONIC) + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
 	/* No more targets than we would probe on one peer in our own checks. */
 	rj->n = rq->n_targets < PROBE_MAX_FWD_PER_PEER ? rq->n_targets : PROBE_MAX_FWD_PER_PEER;
 	memcpy(rj->targets, rq->targets, rj->n * sizeof(rj->targets[0]));

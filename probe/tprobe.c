@@ -193,7 +193,7 @@ __attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp, enum
 		return;
 	tp->phase = TP_DONE;
 	tp->res.outcome = o;
-	tp->res.t_end = fconn_now_usec();
+	tp->res.t_end = npf_now(CLOCK_MONOTONIC);
 	va_start(ap, fmt);
 	vsnprintf(tp->res.detail, sizeof(tp->res.detail), fmt, ap);
 	va_end(ap);
@@ -266,7 +266,7 @@ static void deadline_evidence(struct tprobe *tp, enum tphase ph, bool connected)
 	    [TP_DONE] = NPF_PHASE_NONE,
 	};
 	struct npf_evidence *e = &tp->res.ev;
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 
 	e->by_deadline = true;
 	e->phase = phase_of[ph];
@@ -433,7 +433,7 @@ static void begin(struct tprobe *tp)
 	ctx->n_active_tprobes++;
 	ctx->n_tprobes_started++;
 	tp->phase = TP_CTL_CONNECT;
-	tp->t_ctl = fconn_now_usec();
+	tp->t_ctl = npf_now(CLOCK_MONOTONIC);
 	addr_txt(&tp->target, a, sizeof(a));
 	if (inventory_local_iface(ctx, &tp->target, lif)) {
 		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", lif);
@@ -480,7 +480,7 @@ void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 		struct tprobe *tp = TAILQ_FIRST(&ctx->queue);
 
 		unqueue(tp);
-		if (fconn_now_usec() >= tp->deadline) {
+		if (npf_now(CLOCK_MONOTONIC) >= tp->deadline) {
 			finish_by_phase(tp);
 			continue;
 		}
@@ -577,7 +577,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		/* The peer frees the data listener with this control connection:
 		 * keep it until the data port has answered. */
 		tp->phase = TP_DATA_CONNECT;
-		tp->t0 = fconn_now_usec();
+		tp->t0 = npf_now(CLOCK_MONOTONIC);
 		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024, &data_ops,
 				  tp);
 		if (r < 0)
@@ -648,7 +648,7 @@ static int data_connected(struct fconn *c, int err)
 		       tp->data_port, strerror(-err));
 		return 0;
 	}
-	tp->res.rtt_us = (uint32_t)(fconn_now_usec() - tp->t0);
+	tp->res.rtt_us = (uint32_t)(npf_now(CLOCK_MONOTONIC) - tp->t0);
 	if (!tp->res.rtt_us)
 		tp->res.rtt_us = 1;
 	memcpy(da.token, tp->token, sizeof(da.token));
@@ -703,7 +703,7 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	/* Both replies on it were read; the peer only waits for our close. */
 	fconn_abort(&tp->ctl);
 	tp->phase = TP_BULK;
-	tp->t_bulk = fconn_now_usec();
+	tp->t_bulk = npf_now(CLOCK_MONOTONIC);
 	(void)fconn_set_raw(c, EPOLLIN | EPOLLOUT);
 	return 0;
 }
@@ -918,7 +918,7 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 	struct tprobe *tp = calloc(1, sizeof(*tp));
 	struct tprobe *leader;
 	const struct tprobe_recent *rec;
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 	int r;
 
 	if (!tp)
