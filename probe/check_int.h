@@ -82,6 +82,7 @@ struct pcheck {
 
 /* ---- check_state.c ---- */
 
+/* snprintf() into a bounded text field (a detail, an error): a cut text is accepted. */
 __attribute__((format(printf, 3, 4))) void chk_fmt(char *buf, size_t sz, const char *f, ...);
 /* The result's node that pp describes. */
 struct npf_node *chk_node(struct ppeer *pp);

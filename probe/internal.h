@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Probe engine internals shared by the probe/ sources: framed connections, the path probe
- * primitive, the inbound server, the resolver and the context. */
+ * primitive, the inbound server, the resolver, inventory lookups and the context. Each
+ * module's own state sits in its private header (check_int.h, server_int.h, tprobe_int.h). */
 #ifndef NPF_PROBE_INTERNAL_H
 #define NPF_PROBE_INTERNAL_H
 
@@ -182,7 +183,7 @@ bool fconn_is_protocol_error(int err);
 socklen_t fconn_sockaddr(const struct npf_addr *a, uint16_t port, struct sockaddr_storage *ss);
 int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, uint16_t *port);
 
-/* ---- tprobe.c: probe_path(target, expected instance) ---- */
+/* ---- tprobe.c (+ tprobe_path.c): probe_path(target, expected instance) ---- */
 
 struct tprobe;
 struct tprobe_recent;
@@ -268,7 +269,7 @@ int resolve_start(sd_event *e, const char *const *names, size_t n, resolve_fn fn
 		  struct resolver **out);
 void resolve_cancel(struct resolver *r);
 
-/* ---- server.c: listeners and inbound connections ---- */
+/* ---- server.c (+ server_data.c, server_rev.c): listeners and inbound connections ---- */
 
 struct plisten;
 struct sconn;
@@ -287,7 +288,7 @@ void server_shutdown(struct npf_probe_ctx *ctx);
 /* Ends every submission of ctx (their done runs with -ECANCELED). */
 void jobx_cancel_all(struct npf_probe_ctx *ctx);
 
-/* ---- check.c ---- */
+/* ---- check.c (+ check_disc.c, check_paths.c, check_state.c) ---- */
 
 struct pcheck;
 /* Aborts a check; its callback runs with -ECANCELED before this returns. */
