@@ -86,7 +86,7 @@ struct pcheck {
 __attribute__((format(printf, 3, 4))) void chk_fmt(char *buf, size_t sz, const char *f, ...);
 /* The result's node that pp describes. */
 struct npf_node *chk_node(struct ppeer *pp);
-/* A zeroed new path row of pc, or NULL (out of memory: the row is dropped). */
+/* A zeroed new path row, owned by pc (pc->paths), or NULL (out of memory: the row is dropped). */
 struct npf_path *chk_add_path(struct pcheck *pc);
 /* The check completes from the loop (its defer source). */
 void chk_schedule_finish(struct pcheck *pc);
