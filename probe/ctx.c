@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Probe context: parameters, the candidate snapshot, listeners, teardown. */
+/* The probe context's lifecycle: parameters, the candidate snapshot, teardown. The top of
+ * probe/: it calls the modules (inventory, server, check, jobx) and none of them calls it. */
 #include "internal.h"
 
 #include <errno.h>
@@ -7,67 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidates.h"
 #include "log.h"
-
-const struct npf_inventory *ctx_inventory(struct npf_probe_ctx *ctx)
-{
-	return ctx->inventory ? ctx->inventory(ctx->userdata) : NULL;
-}
-
-bool ctx_local_iface(struct npf_probe_ctx *ctx, const struct npf_addr *a, char ifname[IFNAMSIZ])
-{
-	const struct npf_inventory *inv = ctx_inventory(ctx);
-
-	ifname[0] = '\0';
-	if (!inv)
-		return false;
-	for (size_t i = 0; i < inv->n_ifaces; i++) {
-		const struct npf_iface *ifc = &inv->ifaces[i];
-
-		for (size_t j = 0; j < ifc->n_addrs; j++) {
-			if (npf_addr_equal(&ifc->addrs[j], a)) {
-				snprintf(ifname, IFNAMSIZ, "%s", ifc->name);
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
-int ctx_collect(struct npf_probe_ctx *ctx, struct npf_candidate **cands, size_t *n_cands,
-		char (**ifnames)[IFNAMSIZ], size_t *n_ifnames)
-{
-	const struct npf_inventory *inv = ctx_inventory(ctx);
-	char(*names)[IFNAMSIZ];
-	size_t n = 0;
-	int r;
-
-	*cands = NULL;
-	*n_cands = 0;
-	*ifnames = NULL;
-	*n_ifnames = 0;
-	if (!inv)
-		return 0;
-	r = npf_candidates_from_inventory(inv, (const char *const *)ctx->exclude, ctx->n_exclude,
-					  cands, n_cands);
-	if (r < 0)
-		return r;
-	if (*n_cands > NPF_WIRE_MAX_CANDS)
-		*n_cands = NPF_WIRE_MAX_CANDS;
-	names = calloc(inv->n_ifaces + 1, sizeof(*names));
-	if (!names) {
-		free(*cands);
-		*cands = NULL;
-		*n_cands = 0;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < inv->n_ifaces && n < NPF_WIRE_MAX_IFNAMES; i++)
-		snprintf(names[n++], IFNAMSIZ, "%s", inv->ifaces[i].name);
-	*ifnames = names;
-	*n_ifnames = n;
-	return 0;
-}
 
 #define LISTEN_RETRY_USEC (1000ull * 1000)
 
@@ -92,7 +33,7 @@ int npf_probe_ctx_refresh(struct npf_probe_ctx *ctx)
 
 	if (!ctx)
 		return -EINVAL;
-	r = ctx_collect(ctx, &cands, &nc, &names, &nn);
+	r = inventory_candidates(ctx, &cands, &nc, &names, &nn);
 	if (r < 0)
 		return r;
 	free(ctx->cands);
@@ -166,6 +107,13 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 	if (!ctx)
 		return -ENOMEM;
 	LIST_INIT(&ctx->submits);
+	LIST_INIT(&ctx->listeners);
+	LIST_INIT(&ctx->sconns);
+	LIST_INIT(&ctx->dlisteners);
+	LIST_INIT(&ctx->revjobs);
+	LIST_INIT(&ctx->checks);
+	TAILQ_INIT(&ctx->queue);
+	LIST_INIT(&ctx->tprobes);
 	ctx->event = p->event;
 	ctx->port = p->port;
 	snprintf(ctx->node, sizeof(ctx->node), "%s", p->node_name);
@@ -200,8 +148,8 @@ void npf_probe_ctx_free(struct npf_probe_ctx *ctx)
 	if (!ctx)
 		return;
 	ctx->shutting_down = true;
-	while (ctx->checks)
-		check_cancel(ctx->checks);
+	while (!LIST_EMPTY(&ctx->checks))
+		check_cancel(LIST_FIRST(&ctx->checks));
 	jobx_cancel_all(ctx);
 	server_shutdown(ctx);
 	ctx->listen_retry = sd_event_source_disable_unref(ctx->listen_retry);

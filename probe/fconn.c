@@ -56,14 +56,6 @@ static struct fconn_auth *auth_new(const struct npf_auth_keys *keys, const char 
 	return a;
 }
 
-uint64_t fconn_now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000ull;
-}
-
 socklen_t fconn_sockaddr(const struct npf_addr *a, uint16_t port, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Probe engine internals shared by the probe/ sources: framed connections, the path probe
- * primitive, the inbound server, the resolver and the context. */
+ * primitive, the inbound server, the resolver, inventory lookups and the context. Each
+ * module's own state sits in its private header (check_int.h, server_int.h, tprobe_int.h). */
 #ifndef NPF_PROBE_INTERNAL_H
 #define NPF_PROBE_INTERNAL_H
 
@@ -14,6 +15,7 @@
 
 #include "auth.h"
 #include "check.h"
+#include "clock.h" /* npf_now(): probe/ times are CLOCK_MONOTONIC usec, read fresh (RTTs) */
 #include "model.h"
 #include "probe.h"
 #include "wire.h"
@@ -50,7 +52,6 @@
 #define PROBE_DATA_LIFETIME_USEC (10ull * 1000000)
 #define PROBE_MAX_OUTBUF (256u << 10)
 #define PROBE_MAX_RESOLVED 8 /* addresses kept per resolved name */
-#define USEC_PER_MSEC 1000ull
 /* Event priorities (sd-event dispatches one pending source per iteration, the most
  * important first). When every node of a job checks at once the loop has more ready
  * sources than it can serve in time: the control plane (accepting, HELLOs, reverse
@@ -182,10 +183,7 @@ bool fconn_is_protocol_error(int err);
 socklen_t fconn_sockaddr(const struct npf_addr *a, uint16_t port, struct sockaddr_storage *ss);
 int fconn_from_sockaddr(const struct sockaddr_storage *ss, struct npf_addr *a, uint16_t *port);
 
-/* CLOCK_MONOTONIC now, in microseconds (not cached: RTTs need it fresh). */
-uint64_t fconn_now_usec(void);
-
-/* ---- tprobe.c: probe_path(target, expected instance) ---- */
+/* ---- tprobe.c (+ tprobe_path.c): probe_path(target, expected instance) ---- */
 
 struct tprobe;
 struct tprobe_recent;
@@ -271,7 +269,7 @@ int resolve_start(sd_event *e, const char *const *names, size_t n, resolve_fn fn
 		  struct resolver **out);
 void resolve_cancel(struct resolver *r);
 
-/* ---- server.c: listeners and inbound connections ---- */
+/* ---- server.c (+ server_data.c, server_rev.c): listeners and inbound connections ---- */
 
 struct plisten;
 struct sconn;
@@ -290,13 +288,27 @@ void server_shutdown(struct npf_probe_ctx *ctx);
 /* Ends every submission of ctx (their done runs with -ECANCELED). */
 void jobx_cancel_all(struct npf_probe_ctx *ctx);
 
-/* ---- check.c ---- */
+/* ---- check.c (+ check_disc.c, check_paths.c, check_state.c) ---- */
 
 struct pcheck;
 /* Aborts a check; its callback runs with -ECANCELED before this returns. */
 void check_cancel(struct pcheck *pc);
 
-/* ---- ctx.c ---- */
+/* ---- inventory.c: lookups in the daemon's current inventory ---- */
+
+/* Current inventory or NULL (borrowed, valid until the next loop return). */
+const struct npf_inventory *inventory_current(struct npf_probe_ctx *ctx);
+
+/* Our interface holding address a ("" when none). */
+bool inventory_local_iface(struct npf_probe_ctx *ctx, const struct npf_addr *a,
+			   char ifname[IFNAMSIZ]);
+
+/* Builds candidates + all interface names from the current inventory. On
+ * success *cands and *ifnames are malloc'd and owned by the caller (free()). */
+int inventory_candidates(struct npf_probe_ctx *ctx, struct npf_candidate **cands, size_t *n_cands,
+			 char (**ifnames)[IFNAMSIZ], size_t *n_ifnames);
+
+/* ---- ctx.c: the context (created, refreshed and freed by the daemon) ---- */
 
 struct npf_probe_ctx {
 	sd_event *event;
@@ -316,8 +328,8 @@ struct npf_probe_ctx {
 	char (*ifnames)[IFNAMSIZ]; /* owned */
 	size_t n_ifnames;
 
-	struct plisten *listeners;
-	struct sconn *sconns;
+	LIST_HEAD(, plisten) listeners;
+	LIST_HEAD(, sconn) sconns;
 	uint32_t n_sconns;
 	char listen_error[160]; /* first candidate whose listener failed, "" = all bound */
 	sd_event_source *listen_retry;
@@ -327,14 +339,14 @@ struct npf_probe_ctx {
 	uint64_t n_key_sessions[NPF_AUTH_MAX_KEYS]; /* per keys.k[i]: see npf_probe_stats */
 	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused;    /* at max_conns: new connections wait in the backlog */
-	struct dlisten *dlisteners;
+	LIST_HEAD(, dlisten) dlisteners;
 	uint32_t n_dlisteners;
-	struct revjob *revjobs;
+	LIST_HEAD(, revjob) revjobs;
 	uint32_t n_revjobs;
-	struct pcheck *checks;
+	LIST_HEAD(, pcheck) checks;
 
-	struct tprobe *queue_head, *queue_tail; /* waiting for an active slot */
-	struct tprobe *tprobes;			/* every live tprobe (for joining) */
+	TAILQ_HEAD(, tprobe) queue;		/* waiting for an active slot, oldest first */
+	LIST_HEAD(, tprobe) tprobes;		/* every live tprobe (for joining) */
 	struct tprobe_recent *recent;		/* owned: PROBE_RECENT slots, NULL until used */
 	uint32_t recent_next;			/* next slot to overwrite (ring) */
 	uint64_t n_tprobes_started, n_tprobes_joined; /* for tests and bench */
@@ -347,16 +359,5 @@ struct npf_probe_ctx {
 	bool kicking;	    /* inside tprobe_kick_queue(): no nested runs */
 	bool shutting_down; /* no queued probe starts during teardown */
 };
-
-/* Current inventory or NULL (borrowed, valid until the next loop return). */
-const struct npf_inventory *ctx_inventory(struct npf_probe_ctx *ctx);
-
-/* Our interface holding address a ("" when none). */
-bool ctx_local_iface(struct npf_probe_ctx *ctx, const struct npf_addr *a, char ifname[IFNAMSIZ]);
-
-/* Builds candidates + all interface names from the current inventory. On
- * success *cands and *ifnames are malloc'd and owned by the caller (free()). */
-int ctx_collect(struct npf_probe_ctx *ctx, struct npf_candidate **cands, size_t *n_cands,
-		char (**ifnames)[IFNAMSIZ], size_t *n_ifnames);
 
 #endif

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The probed side: control listeners on every candidate address, inbound control
- * connections (HELLO, OPEN_DATA, REVERSE_REQ), data listeners that echo the bulk payload
- * for the one connection that proves the prober's token, and reverse-probe jobs run on
- * behalf of a peer. */
-#include "internal.h"
+/* The probed side's control port: listeners on every candidate address and the control
+ * connections they accept (HELLO, OPEN_DATA, REVERSE_REQ, ROW), their caps and shedding.
+ * Data listeners are server_data.c's, reverse-probe jobs server_rev.c's. */
+#include "server_int.h"
 
 #include <errno.h>
 #include <sodium.h>
@@ -16,7 +15,6 @@
 #include "candidates.h"
 #include "log.h"
 
-#define ECHO_BUF (64u << 10)
 #define ACCEPT_PAUSE_USEC (500ull * 1000)
 #define LINGER_USEC (1000ull * 1000)
 
@@ -26,103 +24,10 @@ struct plisten {
 	int fd;
 	sd_event_source *src, *pause;
 	bool keep;
-	struct plisten *next;
+	LIST_ENTRY(plisten) link; /* ctx->listeners */
 };
-
-struct sconn {
-	struct npf_probe_ctx *ctx;
-	struct fconn c;
-	sd_event_source *timer;
-	struct npf_addr local;	/* the address the peer connected to */
-	struct npf_addr remote; /* the peer's address: per-peer caps count by it */
-	bool hello;
-	bool authed;  /* HELLO seen (and, with a key, authenticated): out of n_preauth */
-	bool evicted; /* shed before HELLO: draining (n_evicted, out of n_preauth) */
-	uint64_t peer_instance;
-	uint64_t t_hello; /* when its HELLO came: the requester's check began before */
-	char peer_node[NPF_NAME_MAX];
-	uint32_t n_open_data; /* over the connection's life */
-	uint32_t n_rev;	      /* reverse jobs running */
-	/* The addresses the peer's HELLO announced as its own (owned, NULL when it
-	 * announced none): the only ones its REVERSE_REQs may have probed, so a
-	 * peer cannot point this daemon at third parties (issue 12). */
-	struct npf_addr *announced;
-	size_t n_announced;
-	bool announced_present; /* its HELLO carried the list (an old peer's does not) */
-	/* A job check participant waiting on this connection for the JOB_DECISION (its ROW
-	 * went to the daemon's job handler): npf_probe_job_answer() finds it by this id,
-	 * 0 = none. */
-	uint64_t job_wait;
-	struct sconn *prev, *next;
-};
-
-/* A connection to a data listener. Before a valid DATA_AUTH it is only a candidate: a
- * local user who saw the listener in /proc/net/tcp may have connected first. */
-struct dconn {
-	struct dlisten *dl;
-	struct fconn c; /* fd -1: a free slot */
-	uint64_t seq;	/* accept order: the oldest makes room */
-};
-
-struct dlisten {
-	struct npf_probe_ctx *ctx;
-	struct sconn *sc;	/* the control connection that asked; NULL once it is gone */
-	struct npf_addr remote; /* the prober: the only source a data connection may have */
-	int lfd;
-	sd_event_source *lsrc, *timer;
-	struct dconn pend[PROBE_DATA_PENDING];
-	struct dconn *win; /* the connection that proved the token (echoes); NULL before */
-	uint64_t n_accepted;
-	uint8_t token[NPF_WIRE_TOKEN_LEN];
-	/* With a cluster key: DATA_AUTH_REPLY's MAC, computed from the asking connection's
-	 * session when the listener opened (the reply's contents are known then). */
-	uint8_t reply_mac[NPF_WIRE_MAC_LEN];
-	bool has_mac;
-	uint32_t bulk;
-	size_t rcvd, sent;
-	size_t extra; /* reply bytes sent ahead of the echo */
-	uint8_t *buf;
-	size_t buf_len;
-	struct dlisten *prev, *next;
-};
-
-struct revjob {
-	struct npf_probe_ctx *ctx;
-	struct sconn *sc;
-	struct npf_addr remote;
-	struct npf_msg_reverse_result res;
-	struct tprobe *tp[NPF_WIRE_MAX_TARGETS];
-	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
-	const char *skip[NPF_WIRE_MAX_TARGETS]; /* static reason a target is not probed, or NULL */
-	uint64_t expect, deadline;
-	uint64_t not_before; /* the requester's HELLO: its check had begun */
-	uint32_t bytes;
-	size_t n, started, pending; /* targets, started so far, still running */
-	struct revjob *prev, *next;
-};
-
-#define LIST_ADD(head, e)                                                                          \
-	do {                                                                                       \
-		(e)->prev = NULL;                                                                  \
-		(e)->next = (head);                                                                \
-		if (head)                                                                          \
-			(head)->prev = (e);                                                        \
-		(head) = (e);                                                                      \
-	} while (0)
-#define LIST_DEL(head, e)                                                                          \
-	do {                                                                                       \
-		if ((e)->prev)                                                                     \
-			(e)->prev->next = (e)->next;                                               \
-		else                                                                               \
-			(head) = (e)->next;                                                        \
-		if ((e)->next)                                                                     \
-			(e)->next->prev = (e)->prev;                                               \
-		(e)->prev = (e)->next = NULL;                                                      \
-	} while (0)
 
 static void throttle(struct npf_probe_ctx *ctx);
-static void dlisten_free(struct dlisten *dl);
-static void rev_kick(struct npf_probe_ctx *ctx);
 
 static uint32_t per_peer_conns(const struct npf_probe_ctx *ctx)
 {
@@ -135,147 +40,11 @@ static uint32_t count_sconns(const struct npf_probe_ctx *ctx, const struct npf_a
 {
 	uint32_t n = 0;
 
-	for (const struct sconn *sc = ctx->sconns; sc; sc = sc->next)
+	for (const struct sconn *sc = LIST_FIRST(&ctx->sconns); sc; sc = LIST_NEXT(sc, link))
 		if (!sc->evicted && (!preauth_only || !sc->authed) &&
 		    npf_addr_equal(&sc->remote, a))
 			n++;
 	return n;
-}
-
-static uint32_t count_dlisteners(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
-{
-	uint32_t n = 0;
-
-	for (const struct dlisten *dl = ctx->dlisteners; dl; dl = dl->next)
-		if (npf_addr_equal(&dl->remote, a))
-			n++;
-	return n;
-}
-
-static uint32_t count_revjobs(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
-{
-	uint32_t n = 0;
-
-	for (const struct revjob *rj = ctx->revjobs; rj; rj = rj->next)
-		if (npf_addr_equal(&rj->remote, a))
-			n++;
-	return n;
-}
-
-/* ---- reverse jobs ---- */
-
-static void revjob_free(struct revjob *rj)
-{
-	for (size_t i = 0; i < rj->n; i++) {
-		if (rj->tp[i]) {
-			tprobe_free(rj->tp[i]);
-			rj->ctx->n_rev_active--;
-		}
-	}
-	if (rj->sc)
-		rj->sc->n_rev--;
-	LIST_DEL(rj->ctx->revjobs, rj);
-	rj->ctx->n_revjobs--;
-	free(rj);
-}
-
-static void revjob_probe_done(struct tprobe *tp, void *ud)
-{
-	struct revjob *rj = ud;
-
-	for (size_t i = 0; i < rj->n; i++) {
-		const struct tprobe_result *r;
-		struct npf_rev_result *o;
-
-		if (rj->tp[i] != tp)
-			continue;
-		r = tprobe_result(tp);
-		o = &rj->res.results[i];
-		o->addr = *tprobe_target(tp);
-		o->outcome = r->outcome;
-		o->rtt_us = r->rtt_us;
-		snprintf(o->egress, sizeof(o->egress), "%s", r->egress);
-		snprintf(o->detail, sizeof(o->detail), "%s", r->detail);
-		o->ev = r->ev;
-		tprobe_free(tp);
-		rj->tp[i] = NULL;
-		rj->pending--;
-		rj->ctx->n_rev_active--;
-		break;
-	}
-	rev_kick(rj->ctx);
-}
-
-/* Sends the result once every target has one, and frees the job. */
-static void revjob_complete(struct revjob *rj)
-{
-	json_t *j;
-
-	rj->res.n_results = rj->n;
-	if (rj->sc && fconn_is_open(&rj->sc->c)) {
-		j = npf_wire_reverse_result_to_json(&rj->res);
-		if (fconn_send(&rj->sc->c, NPF_MSG_REVERSE_RESULT, j) < 0)
-			log_debug("probe: cannot send REVERSE_RESULT to %s", rj->sc->peer_node);
-		json_decref(j);
-		/* Give the requester time to read it before the idle timer. */
-		(void)sd_event_source_set_time_relative(rj->sc->timer, PROBE_SCONN_IDLE_USEC);
-	}
-	revjob_free(rj);
-}
-
-/* Starts waiting reverse targets while reverse slots are free (at most
- * PROBE_MAX_REV_ACTIVE: the rest of the probe slots stay for this node's own
- * checks) and completes finished jobs. tprobe_start() never completes
- * synchronously, so nothing here runs revjob_probe_done(). */
-static uint32_t rev_active_of(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
-{
-	uint32_t n = 0;
-
-	for (const struct revjob *rj = ctx->revjobs; rj; rj = rj->next)
-		if (npf_addr_equal(&rj->remote, a))
-			n += (uint32_t)rj->pending;
-	return n;
-}
-
-static void rev_kick(struct npf_probe_ctx *ctx)
-{
-	uint64_t now = fconn_now_usec();
-
-	for (struct revjob *rj = ctx->revjobs, *nx; rj; rj = nx) {
-		nx = rj->next;
-		/* One peer address cannot take every reverse slot: a requester that
-		 * keeps 64 slow targets busy still leaves the other peers theirs. */
-		while (rj->started < rj->n && ctx->n_rev_active < PROBE_MAX_REV_ACTIVE &&
-		       rev_active_of(ctx, &rj->remote) < PROBE_MAX_REV_ACTIVE_PER_PEER) {
-			size_t i = rj->started++;
-			struct npf_rev_result *o = &rj->res.results[i];
-
-			o->addr = rj->targets[i];
-			if (rj->skip[i]) {
-				/* Never connected to: no probe slot, no packet. */
-				o->outcome = NPF_OUT_NOT_PROBED;
-				snprintf(o->detail, sizeof(o->detail), "%s", rj->skip[i]);
-				continue;
-			}
-			/* Only other daemons' control ports (tprobe uses ctx->port), and the
-			 * data port only after that daemon proved to be the requester. */
-			if (now < rj->deadline &&
-			    tprobe_start_shared(ctx, TPROBE_FOR_PEER, &rj->targets[i], rj->expect,
-						rj->bytes, rj->not_before, rj->deadline,
-						revjob_probe_done, rj, &rj->tp[i]) == 0) {
-				rj->pending++;
-				ctx->n_rev_active++;
-				continue;
-			}
-			o->outcome = NPF_OUT_NOT_PROBED;
-			snprintf(o->detail, sizeof(o->detail), "%s",
-				 now < rj->deadline
-				     ? "could not start the probe"
-				     : "reverse probe slots busy until the deadline");
-		}
-		if (rj->started == rj->n && !rj->pending)
-			revjob_complete(rj);
-	}
 }
 
 /* ---- inbound control connections ---- */
@@ -284,20 +53,20 @@ static void sconn_free(struct sconn *sc)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
 
-	for (struct revjob *rj = ctx->revjobs, *nx; rj; rj = nx) {
-		nx = rj->next;
+	for (struct revjob *rj = LIST_FIRST(&ctx->revjobs), *nx; rj; rj = nx) {
+		nx = LIST_NEXT(rj, link);
 		if (rj->sc == sc)
-			revjob_free(rj);
+			srv_revjob_free(rj);
 	}
 	/* Data listeners die with the connection that asked for them (a peer that
 	 * hangs up cannot leave them behind); an accepted one finishes its echo. */
-	for (struct dlisten *dl = ctx->dlisteners, *nx; dl; dl = nx) {
-		nx = dl->next;
+	for (struct dlisten *dl = LIST_FIRST(&ctx->dlisteners), *nx; dl; dl = nx) {
+		nx = LIST_NEXT(dl, link);
 		if (dl->sc != sc)
 			continue;
 		dl->sc = NULL;
 		if (!dl->win)
-			dlisten_free(dl);
+			srv_dlisten_free(dl);
 	}
 	if (sc->evicted)
 		ctx->n_evicted--;
@@ -305,7 +74,7 @@ static void sconn_free(struct sconn *sc)
 		ctx->n_preauth--;
 	sc->timer = sd_event_source_disable_unref(sc->timer);
 	fconn_close(&sc->c);
-	LIST_DEL(ctx->sconns, sc);
+	LIST_REMOVE(sc, link);
 	ctx->n_sconns--;
 	free(sc->announced);
 	free(sc);
@@ -408,7 +177,7 @@ static int on_hello(struct sconn *sc, json_t *j)
 	sc->hello = true;
 	sconn_authed(sc);
 	sc->peer_instance = h.instance;
-	sc->t_hello = fconn_now_usec();
+	sc->t_hello = npf_now(CLOCK_MONOTONIC);
 	snprintf(sc->peer_node, sizeof(sc->peer_node), "%s", h.node);
 	/* Lists borrowed: the reply is serialised before the arrays can change. */
 	npf_wire_hello_answer(&h, ctx->node, ctx->instance, ctx->cands, ctx->n_cands,
@@ -416,286 +185,25 @@ static int on_hello(struct sconn *sc, json_t *j)
 	return send_or_drop(sc, NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep));
 }
 
-/* Stops listening: after the prober proved the token nobody else gets in. */
-static void dlisten_stop(struct dlisten *dl)
-{
-	dl->lsrc = sd_event_source_disable_unref(dl->lsrc);
-	if (dl->lfd >= 0)
-		close(dl->lfd);
-	dl->lfd = -1;
-}
-
-static void dlisten_free(struct dlisten *dl)
-{
-	dlisten_stop(dl);
-	dl->timer = sd_event_source_disable_unref(dl->timer);
-	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
-		fconn_close(&dl->pend[i].c);
-	free(dl->buf);
-	LIST_DEL(dl->ctx->dlisteners, dl);
-	dl->ctx->n_dlisteners--;
-	free(dl);
-}
-
-static int dlisten_timer(sd_event_source *s, uint64_t usec, void *ud)
-{
-	(void)s;
-	(void)usec;
-	dlisten_free(ud);
-	return 0;
-}
-
-static void echo_update(struct dlisten *dl)
-{
-	uint32_t ev = 0;
-
-	if (dl->buf_len < ECHO_BUF && dl->rcvd < dl->bulk)
-		ev |= EPOLLIN;
-	if (dl->buf_len)
-		ev |= EPOLLOUT;
-	(void)sd_event_source_set_io_events(dl->win->c.io, ev);
-}
-
-static int echo_raw(struct fconn *c, uint32_t revents)
-{
-	struct dlisten *dl = ((struct dconn *)c->owner)->dl;
-
-	if ((revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && dl->rcvd < dl->bulk &&
-	    dl->buf_len < ECHO_BUF) {
-		size_t want = ECHO_BUF - dl->buf_len;
-		ssize_t n;
-
-		if (want > dl->bulk - dl->rcvd)
-			want = dl->bulk - dl->rcvd;
-		n = recv(c->fd, dl->buf + dl->buf_len, want, MSG_DONTWAIT);
-		if (n == 0 ||
-		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-			dlisten_free(dl);
-			return 1;
-		}
-		if (n > 0) {
-			dl->buf_len += (size_t)n;
-			dl->rcvd += (size_t)n;
-		}
-	} else if ((revents & (EPOLLHUP | EPOLLERR)) && !(revents & EPOLLOUT)) {
-		dlisten_free(dl);
-		return 1;
-	}
-	if (dl->buf_len) {
-		ssize_t w = send(c->fd, dl->buf, dl->buf_len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-			dlisten_free(dl);
-			return 1;
-		}
-		if (w > 0) {
-			memmove(dl->buf, dl->buf + w, dl->buf_len - (size_t)w);
-			dl->buf_len -= (size_t)w;
-			dl->sent += (size_t)w;
-		}
-	}
-	if (dl->sent >= dl->bulk + dl->extra) {
-		/* Everything was read, so closing sends FIN, not RST. */
-		dlisten_free(dl);
-		return 1;
-	}
-	echo_update(dl);
-	return 0;
-}
-
-/* Drops a data connection that did not prove the token, without a word: the listener
- * keeps waiting for the prober's. */
-static int dconn_drop(struct dconn *dc)
-{
-	dc->dl->ctx->n_data_impostors++;
-	fconn_close(&dc->c);
-	return 1;
-}
-
-static int data_frame(struct fconn *c, uint16_t type, json_t *j)
-{
-	struct dconn *dc = c->owner;
-	struct dlisten *dl = dc->dl;
-	struct npf_probe_ctx *ctx = dl->ctx;
-	struct npf_msg_data_auth da;
-	struct npf_msg_data_auth_reply rep = {.instance = ctx->instance};
-	json_t *o;
-	int r;
-
-	if (npf_wire_msg_allowed(type, NPF_WST_DATA, NPF_WROLE_PROBER) < 0 ||
-	    npf_wire_data_auth_from_json(j, &da) < 0 ||
-	    sodium_memcmp(da.token, dl->token, sizeof(da.token)) != 0)
-		return dconn_drop(dc);
-	/* The prober: nobody else gets in, and the other candidates go. */
-	dl->win = dc;
-	dlisten_stop(dl);
-	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
-		if (&dl->pend[i] != dc && fconn_is_open(&dl->pend[i].c)) {
-			ctx->n_data_impostors++;
-			fconn_close(&dl->pend[i].c);
-		}
-	snprintf(rep.node, sizeof(rep.node), "%s", ctx->node);
-	rep.has_mac = dl->has_mac;
-	memcpy(rep.mac, dl->reply_mac, sizeof(rep.mac));
-	o = npf_wire_data_auth_reply_to_json(&rep);
-	r = fconn_send(c, NPF_MSG_DATA_AUTH_REPLY, o);
-	json_decref(o);
-	dl->buf = malloc(ECHO_BUF);
-	if (r < 0 || !dl->buf || c->out_len - c->out_off > ECHO_BUF) {
-		dlisten_free(dl);
-		return 1;
-	}
-	/* Raw mode ends fconn's own flushing: the queued reply moves to the head of
-	 * the echo buffer so it still goes out before any echoed byte. */
-	dl->buf_len = c->out_len - c->out_off;
-	memcpy(dl->buf, c->out + c->out_off, dl->buf_len);
-	dl->extra = dl->buf_len;
-	free(c->out);
-	c->out = NULL;
-	c->out_len = c->out_off = 0;
-	(void)fconn_set_raw(c, EPOLLIN | EPOLLOUT);
-	return 0;
-}
-
-static int data_error(struct fconn *c, int err)
-{
-	struct dconn *dc = c->owner;
-
-	(void)err;
-	/* Framed only before DATA_AUTH: a candidate that hangs up or sends garbage goes
-	 * alone; the listener still waits for the prober. */
-	return dconn_drop(dc);
-}
-
-static int data_connected(struct fconn *c, int err)
-{
-	(void)c;
-	(void)err;
-	return 0;
-}
-
-static const struct fconn_ops data_srv_ops = {
-    .connected = data_connected,
-    .frame = data_frame,
-    .error = data_error,
-    .raw = echo_raw,
-};
-
-/* A free slot for a data connection; when all are taken the oldest candidate makes room
- * (the prober sends DATA_AUTH as soon as it is connected, so one that waits is not it). */
-static struct dconn *dconn_slot(struct dlisten *dl)
-{
-	struct dconn *old = NULL;
-
-	for (size_t i = 0; i < PROBE_DATA_PENDING; i++) {
-		struct dconn *dc = &dl->pend[i];
-
-		if (!fconn_is_open(&dc->c))
-			return dc;
-		if (!old || dc->seq < old->seq)
-			old = dc;
-	}
-	dl->ctx->n_data_impostors++;
-	fconn_close(&old->c);
-	return old;
-}
-
-/* Accepts until a valid DATA_AUTH (data_frame): whoever connects first does not decide. A
- * connection from another address than the prober's is closed at once, unread. */
-static int dlisten_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
-{
-	struct dlisten *dl = ud;
-
-	(void)s;
-	(void)revents;
-	for (int k = 0; k < PROBE_DATA_BACKLOG && dl->lfd >= 0; k++) {
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		struct npf_addr from;
-		struct dconn *dc;
-		int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (cfd < 0)
-			return 0;
-		if (fconn_from_sockaddr(&ss, &from, NULL) < 0 ||
-		    !npf_addr_equal(&from, &dl->remote)) {
-			dl->ctx->n_data_impostors++;
-			close(cfd);
-			continue;
-		}
-		dc = dconn_slot(dl);
-		dc->dl = dl;
-		dc->seq = ++dl->n_accepted;
-		if (fconn_adopt(&dc->c, dl->ctx->event, cfd, 1024, &data_srv_ops, dc) < 0)
-			continue; /* fconn_adopt closed it */
-	}
-	return 0;
-}
-
 static int on_open_data(struct sconn *sc, json_t *j)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
 	struct npf_msg_open_data od;
 	struct npf_msg_open_data_reply rep = {0};
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	struct dlisten *dl;
 	int r;
 
 	if (npf_wire_open_data_from_json(j, &od) < 0)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed OPEN_DATA");
 	if (sc->n_open_data >= PROBE_MAX_OPEN_DATA_PER_CONN ||
 	    ctx->n_dlisteners >= PROBE_DLISTEN_FACTOR * ctx->max_conns ||
-	    count_dlisteners(ctx, &sc->remote) >= 2 * per_peer_conns(ctx))
+	    srv_count_dlisteners(ctx, &sc->remote) >= 2 * per_peer_conns(ctx))
 		return sconn_reject(sc, NPF_WERR_BUSY, "too many data listeners");
-	dl = calloc(1, sizeof(*dl));
-	if (!dl)
+	r = srv_dlisten_open(sc, od.bytes, &rep);
+	if (r == -ENOMEM)
 		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
-	dl->ctx = ctx;
-	dl->sc = sc;
-	dl->remote = sc->remote;
-	dl->lfd = -1;
-	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
-		dl->pend[i].c.fd = -1;
-	dl->bulk = od.bytes;
-	LIST_ADD(ctx->dlisteners, dl);
-	ctx->n_dlisteners++;
-	sc->n_open_data++;
-	randombytes_buf(dl->token, sizeof(dl->token));
-	/* Exactly the probed address, ephemeral port: where NCCL/Gloo/MPI listen. */
-	sl = fconn_sockaddr(&sc->local, 0, &ss);
-	dl->lfd = socket(sc->local.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (dl->lfd < 0 || bind(dl->lfd, (struct sockaddr *)&ss, sl) < 0 ||
-	    listen(dl->lfd, PROBE_DATA_BACKLOG) < 0)
-		goto fail;
-	sl = sizeof(ss);
-	if (getsockname(dl->lfd, (struct sockaddr *)&ss, &sl) < 0 ||
-	    fconn_from_sockaddr(&ss, &(struct npf_addr){0}, &rep.port) < 0)
-		goto fail;
-	r = sd_event_add_io(ctx->event, &dl->lsrc, dl->lfd, EPOLLIN, dlisten_accept, dl);
 	if (r < 0)
-		goto fail;
-	r = sd_event_add_time_relative(ctx->event, &dl->timer, CLOCK_MONOTONIC,
-				       PROBE_DATA_LIFETIME_USEC, 1000, dlisten_timer, dl);
-	if (r < 0)
-		goto fail;
-	/* Authenticated: both sides derive the token from the session and this listener's
-	 * fresh nonce, so it never travels on the control connection and a token seen on
-	 * the wire opens no later listener, even on the same port. */
-	randombytes_buf(rep.nonce, sizeof(rep.nonce));
-	if (fconn_data_token(&sc->c, rep.port, rep.nonce, dl->token) == 0 &&
-	    fconn_data_reply_mac(&sc->c, rep.port, rep.nonce, ctx->node, ctx->instance,
-				 dl->reply_mac) == 0) {
-		memset(rep.token, 0, sizeof(rep.token));
-		rep.has_nonce = dl->has_mac = true;
-	} else {
-		memcpy(rep.token, dl->token, sizeof(rep.token));
-	}
+		return sconn_reject(sc, NPF_WERR_BUSY, "cannot open a data listener");
 	return send_or_drop(sc, NPF_MSG_OPEN_DATA_REPLY, npf_wire_open_data_reply_to_json(&rep));
-fail:
-	log_debug("probe: data listener for %s failed: %s", sc->peer_node, strerror(errno));
-	dlisten_free(dl);
-	return sconn_reject(sc, NPF_WERR_BUSY, "cannot open a data listener");
 }
 
 static bool announced(const struct sconn *sc, const struct npf_addr *a)
@@ -721,7 +229,7 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed REVERSE_REQ");
 	}
 	if (sc->n_rev >= PROBE_MAX_REVJOBS_PER_CONN || ctx->n_revjobs >= PROBE_MAX_REVJOBS ||
-	    count_revjobs(ctx, &sc->remote) >= PROBE_MAX_REVJOBS_PER_PEER) {
+	    srv_count_revjobs(ctx, &sc->remote) >= PROBE_MAX_REVJOBS_PER_PEER) {
 		struct npf_msg_error e = {.code = NPF_WERR_BUSY};
 
 		/* Not fatal for the connection: the requester records "busy". */
@@ -746,7 +254,7 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	/* We send what we would send for our own probes, never more: a small
 	 * request must not move a peer-chosen amount of data. */
 	rj->bytes = rq->bytes < ctx->bulk_bytes ? rq->bytes : ctx->bulk_bytes;
-	rj->deadline = fconn_now_usec() + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
+	rj->deadline = npf_now(CLOCK_MONOTONIC) + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
 	/* No more targets than we would probe on one peer in our own checks. */
 	rj->n = rq->n_targets < PROBE_MAX_FWD_PER_PEER ? rq->n_targets : PROBE_MAX_FWD_PER_PEER;
 	memcpy(rj->targets, rq->targets, rj->n * sizeof(rj->targets[0]));
@@ -759,12 +267,12 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 			    sc->announced_present
 				? "not announced by the requester"
 				: "not announced by the requester (its HELLO lists no addresses)";
-	LIST_ADD(ctx->revjobs, rj);
+	LIST_INSERT_HEAD(&ctx->revjobs, rj, link);
 	ctx->n_revjobs++;
 	sc->n_rev++;
 	/* Keep the connection until the result is sent. */
 	(void)sd_event_source_set_time(sc->timer, rj->deadline + PROBE_SCONN_IDLE_USEC);
-	rev_kick(ctx);
+	srv_rev_kick(ctx);
 	return 0;
 }
 
@@ -811,7 +319,7 @@ int npf_probe_job_answer(struct npf_probe_ctx *ctx, uint64_t waiter,
 
 	if (!ctx || !waiter || !d)
 		return -EINVAL;
-	for (struct sconn *sc = ctx->sconns; sc; sc = sc->next) {
+	for (struct sconn *sc = LIST_FIRST(&ctx->sconns); sc; sc = LIST_NEXT(sc, link)) {
 		if (sc->job_wait != waiter)
 			continue;
 		j = npf_wire_job_decision_to_json(d);
@@ -873,11 +381,27 @@ static int sconn_error(struct fconn *c, int err)
 	return 1;
 }
 
+/* Accepted connections never connect. */
+static int sconn_connected(struct fconn *c, int err)
+{
+	(void)c;
+	(void)err;
+	return 0;
+}
+
+/* Never entered: control connections stay framed. */
+static int sconn_raw(struct fconn *c, uint32_t revents)
+{
+	(void)revents;
+	sconn_free(c->owner);
+	return 1;
+}
+
 static const struct fconn_ops sconn_ops = {
-    .connected = data_connected,
+    .connected = sconn_connected,
     .frame = sconn_frame,
     .error = sconn_error,
-    .raw = echo_raw, /* never entered: control connections stay framed */
+    .raw = sconn_raw,
 };
 
 /* ---- listeners ---- */
@@ -894,7 +418,7 @@ static void throttle(struct npf_probe_ctx *ctx)
 	if (pause == ctx->accept_paused)
 		return;
 	ctx->accept_paused = pause;
-	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
+	for (struct plisten *pl = LIST_FIRST(&ctx->listeners); pl; pl = LIST_NEXT(pl, link))
 		if (!pl->pause)
 			(void)sd_event_source_set_enabled(pl->src,
 							  pause ? SD_EVENT_OFF : SD_EVENT_ON);
@@ -940,11 +464,11 @@ static void make_preauth_room(struct npf_probe_ctx *ctx, const struct npf_addr *
 	uint32_t best = 0;
 
 	if (count_sconns(ctx, from, true) >= PROBE_MAX_PREAUTH_PER_PEER) {
-		for (struct sconn *sc = ctx->sconns; sc; sc = sc->next)
+		for (struct sconn *sc = LIST_FIRST(&ctx->sconns); sc; sc = LIST_NEXT(sc, link))
 			if (!sc->authed && !sc->evicted && npf_addr_equal(&sc->remote, from))
 				victim = sc; /* the list is newest first: the last is the oldest */
 	} else if (ctx->n_preauth >= PROBE_MAX_PREAUTH) {
-		for (struct sconn *sc = ctx->sconns; sc; sc = sc->next) {
+		for (struct sconn *sc = LIST_FIRST(&ctx->sconns); sc; sc = LIST_NEXT(sc, link)) {
 			uint32_t n;
 
 			if (sc->authed || sc->evicted)
@@ -1023,7 +547,7 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		free(sc);
 		return 0;
 	}
-	LIST_ADD(ctx->sconns, sc);
+	LIST_INSERT_HEAD(&ctx->sconns, sc, link);
 	ctx->n_sconns++;
 	ctx->n_preauth++;
 	throttle(ctx);
@@ -1084,10 +608,9 @@ err:
 
 int server_sync_listeners(struct npf_probe_ctx *ctx)
 {
-	struct plisten **pp;
 	int n = 0;
 
-	for (struct plisten *pl = ctx->listeners; pl; pl = pl->next)
+	for (struct plisten *pl = LIST_FIRST(&ctx->listeners); pl; pl = LIST_NEXT(pl, link))
 		pl->keep = false;
 	ctx->listen_error[0] = '\0';
 	for (size_t i = 0; i < ctx->n_cands; i++) {
@@ -1095,7 +618,7 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 		struct plisten *pl = NULL, *found = NULL;
 		int r;
 
-		for (struct plisten *it = ctx->listeners; it; it = it->next)
+		for (struct plisten *it = LIST_FIRST(&ctx->listeners); it; it = LIST_NEXT(it, link))
 			if (npf_addr_equal(&it->addr, a))
 				found = it;
 		if (found) {
@@ -1119,8 +642,7 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 		if (!pl)
 			continue;
 		pl->keep = true;
-		pl->next = ctx->listeners;
-		ctx->listeners = pl;
+		LIST_INSERT_HEAD(&ctx->listeners, pl, link);
 	}
 	{
 		size_t k = 0;
@@ -1130,16 +652,13 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 				ctx->cands[k++] = ctx->cands[i];
 		ctx->n_cands = k;
 	}
-	pp = &ctx->listeners;
-	while (*pp) {
-		struct plisten *pl = *pp;
-
+	for (struct plisten *pl = LIST_FIRST(&ctx->listeners), *nx; pl; pl = nx) {
+		nx = LIST_NEXT(pl, link);
 		if (pl->keep) {
 			n++;
-			pp = &pl->next;
 			continue;
 		}
-		*pp = pl->next;
+		LIST_REMOVE(pl, link);
 		plisten_free(pl);
 	}
 	return n;
@@ -1147,16 +666,16 @@ int server_sync_listeners(struct npf_probe_ctx *ctx)
 
 void server_shutdown(struct npf_probe_ctx *ctx)
 {
-	while (ctx->listeners) {
-		struct plisten *pl = ctx->listeners;
+	while (!LIST_EMPTY(&ctx->listeners)) {
+		struct plisten *pl = LIST_FIRST(&ctx->listeners);
 
-		ctx->listeners = pl->next;
+		LIST_REMOVE(pl, link);
 		plisten_free(pl);
 	}
-	while (ctx->revjobs)
-		revjob_free(ctx->revjobs);
-	while (ctx->sconns)
-		sconn_free(ctx->sconns);
-	while (ctx->dlisteners)
-		dlisten_free(ctx->dlisteners);
+	while (!LIST_EMPTY(&ctx->revjobs))
+		srv_revjob_free(LIST_FIRST(&ctx->revjobs));
+	while (!LIST_EMPTY(&ctx->sconns))
+		sconn_free(LIST_FIRST(&ctx->sconns));
+	while (!LIST_EMPTY(&ctx->dlisteners))
+		srv_dlisten_free(LIST_FIRST(&ctx->dlisteners));
 }

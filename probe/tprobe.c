@@ -1,82 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* probe_path(): control HELLO with identity check, OPEN_DATA, connect to the
- * peer's ephemeral data port, identity check again, bulk echo, kernel egress. */
-#include "internal.h"
+/* The path probe scheduler: active slots and the queue, one probe of a directed path shared
+ * by its consumers (followers, recent "ok"s), the consumer's deadline and done(). The
+ * phases on the wire are tprobe_path.c's. */
+#include "tprobe_int.h"
 
 #include <errno.h>
-#include <net/if.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sodium.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
 
 #include "candidates.h"
-#include "loadrule.h"
-#include "log.h"
-#include "netlink.h"
 
-#define TP_RXBUF (64u << 10)
-#define TP_TXCHUNK (16u << 10)
-
-enum tphase {
-	TP_QUEUED = 0,
-	TP_CTL_CONNECT,
-	TP_HELLO,
-	TP_OPEN_DATA,
-	TP_DATA_CONNECT,
-	TP_AUTH,
-	TP_BULK,
-	TP_DONE,
-	TP_JOINED, /* waiting for the leader's result (same path, another consumer) */
-};
-
-struct tprobe {
-	struct npf_probe_ctx *ctx;
-	struct npf_addr target;
-	uint64_t expect;
-	uint32_t bulk;
-	uint32_t asked_bulk; /* the consumer's ceiling (bulk becomes the MTU-sized amount) */
-	uint64_t deadline;
-	enum tphase phase;
-	struct fconn ctl, data;
-	sd_event_source *timer;
-	uint8_t token[NPF_WIRE_TOKEN_LEN];
-	uint8_t nonce[NPF_WIRE_NONCE_LEN]; /* the data listener's (authenticated sessions) */
-	uint16_t data_port;
-	uint64_t t0;
-	uint64_t t_ctl, t_bulk; /* control connect began / bulk phase began (0: not yet) */
-	size_t sent, rcvd;
-	uint8_t *rxbuf;
-	struct tprobe_result res;
-	tprobe_done_fn done;
-	void *ud;
-	bool active; /* counted in ctx->n_active_tprobes */
-	bool queued;
-	struct tprobe *qnext;
-	enum tprobe_origin origin;
-	struct tprobe *leader;		  /* TP_JOINED: the probe we wait for */
-	struct tprobe *followers, *fnext; /* probes waiting for us / sibling link */
-	struct tprobe *lprev, *lnext;	  /* ctx->tprobes */
-};
-
-/* A finished probe's "ok", for consumers whose check began before it did. */
-struct tprobe_recent {
-	struct npf_addr target;
-	uint64_t expect;
-	uint32_t bulk; /* the ceiling it was asked with */
-	struct tprobe_result res;
-};
-
-static void begin(struct tprobe *tp);
 static void enqueue(struct tprobe *tp);
-
-static const struct fconn_ops ctl_ops;
-static const struct fconn_ops data_ops;
 
 const struct tprobe_result *tprobe_result(const struct tprobe *tp)
 {
@@ -88,62 +22,12 @@ const struct npf_addr *tprobe_target(const struct tprobe *tp)
 	return &tp->target;
 }
 
-/* Bulk bytes are a function of the offset and the token so that a stale or
- * crossed stream cannot pass for the echo of ours. Byte at offset o: ((o * 2654435761) mod 2^32 >>
- * 24) ^ token[o % 16], filled for buf[0..n) at offsets off.. incrementally (no multiply and modulo
- * per byte: every node of a job checking at once moves a few MB through here). */
-static void pattern_fill(const struct tprobe *tp, size_t off, uint8_t *buf, size_t n)
-{
-	uint32_t x = (uint32_t)off * 2654435761u;
-	size_t k = off % NPF_WIRE_TOKEN_LEN;
-
-	for (size_t i = 0; i < n; i++) {
-		buf[i] = (uint8_t)((x >> 24) ^ tp->token[k]);
-		x += 2654435761u;
-		if (++k == NPF_WIRE_TOKEN_LEN)
-			k = 0;
-	}
-}
-
-/* Index of the first byte of buf[0..n) that is not pattern() at off.., or n. */
-static size_t pattern_check(const struct tprobe *tp, size_t off, const uint8_t *buf, size_t n)
-{
-	uint32_t x = (uint32_t)off * 2654435761u;
-	size_t k = off % NPF_WIRE_TOKEN_LEN;
-
-	for (size_t i = 0; i < n; i++) {
-		if (buf[i] != (uint8_t)((x >> 24) ^ tp->token[k]))
-			return i;
-		x += 2654435761u;
-		if (++k == NPF_WIRE_TOKEN_LEN)
-			k = 0;
-	}
-	return n;
-}
-
-static void addr_txt(const struct npf_addr *a, char *buf, size_t sz)
-{
-	npf_addr_str(a, buf, sz);
-}
-
 static void unqueue(struct tprobe *tp)
 {
-	struct npf_probe_ctx *ctx = tp->ctx;
-	struct tprobe **pp = &ctx->queue_head, *prev = NULL;
-
 	if (!tp->queued)
 		return;
-	while (*pp && *pp != tp) {
-		prev = *pp;
-		pp = &(*pp)->qnext;
-	}
-	if (*pp) {
-		*pp = tp->qnext;
-		if (ctx->queue_tail == tp)
-			ctx->queue_tail = prev;
-	}
+	TAILQ_REMOVE(&tp->ctx->queue, tp, qlink);
 	tp->queued = false;
-	tp->qnext = NULL;
 }
 
 static void release_slot(struct tprobe *tp)
@@ -157,32 +41,29 @@ static void release_slot(struct tprobe *tp)
 /* Leaves the leader's list of followers. */
 static void unjoin(struct tprobe *tp)
 {
-	struct tprobe **pp;
-
 	if (!tp->leader)
 		return;
-	for (pp = &tp->leader->followers; *pp; pp = &(*pp)->fnext) {
-		if (*pp == tp) {
-			*pp = tp->fnext;
-			break;
-		}
-	}
+	LIST_REMOVE(tp, flink);
 	tp->leader = NULL;
-	tp->fnext = NULL;
 }
 
-static void finish(struct tprobe *tp, enum npf_outcome o, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Takes an active slot and runs the probe's phases (tprobe_path.c). */
+static void run(struct tprobe *tp)
+{
+	tp->active = true;
+	tp->ctx->n_active_tprobes++;
+	tp->ctx->n_tprobes_started++;
+	tpath_begin(tp);
+}
 
 /* The leader ended. An answer is every follower's answer; a leader that ran out of
  * time (its consumer's deadline, not theirs) leaves each follower to probe on its own. */
 static void release_followers(struct tprobe *tp)
 {
-	while (tp->followers) {
-		struct tprobe *f = tp->followers;
+	while (!LIST_EMPTY(&tp->followers)) {
+		struct tprobe *f = LIST_FIRST(&tp->followers);
 
-		tp->followers = f->fnext;
-		f->fnext = NULL;
+		LIST_REMOVE(f, flink);
 		f->leader = NULL;
 		if (!tp->res.by_deadline) {
 			struct tprobe_result keep = f->res;
@@ -191,622 +72,36 @@ static void release_followers(struct tprobe *tp)
 			f->res.t_begin = keep.t_begin;
 			f->res.shared = true;
 			f->phase = TP_QUEUED;
-			finish(f, tp->res.outcome, "%s", tp->res.detail);
+			tpath_finish(f, tp->res.outcome, "%s", tp->res.detail);
 			continue;
 		}
 		f->phase = TP_QUEUED;
 		if (f->ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES)
-			begin(f);
+			run(f);
 		else
 			enqueue(f);
 	}
 }
 
-/* Records the outcome, closes sockets and has done() run from the loop (never
- * from inside an I/O callback of this probe, so done may free it). */
-__attribute__((format(printf, 3, 4))) static void finish(struct tprobe *tp, enum npf_outcome o,
-							 const char *fmt, ...)
-{
-	va_list ap;
-
-	if (tp->phase == TP_DONE)
-		return;
-	tp->phase = TP_DONE;
-	tp->res.outcome = o;
-	tp->res.t_end = fconn_now_usec();
-	va_start(ap, fmt);
-	vsnprintf(tp->res.detail, sizeof(tp->res.detail), fmt, ap);
-	va_end(ap);
-	fconn_close(&tp->ctl);
-	fconn_close(&tp->data);
-	free(tp->rxbuf);
-	tp->rxbuf = NULL;
-	unqueue(tp);
-	release_slot(tp);
-	unjoin(tp);
-	if (tp->timer) {
-		(void)sd_event_source_set_time(tp->timer, 1);
-		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
-	}
-	release_followers(tp);
-	tprobe_kick_queue(tp->ctx);
-}
-
-static void bulk_recv(struct tprobe *tp);
-
-/* True when a non-blocking connect on fd has completed by now. */
-static bool connected_now(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLOUT};
-	int err = 0;
-	socklen_t l = sizeof(err);
-
-	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) &&
-	       getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0 && err == 0;
-}
-
-/* A phase that waited for the peer's answer on fd (control or data connection) reached its
- * deadline. TCP_INFO tells a lossy path from a slow daemon (lib/loadrule.h): the peer's
- * kernel acknowledges what reaches it whatever its daemon's load, so a request still
- * unacknowledged after retransmissions was lost on the way. Finishes the probe so and
- * returns true; false: the daemon was silent (the caller says so). */
-static bool finish_lost(struct tprobe *tp, int fd, const char *phase, const char *a)
-{
-	struct tcp_info ti;
-	socklen_t l = sizeof(ti);
-
-	memset(&ti, 0, sizeof(ti));
-	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 || !ti.tcpi_unacked ||
-	    !ti.tcpi_total_retrans)
-		return false;
-	tp->res.ev.unacked = ti.tcpi_unacked;
-	tp->res.ev.retrans = ti.tcpi_total_retrans;
-	finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LOST, phase, a, ti.tcpi_unacked,
-	       ti.tcpi_total_retrans);
-	return true;
-}
-
-/* Microseconds from t0 to t1 (0 when either is unknown), capped at 600 s. */
-static uint32_t span_us(uint64_t t0, uint64_t t1)
-{
-	uint64_t d = t0 && t1 > t0 ? t1 - t0 : 0;
-
-	return (uint32_t)(d > 600000 * USEC_PER_MSEC ? 600000 * USEC_PER_MSEC : d);
-}
-
-/* The typed record of where the deadline found the probe (lib/loadrule.h npf_evidence): a
- * reverse result sends it, our own check judges it; the detail text only says it. */
-static void deadline_evidence(struct tprobe *tp, enum tphase ph, bool connected)
-{
-	static const enum npf_phase phase_of[] = {
-	    [TP_QUEUED] = NPF_PHASE_NONE,	      [TP_JOINED] = NPF_PHASE_NONE,
-	    [TP_CTL_CONNECT] = NPF_PHASE_CONNECT,     [TP_HELLO] = NPF_PHASE_HELLO,
-	    [TP_OPEN_DATA] = NPF_PHASE_OPEN_DATA,     [TP_DATA_CONNECT] = NPF_PHASE_DATA_CONNECT,
-	    [TP_AUTH] = NPF_PHASE_DATA_AUTH,	      [TP_BULK] = NPF_PHASE_BULK,
-	    [TP_DONE] = NPF_PHASE_NONE,
-	};
-	struct npf_evidence *e = &tp->res.ev;
-	uint64_t now = fconn_now_usec();
-
-	e->by_deadline = true;
-	e->phase = phase_of[ph];
-	e->connected = connected;
-	e->bulk = tp->bulk;
-	e->sent = tp->sent < tp->bulk ? (uint32_t)tp->sent : tp->bulk;
-	e->echoed = tp->rcvd < tp->bulk ? (uint32_t)tp->rcvd : tp->bulk;
-	if (ph == TP_CTL_CONNECT)
-		e->phase_us = span_us(tp->t_ctl, now);
-	if (ph == TP_DATA_CONNECT) {
-		e->phase_us = span_us(tp->t0, now);
-		e->ctl_us = span_us(tp->t_ctl, tp->t0);
-	}
-	if (ph == TP_BULK) {
-		e->phase_us = span_us(tp->t_bulk, now);
-		e->ctl_us = span_us(tp->t_ctl, tp->t_bulk);
-	}
-}
-
-static void finish_by_phase(struct tprobe *tp)
-{
-	char a[INET6_ADDRSTRLEN];
-	enum tphase ph = tp->phase;
-	const struct npf_evidence *e = &tp->res.ev;
-
-	addr_txt(&tp->target, a, sizeof(a));
-	tp->res.by_deadline = true;
-	if (ph == TP_JOINED && tp->leader) {
-		/* Out of time while sharing another consumer's probe: its phase is ours. */
-		struct tprobe *l = tp->leader;
-
-		ph = l->phase;
-		tp->sent = l->sent;
-		tp->rcvd = l->rcvd;
-		tp->bulk = l->bulk;
-		tp->data_port = l->data_port;
-		tp->t_ctl = l->t_ctl;
-		tp->t_bulk = l->t_bulk;
-		tp->t0 = l->t0;
-		tp->res.ctl_answered = l->res.ctl_answered;
-		tp->res.echoed = l->res.echoed;
-		tp->res.bulk = l->res.bulk;
-		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", l->res.egress);
-	}
-	/* The deadline's timer and the socket's answer can be pending in the same loop
-	 * iteration when our loop runs late (every node of a job checking at once): ask the
-	 * socket before calling the path silent. An answer that did come is our lateness. */
-	if (ph == tp->phase && ph == TP_CTL_CONNECT && connected_now(tp->ctl.fd)) {
-		deadline_evidence(tp, ph, true);
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LATE_CONNECT, a, tp->ctx->port);
-		return;
-	}
-	if (ph == tp->phase && ph == TP_DATA_CONNECT && connected_now(tp->data.fd)) {
-		deadline_evidence(tp, ph, true);
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LATE_DATA, a, tp->data_port);
-		return;
-	}
-	if (ph == tp->phase && ph == TP_BULK && tp->rxbuf) {
-		bulk_recv(tp); /* what the echo brought meanwhile (it may finish the probe) */
-		if (tp->phase != TP_BULK)
-			return;
-		if (tp->rcvd >= tp->bulk) {
-			tp->res.by_deadline = false;
-			fconn_abort(&tp->data);
-			finish(tp, NPF_OUT_OK, "%s", "");
-			return;
-		}
-	}
-	deadline_evidence(tp, ph, false);
-	switch (ph) {
-	case TP_QUEUED:
-		finish(tp, NPF_OUT_NOT_PROBED,
-		       "not started before the deadline (%u probes running)",
-		       tp->ctx->n_active_tprobes);
-		break;
-	case TP_CTL_CONNECT:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_CONNECT_T, a, tp->ctx->port,
-		       e->phase_us / 1000);
-		break;
-	case TP_HELLO:
-		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "HELLO", a))
-			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
-		break;
-	case TP_OPEN_DATA:
-		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "OPEN_DATA", a))
-			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
-		break;
-	case TP_DATA_CONNECT:
-		finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_DATA_SYN_T, a, tp->data_port,
-		       e->phase_us / 1000, e->ctl_us / 1000);
-		break;
-	case TP_AUTH:
-		if (!finish_lost(tp, ph == tp->phase ? tp->data.fd : -1, "DATA_AUTH", a))
-			finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a, tp->data_port);
-		break;
-	case TP_BULK:
-		finish(tp, NPF_OUT_BULK_STALL, NPF_DETAIL_BULK_STALL_T, tp->sent, tp->bulk,
-		       tp->rcvd, tp->bulk, e->phase_us / 1000, e->ctl_us / 1000);
-		break;
-	case TP_DONE:
-		break;
-	case TP_JOINED:
-		finish(tp, NPF_OUT_NOT_PROBED, "shared probe of %s ended without a result", a);
-		break;
-	}
-}
-
-static int timer_cb(sd_event_source *s, uint64_t usec, void *ud)
-{
-	struct tprobe *tp = ud;
-
-	(void)s;
-	(void)usec;
-	if (tp->phase != TP_DONE)
-		finish_by_phase(tp);
-	/* finish() re-armed us to fire now; the outcome is complete either way. */
-	(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_OFF);
-	tp->done(tp, tp->ud);
-	return 0;
-}
-
-/* An answer from the wrong daemon: ourselves (docker0 holds the same address on
- * every node) or a third node. */
-static bool identity_ok(struct tprobe *tp, const char *node, uint64_t instance)
-{
-	if (instance == tp->ctx->instance) {
-		finish(tp, NPF_OUT_WRONG_PEER, "answered by %s (this node)", tp->ctx->node);
-		return false;
-	}
-	if (instance != tp->expect) {
-		finish(tp, NPF_OUT_WRONG_PEER, "answered by %s", node);
-		return false;
-	}
-	return true;
-}
-
-static void peer_error(struct tprobe *tp, json_t *j)
-{
-	struct npf_msg_error e;
-
-	if (npf_wire_error_from_json(j, &e) < 0) {
-		finish(tp, NPF_OUT_WRONG_PEER, "malformed ERROR frame");
-		return;
-	}
-	/* A busy peer ran out of slots, a peer of another protocol version cannot be
-	 * asked: neither says anything about the path. */
-	if (e.code == NPF_WERR_UNSUPPORTED_VERSION) {
-		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, e.message);
-		return;
-	}
-	finish(tp, e.code == NPF_WERR_BUSY ? NPF_OUT_NOT_PROBED : NPF_OUT_REFUSED,
-	       "peer error %s: %s", npf_wire_err_name(e.code), e.message);
-}
-
-static void begin(struct tprobe *tp)
-{
-	struct npf_probe_ctx *ctx = tp->ctx;
-	const struct npf_inventory *inv;
-	const struct npf_iface *ifc = NULL;
-	char a[INET6_ADDRSTRLEN], lif[IFNAMSIZ];
-	int oif = 0, r;
-
-	tp->active = true;
-	ctx->n_active_tprobes++;
-	ctx->n_tprobes_started++;
-	tp->phase = TP_CTL_CONNECT;
-	tp->t_ctl = fconn_now_usec();
-	addr_txt(&tp->target, a, sizeof(a));
-	if (ctx_local_iface(ctx, &tp->target, lif)) {
-		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", lif);
-		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
-		return;
-	}
-	r = nlsys_route_get(&tp->target, &oif);
-	if (r < 0) {
-		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "no route to %s: %s", a,
-		       strerror(-r));
-		return;
-	}
-	inv = ctx_inventory(ctx);
-	if (inv)
-		ifc = npf_inventory_find_ifindex(inv, oif);
-	/* A few full-size frames of the egress MTU: enough to meet a black hole. */
-	tp->bulk = npf_bulk_bytes(ifc ? ifc->mtu : 0, tp->bulk);
-	tp->res.bulk = tp->bulk;
-	if (ifc)
-		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", ifc->name);
-	else if (!if_indextoname((unsigned int)oif, tp->res.egress))
-		snprintf(tp->res.egress, sizeof(tp->res.egress), "if%d", oif);
-	if ((ifc && (ifc->flags & IFF_LOOPBACK)) || strcmp(tp->res.egress, "lo") == 0) {
-		finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
-		return;
-	}
-	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, NPF_WIRE_PATH_FRAME_MAX, &ctl_ops, tp);
-	if (r < 0) {
-		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "connect to %s port %u: %s", a,
-		       ctx->port, strerror(-r));
-		return;
-	}
-}
-
 void tprobe_kick_queue(struct npf_probe_ctx *ctx)
 {
-	/* finish() kicks the queue, and a probe started here may finish at once:
+	/* ended() kicks the queue, and a probe started here may finish at once:
 	 * the outer loop carries on instead of recursing once per queued probe. */
 	if (ctx->kicking)
 		return;
 	ctx->kicking = true;
-	while (!ctx->shutting_down && ctx->queue_head &&
+	while (!ctx->shutting_down && !TAILQ_EMPTY(&ctx->queue) &&
 	       ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
-		struct tprobe *tp = ctx->queue_head;
+		struct tprobe *tp = TAILQ_FIRST(&ctx->queue);
 
 		unqueue(tp);
-		if (fconn_now_usec() >= tp->deadline) {
-			finish_by_phase(tp);
+		if (npf_now(CLOCK_MONOTONIC) >= tp->deadline) {
+			tpath_finish_by_phase(tp);
 			continue;
 		}
-		begin(tp);
+		run(tp);
 	}
 	ctx->kicking = false;
-}
-
-/* ---- control connection ---- */
-
-static int ctl_connected(struct fconn *c, int err)
-{
-	struct tprobe *tp = c->owner;
-	struct npf_msg_hello h;
-	struct npf_msg_open_data od = {.bytes = tp->bulk};
-	char a[INET6_ADDRSTRLEN];
-	json_t *j, *o;
-	int r;
-
-	addr_txt(&tp->target, a, sizeof(a));
-	if (err) {
-		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "connect to %s port %u: %s",
-		       a, tp->ctx->port, strerror(-err));
-		return 0;
-	}
-	npf_wire_path_hello(tp->ctx->node, tp->ctx->instance, &h);
-	j = npf_wire_hello_to_json(&h);
-	r = fconn_send(c, NPF_MSG_HELLO, j);
-	json_decref(j);
-	if (r < 0) {
-		finish(tp, NPF_OUT_NOT_PROBED, "sending HELLO: %s", strerror(-r));
-		return 0;
-	}
-	/* OPEN_DATA goes right behind HELLO, in the same segment: the peer handles frames in
-	 * order (HELLO first, as it requires), so this saves a round trip and a wakeup on
-	 * both sides per path. Identity is still checked on the HELLO reply before the data
-	 * port is used, and again on the data port itself. */
-	o = npf_wire_open_data_to_json(&od);
-	r = fconn_send(c, NPF_MSG_OPEN_DATA, o);
-	json_decref(o);
-	if (r < 0) {
-		finish(tp, NPF_OUT_NOT_PROBED, "sending OPEN_DATA: %s", strerror(-r));
-		return 0;
-	}
-	tp->phase = TP_HELLO;
-	return 0;
-}
-
-static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
-{
-	struct tprobe *tp = c->owner;
-	char a[INET6_ADDRSTRLEN];
-	int r;
-
-	addr_txt(&tp->target, a, sizeof(a));
-	if (type == NPF_MSG_ERROR) {
-		peer_error(tp, j);
-		return 0;
-	}
-	if (tp->phase == TP_HELLO && type == NPF_MSG_HELLO_REPLY) {
-		struct npf_msg_hello_reply hr;
-
-		if (npf_wire_hello_reply_from_json(j, &hr) < 0) {
-			finish(tp, NPF_OUT_WRONG_PEER, "malformed HELLO reply from %s", a);
-			return 0;
-		}
-		npf_wire_hello_reply_clear(&hr);
-		if (!identity_ok(tp, hr.node, hr.instance))
-			return 0;
-		tp->res.ctl_answered = true;
-		/* OPEN_DATA went out with HELLO (ctl_connected): its reply comes next. */
-		tp->phase = TP_OPEN_DATA;
-		return 0;
-	}
-	if (tp->phase == TP_OPEN_DATA && type == NPF_MSG_OPEN_DATA_REPLY) {
-		struct npf_msg_open_data_reply odr;
-
-		if (npf_wire_open_data_reply_from_json(j, &odr) < 0) {
-			finish(tp, NPF_OUT_WRONG_PEER, "malformed OPEN_DATA reply from %s", a);
-			return 0;
-		}
-		/* With a key the token is derived (never sent) from the listener's nonce: a
-		 * reply without one is an older daemon's, which proves nothing on its data
-		 * port (no evidence, as a peer without the key). */
-		if (fconn_auth_peer(&tp->ctl) && !odr.has_nonce) {
-			finish(tp, NPF_OUT_NOT_PROBED, "OPEN_DATA reply from %s without a nonce",
-			       a);
-			return 0;
-		}
-		memcpy(tp->nonce, odr.nonce, sizeof(tp->nonce));
-		if (fconn_data_token(&tp->ctl, odr.port, odr.nonce, tp->token) < 0)
-			memcpy(tp->token, odr.token, sizeof(tp->token));
-		tp->data_port = odr.port;
-		/* The peer frees the data listener with this control connection:
-		 * keep it until the data port has answered. */
-		tp->phase = TP_DATA_CONNECT;
-		tp->t0 = fconn_now_usec();
-		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024, &data_ops,
-				  tp);
-		if (r < 0)
-			finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r),
-			       "connect to data port %s:%u: %s", a, odr.port, strerror(-r));
-		return 0;
-	}
-	finish(tp, NPF_OUT_WRONG_PEER, "unexpected %s from %s", npf_wire_type_name(type), a);
-	return 0;
-}
-
-static int ctl_error(struct fconn *c, int err)
-{
-	struct tprobe *tp = c->owner;
-	char a[INET6_ADDRSTRLEN], why[48 + INET6_ADDRSTRLEN];
-	/* Until HELLO_REPLY the daemon has not answered: a reset or a close then is its
-	 * pre-auth eviction or caps under the load of a whole job, not the path. */
-	enum npf_conn_stage st = tp->phase <= TP_HELLO ? NPF_STAGE_UNANSWERED : NPF_STAGE_ANSWERED;
-
-	addr_txt(&tp->target, a, sizeof(a));
-	/* A path's frames fit NPF_WIRE_PATH_FRAME_MAX in every version that has the cap: a
-	 * bigger one, like another header version, is a protocol mismatch, no evidence. */
-	if (err == -EMSGSIZE)
-		snprintf(why, sizeof(why), "a frame over %u bytes from %s",
-			 NPF_WIRE_PATH_FRAME_MAX, a);
-	else
-		snprintf(why, sizeof(why), "version %u from %s; ours %u", c->h.version, a,
-			 NPF_WIRE_VERSION);
-	if (err == -EPROTONOSUPPORT || err == -EMSGSIZE)
-		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, why);
-	else if (c->closing)
-		finish(tp, NPF_OUT_WRONG_PEER, "protocol error from %s", a);
-	else if (err == 0)
-		finish(tp, npf_conn_outcome(st, 0), "%s closed the control connection", a);
-	else
-		finish(tp, npf_conn_outcome(st, -err), "control connection to %s: %s", a,
-		       strerror(-err));
-	return 0;
-}
-
-static int no_raw(struct fconn *c, uint32_t revents)
-{
-	(void)revents;
-	fconn_close(c);
-	return 0;
-}
-
-static const struct fconn_ops ctl_ops = {
-    .connected = ctl_connected,
-    .frame = ctl_frame,
-    .error = ctl_error,
-    .raw = no_raw,
-};
-
-/* ---- data connection ---- */
-
-static int data_connected(struct fconn *c, int err)
-{
-	struct tprobe *tp = c->owner;
-	struct npf_msg_data_auth da;
-	char a[INET6_ADDRSTRLEN];
-	json_t *j;
-	int r;
-
-	addr_txt(&tp->target, a, sizeof(a));
-	if (err) {
-		finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "data port %s:%u: %s", a,
-		       tp->data_port, strerror(-err));
-		return 0;
-	}
-	tp->res.rtt_us = (uint32_t)(fconn_now_usec() - tp->t0);
-	if (!tp->res.rtt_us)
-		tp->res.rtt_us = 1;
-	memcpy(da.token, tp->token, sizeof(da.token));
-	j = npf_wire_data_auth_to_json(&da);
-	r = fconn_send(c, NPF_MSG_DATA_AUTH, j);
-	json_decref(j);
-	if (r < 0) {
-		finish(tp, NPF_OUT_NOT_PROBED, "sending DATA_AUTH: %s", strerror(-r));
-		return 0;
-	}
-	tp->phase = TP_AUTH;
-	return 0;
-}
-
-static int data_frame(struct fconn *c, uint16_t type, json_t *j)
-{
-	struct tprobe *tp = c->owner;
-	struct npf_msg_data_auth_reply ar;
-
-	if (type == NPF_MSG_ERROR) {
-		peer_error(tp, j);
-		return 0;
-	}
-	if (tp->phase != TP_AUTH || type != NPF_MSG_DATA_AUTH_REPLY ||
-	    npf_wire_data_auth_reply_from_json(j, &ar) < 0) {
-		finish(tp, NPF_OUT_WRONG_PEER, "unexpected %s on the data port",
-		       npf_wire_type_name(type));
-		return 0;
-	}
-	if (!identity_ok(tp, ar.node, ar.instance))
-		return 0;
-	/* With a key the data port proves it is the daemon we authenticated on the
-	 * control connection (still open: it closes below). An answer without the proof
-	 * is no evidence either way, as any unauthenticated answer. */
-	if (fconn_auth_peer(&tp->ctl)) {
-		uint8_t want[NPF_WIRE_MAC_LEN];
-
-		if (!ar.has_mac ||
-		    fconn_data_reply_mac(&tp->ctl, tp->data_port, tp->nonce, ar.node, ar.instance,
-					 want) < 0 ||
-		    sodium_memcmp(want, ar.mac, sizeof(want)) != 0) {
-			finish(tp, NPF_OUT_NOT_PROBED,
-			       "unauthenticated DATA_AUTH_REPLY on the data port");
-			return 0;
-		}
-	}
-	tp->rxbuf = malloc(TP_RXBUF);
-	if (!tp->rxbuf) {
-		finish(tp, NPF_OUT_NOT_PROBED, "out of memory");
-		return 0;
-	}
-	/* Both replies on it were read; the peer only waits for our close. */
-	fconn_abort(&tp->ctl);
-	tp->phase = TP_BULK;
-	tp->t_bulk = fconn_now_usec();
-	(void)fconn_set_raw(c, EPOLLIN | EPOLLOUT);
-	return 0;
-}
-
-static int data_error(struct fconn *c, int err)
-{
-	struct tprobe *tp = c->owner;
-
-	/* Framed only until DATA_AUTH_REPLY: the daemon has not answered on this connection,
-	 * so a close or a reset is its listener's caps, never the path. */
-	if (err == -EPROTONOSUPPORT)
-		finish(tp, NPF_OUT_NOT_PROBED, NPF_DETAIL_OTHER_VERSION, "the data port");
-	else if (c->closing)
-		finish(tp, NPF_OUT_WRONG_PEER, "protocol error on the data port");
-	else if (err == 0)
-		finish(tp, npf_conn_outcome(NPF_STAGE_UNANSWERED, 0),
-		       "data connection closed by the peer before its reply");
-	else
-		finish(tp, npf_conn_outcome(NPF_STAGE_UNANSWERED, -err), "data connection: %s",
-		       strerror(-err));
-	return 0;
-}
-
-static void bulk_send(struct tprobe *tp)
-{
-	uint8_t chunk[TP_TXCHUNK];
-
-	while (tp->sent < tp->bulk) {
-		size_t n = tp->bulk - tp->sent;
-		ssize_t w;
-
-		if (n > sizeof(chunk))
-			n = sizeof(chunk);
-		pattern_fill(tp, tp->sent, chunk, n);
-		w = send(tp->data.fd, chunk, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			finish(tp, NPF_OUT_BULK_STALL, "bulk send after %zu bytes: %s", tp->sent,
-			       strerror(errno));
-			return;
-		}
-		tp->sent += (size_t)w;
-	}
-}
-
-static void bulk_recv(struct tprobe *tp)
-{
-	while (tp->rcvd < tp->bulk) {
-		size_t want = tp->bulk - tp->rcvd;
-		ssize_t n;
-
-		if (want > TP_RXBUF)
-			want = TP_RXBUF;
-		n = recv(tp->data.fd, tp->rxbuf, want, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			finish(tp, NPF_OUT_BULK_STALL, "bulk receive after %zu bytes: %s", tp->rcvd,
-			       strerror(errno));
-			return;
-		}
-		if (n == 0) {
-			finish(tp, NPF_OUT_BULK_STALL, "peer closed after echoing %zu/%u bytes",
-			       tp->rcvd, tp->bulk);
-			return;
-		}
-		{
-			size_t bad = pattern_check(tp, tp->rcvd, tp->rxbuf, (size_t)n);
-
-			if (bad < (size_t)n) {
-				finish(tp, NPF_OUT_BULK_STALL, "echo corrupted at byte %zu",
-				       tp->rcvd + bad);
-				return;
-			}
-		}
-		tp->rcvd += (size_t)n;
-		tp->res.echoed = (uint32_t)tp->rcvd;
-	}
 }
 
 /* Keeps this probe's "ok" for consumers that ask for the same path a moment later
@@ -856,51 +151,49 @@ static const struct tprobe_recent *find_recent(const struct npf_probe_ctx *ctx,
 	return NULL;
 }
 
-static int data_raw(struct fconn *c, uint32_t revents)
+static int timer_cb(sd_event_source *s, uint64_t usec, void *ud)
 {
-	struct tprobe *tp = c->owner;
+	struct tprobe *tp = ud;
 
-	if (revents & EPOLLOUT)
-		bulk_send(tp);
-	if (tp->phase == TP_BULK && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		bulk_recv(tp);
-	if (tp->phase != TP_BULK)
-		return 0;
-	if (tp->rcvd >= tp->bulk) {
-		/* The whole echo was read and the peer sends nothing more. */
-		fconn_abort(&tp->data);
-		finish(tp, NPF_OUT_OK, "%s", "");
-		remember_ok(tp);
-		return 0;
-	}
-	(void)sd_event_source_set_io_events(c->io, EPOLLIN | (tp->sent < tp->bulk ? EPOLLOUT : 0));
+	(void)s;
+	(void)usec;
+	if (tp->phase != TP_DONE)
+		tpath_finish_by_phase(tp);
+	/* tpath_finish() re-armed us to fire now; the outcome is complete either way. */
+	(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_OFF);
+	tp->done(tp, tp->ud);
 	return 0;
 }
 
-static const struct fconn_ops data_ops = {
-    .connected = data_connected,
-    .frame = data_frame,
-    .error = data_error,
-    .raw = data_raw,
-};
+/* tp->ended: the probe finished (tpath_finish). Frees its slot and queue place, has done()
+ * run from the loop, answers or releases its followers, starts queued probes, and keeps an
+ * "ok" of its own for consumers that ask for the same path a moment later. */
+static void ended(struct tprobe *tp)
+{
+	unqueue(tp);
+	release_slot(tp);
+	unjoin(tp);
+	if (tp->timer) {
+		(void)sd_event_source_set_time(tp->timer, 1);
+		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
+	}
+	release_followers(tp);
+	tprobe_kick_queue(tp->ctx);
+	if (tp->remember)
+		remember_ok(tp);
+}
 
 static void enqueue(struct tprobe *tp)
 {
-	struct npf_probe_ctx *ctx = tp->ctx;
-
 	tp->queued = true;
-	if (ctx->queue_tail)
-		ctx->queue_tail->qnext = tp;
-	else
-		ctx->queue_head = tp;
-	ctx->queue_tail = tp;
+	TAILQ_INSERT_TAIL(&tp->ctx->queue, tp, qlink);
 }
 
 /* A running probe of the same directed path, to join (never a follower itself). */
 static struct tprobe *find_leader(struct npf_probe_ctx *ctx, const struct npf_addr *target,
 				  uint64_t expect)
 {
-	for (struct tprobe *l = ctx->tprobes; l; l = l->lnext)
+	for (struct tprobe *l = LIST_FIRST(&ctx->tprobes); l; l = LIST_NEXT(l, llink))
 		if (l->phase != TP_DONE && l->phase != TP_JOINED && l->expect == expect &&
 		    npf_addr_equal(&l->target, target))
 			return l;
@@ -944,7 +237,7 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 	struct tprobe *tp = calloc(1, sizeof(*tp));
 	struct tprobe *leader;
 	const struct tprobe_recent *rec;
-	uint64_t now = fconn_now_usec();
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
 	int r;
 
 	if (!tp)
@@ -961,6 +254,7 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 	tp->ud = ud;
 	tp->ctl.fd = tp->data.fd = -1;
 	tp->phase = TP_QUEUED;
+	tp->ended = ended;
 	r = sd_event_add_time(ctx->event, &tp->timer, CLOCK_MONOTONIC, deadline_usec, 1000,
 			      timer_cb, tp);
 	if (r < 0) {
@@ -972,10 +266,7 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 	 * firewall rule, a repair) must not answer a check that began after it. */
 	leader = find_leader(ctx, target, expect);
 	rec = leader ? NULL : find_recent(ctx, target, expect, bulk, not_before_usec, now);
-	tp->lnext = ctx->tprobes;
-	if (ctx->tprobes)
-		ctx->tprobes->lprev = tp;
-	ctx->tprobes = tp;
+	LIST_INSERT_HEAD(&ctx->tprobes, tp, llink);
 	if (rec) {
 		/* Already proven during the consumer's check: done runs from the loop with
 		 * that answer (its own times, so sibling comparisons stay honest). */
@@ -989,10 +280,9 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 		ctx->n_tprobes_joined++;
 		tp->phase = TP_JOINED;
 		tp->leader = leader;
-		tp->fnext = leader->followers;
-		leader->followers = tp;
+		LIST_INSERT_HEAD(&leader->followers, tp, flink);
 	} else if (ctx->n_active_tprobes < PROBE_MAX_ACTIVE_TPROBES) {
-		begin(tp);
+		run(tp);
 	} else {
 		enqueue(tp);
 	}
@@ -1005,7 +295,7 @@ void tprobe_abort(struct tprobe *tp)
 	if (!tp)
 		return;
 	if (tp->phase != TP_DONE)
-		finish_by_phase(tp);
+		tpath_finish_by_phase(tp);
 	if (tp->timer)
 		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_OFF);
 }
@@ -1029,12 +319,7 @@ void tprobe_free(struct tprobe *tp)
 		release_followers(tp);
 		tprobe_kick_queue(ctx);
 	}
-	if (tp->lprev)
-		tp->lprev->lnext = tp->lnext;
-	else if (ctx->tprobes == tp)
-		ctx->tprobes = tp->lnext;
-	if (tp->lnext)
-		tp->lnext->lprev = tp->lprev;
+	LIST_REMOVE(tp, llink);
 	free(tp->rxbuf);
 	free(tp);
 }

@@ -29,6 +29,7 @@
 #include <sodium.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "probe.h"
 #include "wire.h"
 
@@ -59,14 +60,6 @@ struct result {
 	int err;
 	struct npf_check *chk;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int ifreq_addr(int fd, const char *label, const char *addr)
 {
@@ -251,9 +244,9 @@ static void on_check(struct npf_check *chk, int err, void *ud)
 
 static void run_until(struct env *e, const bool *flag, uint64_t max_ms)
 {
-	uint64_t end = now_ms() + max_ms;
+	uint64_t end = npf_now(CLOCK_MONOTONIC) + max_ms * USEC_PER_MSEC;
 
-	while (!*flag && now_ms() < end)
+	while (!*flag && npf_now(CLOCK_MONOTONIC) < end)
 		assert_true(sd_event_run(e->ev, 10000) >= 0);
 	if (!*flag)
 		fail_msg("hang: not done after %" PRIu64 " ms", max_ms);
@@ -462,8 +455,8 @@ static void test_job_check_shares_paths(void **state)
 	npf_probe_get_stats(e->b.ctx, &b0);
 	assert_int_equal(npf_probe_check_start(e->a.ctx, pa, 1, 2000, on_check, &ra), 0);
 	assert_int_equal(npf_probe_check_start(e->b.ctx, pb, 1, 2000, on_check, &rb), 0);
-	end = now_ms() + HANG_MS;
-	while (!(ra.done && rb.done) && now_ms() < end)
+	end = npf_now(CLOCK_MONOTONIC) + HANG_MS * USEC_PER_MSEC;
+	while (!(ra.done && rb.done) && npf_now(CLOCK_MONOTONIC) < end)
 		assert_true(sd_event_run(e->ev, 10000) >= 0);
 	both = ra.done && rb.done;
 	assert_true(both);
@@ -722,9 +715,9 @@ static void run_idle(struct env *e)
 /* Runs the loop until fd has data or EOF; returns what recv got (0 = EOF). */
 static ssize_t pump_recv(struct env *e, int fd, uint8_t *buf, size_t len, uint64_t max_ms)
 {
-	uint64_t end = now_ms() + max_ms;
+	uint64_t end = npf_now(CLOCK_MONOTONIC) + max_ms * USEC_PER_MSEC;
 
-	while (now_ms() < end) {
+	while (npf_now(CLOCK_MONOTONIC) < end) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
@@ -741,9 +734,9 @@ static ssize_t pump_recv(struct env *e, int fd, uint8_t *buf, size_t len, uint64
 static void send_all(struct env *e, int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
-	uint64_t end = now_ms() + HANG_MS;
+	uint64_t end = npf_now(CLOCK_MONOTONIC) + HANG_MS * USEC_PER_MSEC;
 
-	while (len && now_ms() < end) {
+	while (len && npf_now(CLOCK_MONOTONIC) < end) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n > 0) {
@@ -1223,9 +1216,9 @@ static void blast_frame(int fd, uint16_t type, const char *json)
 
 static void pump(struct env *e, uint64_t ms)
 {
-	uint64_t end = now_ms() + ms;
+	uint64_t end = npf_now(CLOCK_MONOTONIC) + ms * USEC_PER_MSEC;
 
-	while (now_ms() < end)
+	while (npf_now(CLOCK_MONOTONIC) < end)
 		(void)sd_event_run(e->ev, 1000);
 }
 
@@ -1531,9 +1524,10 @@ static void test_cluster_key(void **state)
 		/* The refusal is tagged in the session: read past it to EOF. */
 		uint8_t buf[512];
 		ssize_t m;
-		uint64_t end = now_ms() + HANG_MS;
+		uint64_t end = npf_now(CLOCK_MONOTONIC) + HANG_MS * USEC_PER_MSEC;
 
-		while ((m = pump_recv(e, fd, buf, sizeof(buf), HANG_MS)) > 0 && now_ms() < end)
+		while ((m = pump_recv(e, fd, buf, sizeof(buf), HANG_MS)) > 0 &&
+		       npf_now(CLOCK_MONOTONIC) < end)
 			;
 		assert_int_equal(m, 0);
 	}
