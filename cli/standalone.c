@@ -386,7 +386,7 @@ int cli_standalone_wait_peers(const char *hostlist, uint16_t port, uint32_t wait
 	return (int)left;
 }
 
-/* The rule the probe engine names peers by (probe/check.c node_name_matches): the same name,
+/* The rule the probe engine names peers by (probe/check_disc.c node_name_matches): the same name,
  * or one is the other plus a domain. */
 static bool same_node(const char *a, const char *b)
 {

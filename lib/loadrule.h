@@ -77,7 +77,7 @@ enum npf_judgement {
  * timed out", ...). */
 enum npf_judgement npf_attempt_judge(const struct npf_attempt_facts *f, const char **why);
 
-/* Probe details: human text only, written by the prober (probe/tprobe.c) beside its typed
+/* Probe details: human text only, written by the prober (probe/tprobe_path.c) beside its typed
  * evidence (struct npf_evidence); nothing parses them. */
 #define NPF_DETAIL_BULK_STALL "bulk stalled: sent %zu/%u, received %zu/%u bytes"
 #define NPF_DETAIL_BULK_STALL_T NPF_DETAIL_BULK_STALL " in %u ms (handshakes %u ms)"

@@ -236,7 +236,7 @@ struct npf_msg_error {
 json_t *npf_wire_hello_to_json(const struct npf_msg_hello *m);
 int npf_wire_hello_from_json(json_t *j, struct npf_msg_hello *m);
 
-/* The HELLO of one path probe (probe/tprobe.c): identity only. Per-peer facts (our
+/* The HELLO of one path probe (probe/tprobe_path.c): identity only. Per-peer facts (our
  * addresses, the peer's candidates) travel on the discovery connection, once per peer, so
  * the path's frames stay within NPF_WIRE_PATH_FRAME_MAX. */
 void npf_wire_path_hello(const char *node, uint64_t instance, struct npf_msg_hello *h);

@@ -147,7 +147,7 @@ static void test_unknown_stays_unknown(void **state)
 }
 
 /* Evidence as the prober records it when its deadline finds a probe in phase ph after
- * phase_ms there and ctl_ms of handshakes before it (probe/tprobe.c deadline_evidence). */
+ * phase_ms there and ctl_ms of handshakes before it (probe/tprobe_path.c deadline_evidence). */
 static struct npf_evidence ev(enum npf_phase ph, uint32_t phase_ms, uint32_t ctl_ms)
 {
 	return (struct npf_evidence){.by_deadline = true,
