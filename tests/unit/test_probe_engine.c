@@ -1459,9 +1459,17 @@ static void test_cluster_key(void **state)
 	l = find_link(r.chk, "198.18.0.4");
 	assert_int_equal(l->fwd, NPF_OUT_OK);
 	assert_int_equal(l->rev, NPF_OUT_OK);
-	for (size_t i = 1; i < r.chk->n_nodes; i++)
-		if (strcmp(r.chk->nodes[i].name, "198.18.0.1") == 0)
-			assert_false(r.chk->nodes[i].available);
+	/* The node must be there and unavailable: a loop that found nothing would pass. */
+	{
+		size_t seen = 0;
+
+		for (size_t i = 1; i < r.chk->n_nodes; i++)
+			if (strcmp(r.chk->nodes[i].name, "198.18.0.1") == 0) {
+				assert_false(r.chk->nodes[i].available);
+				seen++;
+			}
+		assert_int_equal(seen, 1);
+	}
 	free_result(&r);
 
 	/* unauthenticated HELLO, wrong key, garbage AUTH_HELLO: forbidden, then EOF */
