@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bench/run --smoke keeps working: a 2-node lab, every measurement once, well-formed results
 # JSON and a rendered document. No timing is asserted (the machine may be busy).
-set -u
+set -uo pipefail
 
 # shellcheck source=lib.sh
 . "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
@@ -85,8 +85,4 @@ command -v gnuplot >/dev/null || fail "gnuplot not installed (gnuplot-nox, scrip
 [ ! -d /run/npflab/b8 ] || fail "lab b8 left behind"
 ! ip netns list | grep -q '^nplb8-' || fail "namespaces of lab b8 left behind"
 
-if [ "$FAILS" -gt 0 ]; then
-	echo "$FAILS failure(s)"
-	exit 1
-fi
-echo "bench smoke: ok"
+finish

@@ -5,6 +5,9 @@
 #   SRC      the source tree (NPF_SOURCE_DIR or two levels above this file)
 #   BUILD    the build tree (NPF_BUILD_DIR or $SRC/build)
 # Exit status convention (CTest SKIP_RETURN_CODE): 77 = skipped, 0 = passed, else failed.
+# Every test script runs in strict mode `set -uo pipefail` and ends with `finish`: not `-e`,
+# because a failed assertion is counted (fail/must/mustnot) and the script goes on to clean
+# up and to report every failure, not only the first.
 # shellcheck shell=bash
 
 # No forks while sourcing: `lab exec` sources this on every call.

@@ -4,7 +4,7 @@
 # on a fabric bridge, each with a docker0-like 172.17.0.1/16, a bridge only node1 and
 # node2 share; then firewall reject/drop on non-control ports, an MTU black hole and a
 # stopped peer. Every outcome and the time bound are asserted.
-set -u
+set -uo pipefail
 
 PFX=npfpr
 SW=${PFX}-sw
@@ -240,8 +240,6 @@ if grep -lE 'Sanitizer|runtime error' "$TMP"/*.log "$TMP"/*.err 2>/dev/null; the
 fi
 
 if [ "$FAILS" -ne 0 ]; then
-	echo "$FAILS failure(s)"
 	for f in "$TMP"/*.out; do echo "--- $f"; cat "$f"; done
-	exit 1
 fi
-echo "probe_basic: all passed"
+finish

@@ -5,7 +5,7 @@
 # same moment, first as a full mesh, then with a sparse plan (--mesh 4 -k 1). Every planned
 # pair must be ok both ways on the fabric and wrong-peer on docker0. The checks start
 # together once every node listens (SIGUSR1) and every node serves until all are done.
-set -u
+set -uo pipefail
 
 PFX=npfpr
 SW=${PFX}-ssw
