@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal to the decision (lib/recommend.c, evidence.c, rank.c, publish.c, jobwide.c):
+/* Internal to the decision (lib/recommend.c, evidence.c, rank.c, publish.c, jobwide.c,
+ * note.c, varset.c, rails.c, ompi.c):
  * the working state of one npf_recommend() call and the helpers its stages share. Not an
  * API: nothing outside those files includes it. */
 #ifndef NPF_DECIDE_H
@@ -216,12 +217,41 @@ static inline const struct eval *ev_at(const struct ctx *c, size_t i, size_t n)
 
 /* ---- stages (each file's header comment says what it owns) ---------------------------- */
 
-/* recommend.c */
+/* note.c: the recommendation's notes */
 /* A caveat note (code NPF_NOTE_CAVEAT, about no variable). */
 void dec_add_note(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A structured note; node and ifname may be NULL. Sets c->err on allocation failure. */
 void dec_note(struct ctx *c, enum npf_note_code code, int var, const char *node, const char *ifname,
 	      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* varset.c: the variable set being built (vals[NPF_VAR__COUNT], owned strings) */
+bool dec_var_wanted(const struct ctx *c, enum npf_var v);
+/* Replaces vals[v] with a copy of value when the policy publishes v; c->err on ENOMEM. */
+void dec_set_var(struct ctx *c, char **vals, enum npf_var v, const char *value);
+void dec_drop_var(char **vals, enum npf_var v);
+
+/* rails.c: the RDMA fabric and its rails */
+/* The RDMA network the ports follow (index into nets), -1 none. Needs c->chosen. */
+int dec_fabric_net(const struct ctx *c);
+/* Network n carries the job's RDMA traffic (rail_rows[]); cfg: the port is named by
+ * [publish] rdma_fabric. Needs c->fabric. */
+bool dec_rail_net(const struct ctx *c, size_t n, bool cfg);
+/* Network n is the chosen one, or a rail of the RDMA fabric (the chosen network when it
+ * is RDMA, else the best-ranked RDMA network if it works): RDMA-backed and equal to it on
+ * every quality row of the ranking (one subnet per rail). */
+bool dec_is_rail(const struct ctx *c, size_t n);
+
+/* ompi.c: what Open MPI sees of an interface */
+bool dec_ompi_lists(const struct npf_addr *a);
+/* The interface's primary IPv4 address (the one Open MPI uses), NULL: none. */
+const struct npf_addr *dec_ompi_primary(const struct npf_iface *ifc);
+/* The first IPv4 address of the announced candidates of ifname (NULL: none): what Open
+ * MPI sees of that interface (dec_ompi_primary). */
+const struct npf_addr *dec_ompi_cand_primary(const struct npf_node *nd, const char *ifname);
+const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
+				      const struct net *net);
+
+/* recommend.c: runs the stages */
 const char *dec_iface_desc(const struct npf_iface *ifc);
 
 /* evidence.c: the probe results, reduced per (our interface, network) */
@@ -266,21 +296,8 @@ bool dec_steer_var(const struct ctx *c, enum npf_var v);
 void dec_consumers_text(uint32_t bits, char *buf, size_t len);
 
 /* publish.c: this node's environment */
-bool dec_var_wanted(const struct ctx *c, enum npf_var v);
-void dec_set_var(struct ctx *c, char **vals, enum npf_var v, const char *value);
-void dec_drop_var(char **vals, enum npf_var v);
 int dec_build_choices(struct ctx *c);
-/* Network n is the chosen one, or a rail of the RDMA fabric (the chosen network when it
- * is RDMA, else the best-ranked RDMA network if it works): RDMA-backed and equal to it on
- * every quality row of the ranking (one subnet per rail). */
-bool dec_is_rail(const struct ctx *c, size_t n);
 bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count);
-bool dec_ompi_lists(const struct npf_addr *a);
-/* The first IPv4 address of the announced candidates of ifname (NULL: none): what Open
- * MPI sees of that interface (publish.c, ompi_primary). */
-const struct npf_addr *dec_ompi_cand_primary(const struct npf_node *nd, const char *ifname);
-const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
-				      const struct net *net);
 int dec_build_env(struct ctx *c);
 
 /* jobwide.c: values that hold on every node of the job */

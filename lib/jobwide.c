@@ -251,7 +251,7 @@ static bool ompi_name_everywhere(const struct ctx *c)
 }
 
 /* Open MPI sees only an interface's primary IPv4 address (the first one a node announced:
- * publish.c ompi_primary). chosen: every node's address on the chosen network (the one
+ * ompi.c dec_ompi_primary). chosen: every node's address on the chosen network (the one
  * the CIDR or the cover must match) is the primary one of its interface. Else, for
  * another network n: every node holds an interface whose primary address lies on n.
  * *at: the first node where it does not hold. Nodes whose address is unknown here are

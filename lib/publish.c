@@ -10,41 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-/* ---- the environment ------------------------------------------------------------------ */
-
-bool dec_var_wanted(const struct ctx *c, enum npf_var v)
-{
-	const struct npf_var_info *r = npf_var_info(v);
-
-	if (!r)
-		return false;
-	switch (r->gate) {
-	case NPF_GATE_ALWAYS:
-		return true;
-	case NPF_GATE_MASTER_ADDR:
-		return c->pol->master_addr;
-	case NPF_GATE_VARIABLES:
-		break;
-	}
-	return c->pol->publish == 0 || (c->pol->publish & r->bit);
-}
-
-void dec_set_var(struct ctx *c, char **vals, enum npf_var v, const char *value)
-{
-	if (c->err || !dec_var_wanted(c, v))
-		return;
-	free(vals[v]);
-	vals[v] = strdup(value);
-	if (!vals[v])
-		c->err = -ENOMEM;
-}
-
-void dec_drop_var(char **vals, enum npf_var v)
-{
-	free(vals[v]);
-	vals[v] = NULL;
-}
-
 int dec_build_choices(struct ctx *c)
 {
 	const struct npf_check *chk = c->chk;
@@ -377,86 +342,6 @@ bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, si
 	return true;
 }
 
-/* ---- RDMA: which ports the job's traffic may use ------------------------------------------ */
-
-/* The RDMA network the ports follow: the chosen network when it is RDMA-backed; else (the
- * sockets went elsewhere by policy, prefer=eno1 for the bootstrap) the best-ranked RDMA
- * network, if it works here. A lower RDMA network never stands in for a failed better
- * one: that is a broken fabric, not a choice (NCCL_IB_DISABLE). */
-static int rdma_fabric_net(const struct ctx *c)
-{
-	if (c->nets[c->chosen].rdma)
-		return c->chosen;
-	for (size_t n = 0; n < c->n_nets; n++)
-		if (c->nets[n].rdma)
-			return c->nets[n].state == EST_WORKS && !c->nets[n].avoid ? (int)n : -1;
-	return -1;
-}
-
-/* The rail rule (docs/decision.md, "Rails"): whether network n carries the job's RDMA
- * traffic, one row per case, the first that matches decides. cfg: the port is named by
- * [publish] rdma_fabric (the operator configured it as a rail). */
-static bool rail_chosen(const struct ctx *c, size_t n, bool cfg)
-{
-	(void)cfg;
-	return (int)n == c->chosen;
-}
-
-static bool rail_mgmt_cfg(const struct ctx *c, size_t n, bool cfg)
-{
-	return c->nets[n].mgmt && cfg;
-}
-
-static bool rail_mgmt(const struct ctx *c, size_t n, bool cfg)
-{
-	(void)cfg;
-	return c->nets[n].mgmt;
-}
-
-static bool rail_no_fabric(const struct ctx *c, size_t n, bool cfg)
-{
-	(void)n;
-	(void)cfg;
-	return c->fabric < 0;
-}
-
-static bool rail_fabric(const struct ctx *c, size_t n, bool cfg)
-{
-	(void)cfg;
-	return (int)n == c->fabric;
-}
-
-/* One subnet per rail: RDMA-backed and equal to the fabric on every quality row. */
-static bool rail_equal(const struct ctx *c, size_t n, bool cfg)
-{
-	(void)cfg;
-	return c->nets[n].rdma && dec_net_quality_cmp(&c->nets[n], &c->nets[c->fabric]) == 0;
-}
-
-static const struct rail_row {
-	bool (*match)(const struct ctx *c, size_t n, bool cfg);
-	bool rail;
-} rail_rows[] = {
-    {rail_chosen, true},     /* the job's network itself */
-    {rail_mgmt_cfg, true},   /* where node names resolve, and rdma_fabric= names the port */
-    {rail_mgmt, false},	     /* where node names resolve: never otherwise */
-    {rail_no_fabric, false}, /* no RDMA network works: nothing to be a rail of */
-    {rail_fabric, true},     /* the RDMA network the ports follow (rdma_fabric_net) */
-    {rail_equal, true},	     /* a rail of it */
-};
-
-static bool rail_net(const struct ctx *c, size_t n, bool cfg)
-{
-	for (size_t i = 0; i < sizeof(rail_rows) / sizeof(rail_rows[0]); i++)
-		if (rail_rows[i].match(c, n, cfg))
-			return rail_rows[i].rail;
-	return false; /* a management or storage network */
-}
-
-bool dec_is_rail(const struct ctx *c, size_t n)
-{
-	return rail_net(c, n, false);
-}
 
 /* Where netdev ifc stands on the job's networks: works on the chosen network or a rail
  * (returns the network, *addr the probed address), else -1 with *held the best-ranked
@@ -472,7 +357,7 @@ static int port_netdev_net(const struct ctx *c, size_t i, bool cfg, struct npf_a
 			continue;
 		if (*held < 0)
 			*held = (int)n;
-		if (e->state == EST_WORKS && rail_net(c, n, cfg)) {
+		if (e->state == EST_WORKS && dec_rail_net(c, n, cfg)) {
 			*addr = e->addr;
 			return (int)n;
 		}
@@ -619,7 +504,7 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 
 		copy_str(h->netdev, sizeof(h->netdev), c->inv->ifaces[np.held_ifc].name);
 		cidr_str(&c->nets[np.held].prefix, cidr, sizeof(cidr));
-		if (rail_net(c, (size_t)np.held, np.cfg) || e->state != EST_WORKS) {
+		if (dec_rail_net(c, (size_t)np.held, np.cfg) || e->state != EST_WORKS) {
 			dec_eval_text(c, e, ev, sizeof(ev));
 			bfmt(h->why, sizeof(h->why),
 			     "its netdev %s did not pass the probes on %s: %s", h->netdev, cidr,
@@ -669,7 +554,7 @@ static int build_hcas(struct ctx *c, char **pre)
 	char value[REC_VALUE_MAX], tok[NPF_NAME_MAX + 16];
 	unsigned int best_pref = PREFER_NONE;
 
-	c->fabric = rdma_fabric_net(c);
+	c->fabric = dec_fabric_net(c);
 	for (size_t d = 0; d < inv->n_rdma; d++)
 		total += inv->rdma[d].n_ports;
 	if (!total)
@@ -808,54 +693,7 @@ static void ib_disable(struct ctx *c, char **pre)
 		 why);
 }
 
-/* ---- Open MPI's interface selection ------------------------------------------------------- */
-
-/* Would Open MPI's interface scan (opal/mca/if) list this address? Every IPv4 address of
- * an UP interface, link-local included; IPv6 only with global scope (not ::1, fe80::/10,
- * fec0::/10). */
-bool dec_ompi_lists(const struct npf_addr *a)
-{
-	if (a->family == AF_INET)
-		return true;
-	if (a->family != AF_INET6 || npf_addr_is_local_only(a))
-		return false;
-	return !(a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0xc0) && a->addr[0] != 0xff;
-}
-
-/* An address Open MPI would use besides the chosen network when an interface is named:
- * if_include by name takes every address of it. Returns the first one, or NULL. */
-const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n, const struct net *net)
-{
-	for (size_t i = 0; i < n; i++)
-		if (addr_valid(&addrs[i]) && dec_ompi_lists(&addrs[i]) && !in_net(&addrs[i], net))
-			return &addrs[i];
-	return NULL;
-}
-
 /* ---- the per-node rules of the variable registry (lib/pubvar.h) --------------------------- */
-
-/* The state the rules share while one environment is built. */
-/* Open MPI sees one IPv4 address per interface, the primary one: 4.1's opal if framework
- * (opal/mca/if/posix_ipv4/if_posix.c, if_posix_open) lists interfaces with SIOCGIFCONF and
- * re-reads each one's address by name with SIOCGIFADDR, and 5's btl/tcp keeps the first
- * (mca_btl_tcp_create). A CIDR of a secondary subnet matches nothing there ("Did not find
- * interface matching this subnet") and the job falls back to every interface. */
-static const struct npf_addr *ompi_primary(const struct npf_iface *ifc)
-{
-	for (size_t i = 0; i < ifc->n_addrs; i++)
-		if (ifc->addrs[i].family == AF_INET)
-			return &ifc->addrs[i];
-	return NULL;
-}
-
-const struct npf_addr *dec_ompi_cand_primary(const struct npf_node *nd, const char *ifname)
-{
-	for (size_t j = 0; j < nd->n_cands; j++)
-		if (nd->cands[j].addr.family == AF_INET &&
-		    strncmp(nd->cands[j].ifname, ifname, IFNAMSIZ) == 0)
-			return &nd->cands[j].addr;
-	return NULL;
-}
 
 /* The best-ranked other IPv4 network that works here and on which our interface's
  * primary address lies: where Open MPI can go when the chosen network is a secondary
@@ -869,7 +707,7 @@ static int ompi_alt_net(const struct ctx *c)
 		if ((int)n == c->chosen || alt->state != EST_WORKS || alt->ifc < 0 ||
 		    alt->prefix.family != AF_INET)
 			continue;
-		pri = ompi_primary(&c->inv->ifaces[alt->ifc]);
+		pri = dec_ompi_primary(&c->inv->ifaces[alt->ifc]);
 		if (pri && in_net(pri, alt))
 			return (int)n;
 	}
@@ -1058,7 +896,7 @@ static void ompi_decide(struct ctx *c, struct pub *p)
 	p->ompi_done = true;
 	p->ompi_value = c->out->cidr;
 	if (net->prefix.family != AF_INET6) {
-		const struct npf_addr *pri = ompi_primary(ifc);
+		const struct npf_addr *pri = dec_ompi_primary(ifc);
 		int alt;
 
 		if (!pri || !in_net(pri, net)) {
