@@ -279,12 +279,14 @@ const char *dec_net_cmp_reason(const struct net *a, const struct net *b);
 /* Only the quality rows (policy, steer, role, RDMA, speed, management): < 0 when a is
  * strictly better. */
 int dec_net_quality_cmp(const struct net *a, const struct net *b);
-/* A network's keys in a job row (lib/jobrows): quality packs the quality rows of the
- * ranking table (avoid, prefer, role, rdma, speed; prefer capped at 255, speed at 2^32-1
- * Mbit/s), rank adds the family (IPv4 first); npf_job_net_order() then compares the prefix
- * bytes, so the job orders networks as the local ranking does (test_jobrows
+/* A network's keys in a job row (lib/jobrows), generated from the ranking table: each row
+ * with a key packs its fact in its width of bits, in table order; quality holds the
+ * quality rows, rank adds the family (IPv4 first); npf_job_net_order() then compares the
+ * prefix bytes, so the job orders networks as the local ranking does (test_jobrows
  * test_order_agrees). */
 void dec_net_row_keys(const struct net *n, int64_t *rank, int64_t *quality);
+/* How many bits the rank key uses (< 63 so it stays a positive int64_t). */
+unsigned int dec_net_key_bits(void);
 int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j);
 /* Fills every network's key (after dec_evaluate_all: it needs our interface there). */
 void dec_net_keys(struct ctx *c);
