@@ -583,12 +583,14 @@ static int build_hcas(struct ctx *c, char **pre)
 			/* NCCL itself keeps only ACTIVE ports of a known link layer
 			 * (ncclIbInitDevices). */
 			if (port->state != NPF_PORT_ACTIVE) {
+				h->nccl_skip = NPF_HCA_INACTIVE;
 				snprintf(h->why, sizeof(h->why), "port state %s",
 					 npf_port_state_name(port->state));
 				continue;
 			}
 			if (port->link_layer != NPF_LL_INFINIBAND &&
 			    port->link_layer != NPF_LL_ETHERNET) {
+				h->nccl_skip = NPF_HCA_LINK_UNKNOWN;
 				snprintf(h->why, sizeof(h->why), "unknown link layer");
 				continue;
 			}
@@ -654,8 +656,7 @@ static int build_hcas(struct ctx *c, char **pre)
 	}
 	for (size_t i = 0; i < out->n_hcas; i++)
 		if (!out->hcas[i].published && out->hcas[i].why[0] &&
-		    strncmp(out->hcas[i].why, "port state", 10) != 0 &&
-		    strncmp(out->hcas[i].why, "unknown link", 12) != 0)
+		    out->hcas[i].nccl_skip == NPF_HCA_OPENED)
 			dec_note(c, NPF_NOTE_NARROWED, NPF_VAR_NCCL_IB_HCA, NULL,
 				 out->hcas[i].netdev, "NCCL_IB_HCA narrowed: %s:%d left out: %s",
 				 out->hcas[i].dev, out->hcas[i].port, out->hcas[i].why);
@@ -673,7 +674,7 @@ static void ib_disable(struct ctx *c, char **pre)
 		const struct npf_hca *h = &c->out->hcas[i];
 		char one[NPF_REC_REASON_MAX + NPF_NAME_MAX + 16];
 
-		if (!h->why[0] || strncmp(h->why, "port state", 10) == 0)
+		if (!h->why[0] || h->nccl_skip == NPF_HCA_INACTIVE)
 			continue;
 		snprintf(one, sizeof(one), "%s:%d: %s", h->dev, h->port, h->why);
 		if (!list_append(why, sizeof(why), one))
