@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal to the decision (lib/recommend.c, evidence.c, rank.c, publish.c, jobwide.c,
- * note.c, varset.c, rails.c, ompi.c):
+ * hcas.c, note.c, varset.c, rails.c, ompi.c):
  * the working state of one npf_recommend() call and the helpers its stages share. Not an
  * API: nothing outside those files includes it. */
 #ifndef NPF_DECIDE_H
@@ -297,9 +297,15 @@ bool dec_steer_var(const struct ctx *c, enum npf_var v);
 /* "NCCL, Gloo" for the consumers of the variables in bits (enum npf_var). */
 void dec_consumers_text(uint32_t bits, char *buf, size_t len);
 
+/* hcas.c: the RDMA facts (ports, GIDs) */
+/* Fills c->out->hcas, c->fabric and the RDMA variables' values in pre[NPF_VAR__COUNT]
+ * (owned strings, freed by the caller). 0 or -errno. */
+int dec_build_hcas(struct ctx *c, char **pre);
+/* NCCL_IB_HCA's value for the published ports of r, their count in *count. */
+bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count);
+
 /* publish.c: this node's environment */
 int dec_build_choices(struct ctx *c);
-bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count);
 int dec_build_env(struct ctx *c);
 
 /* jobwide.c: values that hold on every node of the job */
