@@ -361,7 +361,7 @@ static void rule_node(struct ctx *c, struct pub *p, enum npf_var v)
 }
 
 static const rule_fn rules[NPF_VAR__COUNT] = {
-#define NPF_VAR_RULE(id, nm, gt, bt, cons, wi, rule, jwr, mdl, un) [NPF_VAR_##id] = rule,
+#define NPF_VAR_RULE(id, nm, gt, cons, wi, rule, jwr, mdl, un) [NPF_VAR_##id] = rule,
     NPF_VAR_TABLE(NPF_VAR_RULE)
 #undef NPF_VAR_RULE
 };

@@ -1537,7 +1537,7 @@ static void ompi_ipv6_by_name(void **state)
 	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "ens1f0");
 	npf_recommendation_clear(&f->rec);
 	/* Only one of the two asked for: only that one. */
-	f->pol.publish = NPF_PUBVAR_OMPI_MCA_oob_tcp_if_include;
+	f->pol.publish = NPF_PUBVAR_OMPI_MCA_OOB_TCP_IF_INCLUDE;
 	fx_run(f);
 	assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
 	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "ens1f0");
@@ -1632,7 +1632,7 @@ static void master_addr_and_mask(void **state)
 
 	/* Only what the operator asked for. */
 	f = cluster_view(basic, 3, 0, NULL);
-	f->pol.publish = NPF_PUBVAR_NCCL_SOCKET_IFNAME | NPF_PUBVAR_OMPI_MCA_btl_tcp_if_include;
+	f->pol.publish = NPF_PUBVAR_NCCL_SOCKET_IFNAME | NPF_PUBVAR_OMPI_MCA_BTL_TCP_IF_INCLUDE;
 	fx_run(f);
 	/* ... and the node marker, which every environment carries. */
 	assert_int_equal(f->rec.n_vars, 3);
