@@ -587,177 +587,234 @@ static int rail_gid(const struct ctx *c, size_t k, const char *tok)
  * uct_ib_iface_init_roce_gid_info). Otherwise both leave the job-wide environment with a
  * note: NCCL >= 2.21.5 still finds each port's GID itself, older NCCL does not, and the
  * per-node environment keeps each node's own index. */
-static void jw_gid(struct ctx *c, char **vals, const struct tokset *rails)
+static void gid_agreement(const struct ctx *c, const struct tokset *rails, int *want, char *why,
+			  size_t wlen)
 {
-	int want = -1, g = -1;
+	int g;
 	size_t other = 0;
-	char why[160] = "";
 
+	*want = -1;
+	why[0] = '\0';
 	for (size_t k = 0; k < c->chk->n_nodes && !why[0]; k++) {
 		for (size_t i = 0; i < rails[k].n && !why[0]; i++) {
 			g = rail_gid(c, k, rails[k].t[i]);
 			if (g == -1)
 				continue;
 			if (g < 0) {
-				bfmt(why, sizeof(why),
-				     "no GID index of the job's address is known for %s on %s",
+				bfmt(why, wlen, "no GID index of the job's address is known for %s on %s",
 				     node_name(c, (int)k), rails[k].t[i]);
-			} else if (want >= 0 && g != want) {
-				bfmt(why, sizeof(why),
+			} else if (*want >= 0 && g != *want) {
+				bfmt(why, wlen,
 				     "the job's address is at GID index %d on %s (%s) but %d on %s",
-				     g, node_name(c, (int)k), rails[k].t[i], want,
+				     g, node_name(c, (int)k), rails[k].t[i], *want,
 				     node_name(c, (int)other));
-			} else if (want < 0) {
-				want = g;
+			} else if (*want < 0) {
+				*want = g;
 				other = k;
 			}
 		}
 	}
-	if (!why[0]) {
+}
+
+/* The facts the job-wide rules share, gathered once per environment. */
+struct jw {
+	struct tokset *names;  /* [n_nodes] every interface name a node is known by */
+	struct tokset *chosen; /* [n_nodes] each node's interface on the chosen network */
+	struct tokset *hw;     /* [n_nodes] the RDMA ports that work (node_rdma_sets) */
+	struct tokset *hk;     /* [n_nodes] the RDMA ports known */
+	struct tokset *rails;  /* [n_nodes] the rails every node has (rails_common) */
+	struct tokset *ucx;    /* [n_nodes] UCX's devices: the rails, else the interface */
+	struct tokset *uk;     /* [n_nodes] every UCX device name known */
+	bool same_name;	       /* every node's interface has the same name */
+	bool names_ok;	       /* every node announced an address on the chosen network */
+	bool v6;
+	bool ompi_done;	       /* ompi_job_wide() decides the Open MPI rows together */
+	bool gid_known;	       /* gid_want and gid_why are computed */
+	int gid_want;	       /* the GID index every node's RoCE rails agree on, -1 none */
+	char gid_why[160];     /* why they do not agree, "" when they do */
+};
+
+/* NCCL_IB_GID_INDEX / UCX_IB_GID_INDEX job-wide, one variable at a time (v): one index
+ * holds on every node only when every node's RoCE rails carry the job's address at that
+ * same index (then it is right for every NCCL version, as per node: ncclIbGetGidIndex
+ * honours an explicit index, NCCL <= 2.20 uses it on every port; UCX uses an explicit
+ * UCX_IB_GID_INDEX as is, uct_ib_iface_init_roce_gid_info). Otherwise the variable leaves
+ * the job-wide environment with a note: NCCL >= 2.21.5 still finds each port's GID
+ * itself, older NCCL does not, and the per-node environment keeps each node's own index. */
+static void jw_gid(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	bool nccl = npf_var_info(v)->consumer == NPF_CONSUMER_NCCL;
+
+	if (!j->gid_known)
+		gid_agreement(c, j->rails, &j->gid_want, j->gid_why, sizeof(j->gid_why));
+	j->gid_known = true;
+	if (!vals[v])
+		return;
+	if (!j->gid_why[0]) {
 		/* The same everywhere (or no RoCE rail): the per-node value stands when it
 		 * is that index. */
-		static const enum npf_var gv[] = {NPF_VAR_NCCL_IB_GID_INDEX,
-						  NPF_VAR_UCX_IB_GID_INDEX};
-
-		for (size_t i = 0; i < sizeof(gv) / sizeof(gv[0]) && want >= 0; i++) {
-			if (!vals[gv[i]])
-				continue;
-			if (atoi(vals[gv[i]]) != want) {
-				dec_note(c, NPF_NOTE_JOB_WIDE, gv[i], NULL, NULL,
-					 "%s: no job-wide value: this node publishes %s, every "
-					 "node's RoCE rails carry the job's address at index %d",
-					 npf_var_name(gv[i]), vals[gv[i]], want);
-				dec_drop_var(vals, gv[i]);
-				continue;
-			}
-			dec_note(c, NPF_NOTE_JOB_WIDE, gv[i], NULL, NULL,
-				 "%s=%d job-wide: every node's RoCE rails carry the job's address "
-				 "at GID index %d, so it holds for every %s version",
-				 npf_var_name(gv[i]), want, want,
-				 gv[i] == NPF_VAR_NCCL_IB_GID_INDEX ? "NCCL" : "UCX");
+		if (j->gid_want < 0)
+			return;
+		if (atoi(vals[v]) != j->gid_want) {
+			dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+				 "%s: no job-wide value: this node publishes %s, every "
+				 "node's RoCE rails carry the job's address at index %d",
+				 npf_var_name(v), vals[v], j->gid_want);
+			dec_drop_var(vals, v);
+			return;
 		}
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s=%d job-wide: every node's RoCE rails carry the job's address "
+			 "at GID index %d, so it holds for every %s version",
+			 npf_var_name(v), j->gid_want, j->gid_want, nccl ? "NCCL" : "UCX");
 		return;
 	}
-	if (vals[NPF_VAR_NCCL_IB_GID_INDEX]) {
-		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
-			 "NCCL_IB_GID_INDEX: no job-wide value: %s; the job-wide environment holds "
+	if (nccl)
+		dec_note(c, NPF_NOTE_GID_VERSIONS, v, NULL, NULL,
+			 "%s: no job-wide value: %s; the job-wide environment holds "
 			 "for NCCL >= 2.21.5 only (ncclIbGetGidIndex finds each port's GID), not "
 			 "for NCCL <= 2.20 (index 0 on every port unless told): use the per-node "
 			 "environment there",
-			 why);
-		dec_drop_var(vals, NPF_VAR_NCCL_IB_GID_INDEX);
-	}
-	if (vals[NPF_VAR_UCX_IB_GID_INDEX]) {
-		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_UCX_IB_GID_INDEX, NULL, NULL,
-			 "UCX_IB_GID_INDEX: no job-wide value: %s; UCX then picks its own GID "
+			 npf_var_name(v), j->gid_why);
+	else
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s: no job-wide value: %s; UCX then picks its own GID "
 			 "(uct_ib_device_select_gid: the lowest RoCE v2 IPv4 GID first); the "
 			 "per-node environment carries each node's index",
-			 why);
-		dec_drop_var(vals, NPF_VAR_UCX_IB_GID_INDEX);
-	}
+			 npf_var_name(v), j->gid_why);
+	dec_drop_var(vals, v);
 }
+
+/* ---- the job-wide rules of the variable registry (enum npf_jw_rule), one per row -------- */
+
+typedef void (*jw_fn)(struct ctx *c, struct jw *j, char **vals, enum npf_var v);
+
+/* The per-node value already holds on every node (a family, a flag, the marker, MASTER_ADDR). */
+static void jw_keep(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	(void)c;
+	(void)j;
+	(void)vals;
+	(void)v;
+}
+
+static void jw_nccl_ifnames(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	if (!j->names_ok)
+		dec_drop_var(vals, v);
+	else if (vals[v])
+		jw_exact(c, vals, v, JW_SOCKET, j->chosen, j->names, NCCLMATCH_SOCKET_MAX);
+}
+
+static void jw_nccl_hcas(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	if (!j->names_ok)
+		dec_drop_var(vals, v);
+	else if (dec_var_wanted(c, v))
+		jw_hcas(c, vals, j->hw, j->hk, j->rails);
+}
+
+static void jw_exact_union(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	if (!j->names_ok)
+		dec_drop_var(vals, v);
+	else if (vals[v])
+		jw_exact(c, vals, v, JW_EXACT, j->ucx, j->uk, SIZE_MAX);
+}
+
+/* Gloo and TensorPipe take one exact name that must exist on the node (TensorPipe falls
+ * back to 127.0.0.1 without it). */
+static void jw_one_name(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	const struct npf_var_info *vi = npf_var_info(v);
+
+	if (vals[v] && j->names_ok && !j->same_name)
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s: no job-wide value: the nodes use different interface "
+			 "names and %s needs one that exists on each node",
+			 vi->name, vi->consumer == NPF_CONSUMER_GLOO ? "Gloo" : "TensorPipe");
+	if (!j->names_ok || !j->same_name)
+		dec_drop_var(vals, v);
+}
+
+/* The Open MPI rows are decided together (ompi_job_wide), at the first of them. */
+static void jw_ompi(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	if (!j->names_ok && j->v6)
+		dec_drop_var(vals, v);
+	else if (!j->ompi_done)
+		ompi_job_wide(c, vals, j->same_name);
+	j->ompi_done = true;
+}
+
+static const jw_fn jw_rules[] = {
+    [NPF_JW_SAME] = jw_keep,
+    [NPF_JW_NCCL_IFNAMES] = jw_nccl_ifnames,
+    [NPF_JW_NCCL_HCAS] = jw_nccl_hcas,
+    [NPF_JW_EXACT_UNION] = jw_exact_union,
+    [NPF_JW_ONE_NAME] = jw_one_name,
+    [NPF_JW_OMPI] = jw_ompi,
+    [NPF_JW_PER_NODE_GID] = jw_gid,
+    [NPF_JW_NODE] = jw_keep,
+    [NPF_JW_MASTER] = jw_keep,
+};
+
+_Static_assert(sizeof(jw_rules) / sizeof(jw_rules[0]) == NPF_JW__COUNT,
+	       "a job-wide rule without a function");
 
 int dec_job_wide(struct ctx *c, char **vals)
 {
 	const struct npf_recommendation *out = c->out;
 	size_t nn = c->chk->n_nodes;
-	struct tokset *names = calloc(nn, sizeof(*names));
-	struct tokset *chosen = calloc(nn, sizeof(*chosen));
-	struct tokset *hw = calloc(nn, sizeof(*hw));
-	struct tokset *hk = calloc(nn, sizeof(*hk));
-	struct tokset *rails = calloc(nn, sizeof(*rails));
-	struct tokset *ucx = calloc(nn, sizeof(*ucx));
-	struct tokset *uk = calloc(nn, sizeof(*uk));
-	bool same_name = true, names_ok = true, ompi_done = false, gid_done = false;
-	bool v6 = c->nets[c->chosen].prefix.family == AF_INET6;
+	struct jw j = {
+	    .names = calloc(nn, sizeof(*j.names)),
+	    .chosen = calloc(nn, sizeof(*j.chosen)),
+	    .hw = calloc(nn, sizeof(*j.hw)),
+	    .hk = calloc(nn, sizeof(*j.hk)),
+	    .rails = calloc(nn, sizeof(*j.rails)),
+	    .ucx = calloc(nn, sizeof(*j.ucx)),
+	    .uk = calloc(nn, sizeof(*j.uk)),
+	    .same_name = true,
+	    .names_ok = true,
+	    .v6 = c->nets[c->chosen].prefix.family == AF_INET6,
+	};
 	int r = -ENOMEM;
 
-	if (!names || !chosen || !hw || !hk || !rails || !ucx || !uk)
+	if (!j.names || !j.chosen || !j.hw || !j.hk || !j.rails || !j.ucx || !j.uk)
 		goto out;
 	for (size_t k = 0; k < nn; k++) {
-		if ((r = node_known_names(c, k, &names[k])) < 0 ||
-		    (r = tok_add(&chosen[k], out->nodes[k].ifname)) < 0 ||
-		    (r = node_rdma_sets(c, k, &hw[k], &hk[k])) < 0)
+		if ((r = node_known_names(c, k, &j.names[k])) < 0 ||
+		    (r = tok_add(&j.chosen[k], out->nodes[k].ifname)) < 0 ||
+		    (r = node_rdma_sets(c, k, &j.hw[k], &j.hk[k])) < 0)
 			goto out;
-		same_name = same_name && strcmp(out->nodes[k].ifname, out->nodes[0].ifname) == 0;
+		j.same_name = j.same_name && strcmp(out->nodes[k].ifname, out->nodes[0].ifname) == 0;
 	}
-	if ((r = rails_common(c, hw, hk, rails)) < 0)
+	if ((r = rails_common(c, j.hw, j.hk, j.rails)) < 0)
 		goto out;
 	for (size_t k = 0; k < nn; k++) {
-		for (size_t i = 0; i < hk[k].n && r == 0; i++)
-			r = tok_add(&uk[k], hk[k].t[i]);
-		for (size_t i = 0; i < names[k].n && r == 0; i++)
-			r = tok_add(&uk[k], names[k].t[i]);
-		for (size_t i = 0; i < rails[k].n && r == 0; i++)
-			r = tok_add(&ucx[k], rails[k].t[i]);
-		if (r == 0 && rails[0].n == 0)
-			r = tok_add(&ucx[k], out->nodes[k].ifname);
+		for (size_t i = 0; i < j.hk[k].n && r == 0; i++)
+			r = tok_add(&j.uk[k], j.hk[k].t[i]);
+		for (size_t i = 0; i < j.names[k].n && r == 0; i++)
+			r = tok_add(&j.uk[k], j.names[k].t[i]);
+		for (size_t i = 0; i < j.rails[k].n && r == 0; i++)
+			r = tok_add(&j.ucx[k], j.rails[k].t[i]);
+		if (r == 0 && j.rails[0].n == 0)
+			r = tok_add(&j.ucx[k], out->nodes[k].ifname);
 		if (r < 0)
 			goto out;
 	}
-	for (size_t k = 0; k < nn && names_ok; k++)
+	for (size_t k = 0; k < nn && j.names_ok; k++)
 		if (!out->nodes[k].ifname[0]) {
 			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_NONE, node_name(c, (int)k), NULL,
 				 "%s announced no address on %s: no job-wide interface names",
 				 node_name(c, (int)k), out->cidr);
-			names_ok = false;
+			j.names_ok = false;
 		}
 	r = 0;
-	/* One row of the registry at a time: its job-wide rule. */
-	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++) {
-		const struct npf_var_info *vi = npf_var_info((enum npf_var)v);
-
-		switch (vi->jw) {
-		case NPF_JW_SAME:
-		case NPF_JW_NODE:
-		case NPF_JW_MASTER:
-			break;
-		case NPF_JW_NCCL_IFNAMES:
-			if (!names_ok)
-				dec_drop_var(vals, (enum npf_var)v);
-			else if (vals[v])
-				jw_exact(c, vals, (enum npf_var)v, JW_SOCKET, chosen, names,
-					 NCCLMATCH_SOCKET_MAX);
-			break;
-		case NPF_JW_NCCL_HCAS:
-			if (!names_ok)
-				dec_drop_var(vals, (enum npf_var)v);
-			else if (dec_var_wanted(c, (enum npf_var)v))
-				jw_hcas(c, vals, hw, hk, rails);
-			break;
-		case NPF_JW_EXACT_UNION:
-			if (!names_ok)
-				dec_drop_var(vals, (enum npf_var)v);
-			else if (vals[v])
-				jw_exact(c, vals, (enum npf_var)v, JW_EXACT, ucx, uk, SIZE_MAX);
-			break;
-		case NPF_JW_ONE_NAME:
-			/* Gloo and TensorPipe take one exact name that must exist on the
-			 * node (TensorPipe falls back to 127.0.0.1 without it). */
-			if (vals[v] && names_ok && !same_name)
-				dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
-					 "%s: no job-wide value: the nodes use different interface "
-					 "names and %s needs one that exists on each node",
-					 vi->name,
-					 vi->consumer == NPF_CONSUMER_GLOO ? "Gloo" : "TensorPipe");
-			if (!names_ok || !same_name)
-				dec_drop_var(vals, (enum npf_var)v);
-			break;
-		case NPF_JW_OMPI:
-			if (!names_ok && v6)
-				dec_drop_var(vals, (enum npf_var)v);
-			else if (!ompi_done)
-				ompi_job_wide(c, vals, same_name);
-			ompi_done = true;
-			break;
-		case NPF_JW_PER_NODE_GID:
-			/* Both GID rows are decided together, from every node's rails. */
-			if (!gid_done)
-				jw_gid(c, vals, rails);
-			gid_done = true;
-			break;
-		}
-	}
+	/* One row of the registry at a time: its job-wide rule, as publish.c runs the
+	 * per-node ones. */
+	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++)
+		jw_rules[npf_var_info((enum npf_var)v)->jw](c, &j, vals, (enum npf_var)v);
 	if (vals[NPF_VAR_NCCL_IB_ADDR_FAMILY] || vals[NPF_VAR_NCCL_IB_ADDR_RANGE])
 		dec_note(
 		    c, NPF_NOTE_JOB_WIDE, NPF_VAR_NCCL_IB_ADDR_RANGE, NULL, NULL,
@@ -766,12 +823,12 @@ int dec_job_wide(struct ctx *c, char **vals)
 	if (c->err)
 		r = c->err;
 out:
-	tok_free_all(names, nn);
-	tok_free_all(chosen, nn);
-	tok_free_all(hw, nn);
-	tok_free_all(hk, nn);
-	tok_free_all(rails, nn);
-	tok_free_all(ucx, nn);
-	tok_free_all(uk, nn);
+	tok_free_all(j.names, nn);
+	tok_free_all(j.chosen, nn);
+	tok_free_all(j.hw, nn);
+	tok_free_all(j.hk, nn);
+	tok_free_all(j.rails, nn);
+	tok_free_all(j.ucx, nn);
+	tok_free_all(j.uk, nn);
 	return r;
 }
