@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal to the decision (lib/recommend.c, evidence.c, rank.c, publish.c, jobwide.c,
- * hcas.c, note.c, varset.c, rails.c, ompi.c):
+ * hcas.c, outcome.c, jobapply.c, note.c, varset.c, rails.c, ompi.c):
  * the working state of one npf_recommend() call and the helpers its stages share. Not an
  * API: nothing outside those files includes it. */
 #ifndef NPF_DECIDE_H
@@ -251,8 +251,30 @@ const struct npf_addr *dec_ompi_cand_primary(const struct npf_node *nd, const ch
 const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
 				      const struct net *net);
 
-/* recommend.c: runs the stages */
+/* outcome.c: the decision explained */
+/* "container bridge"-style description of an interface for humans. */
 const char *dec_iface_desc(const struct npf_iface *ifc);
+/* One rejection per interface of ours that was not chosen. 0 or -ENOMEM. */
+int dec_build_rejections(struct ctx *c);
+/* What NCCL would use without our variables, as a note. */
+void dec_predict_nccl_default(struct ctx *c);
+/* Whom to blame when nothing works: a peer that breaks most of our interfaces, or this node
+ * when every interface fails with every peer it was tested against. */
+void dec_blame(struct ctx *c);
+/* The one-line summary of a local decision. */
+void dec_summarise(struct ctx *c);
+
+/* jobapply.c: the job check's decision applied here (needs pol->job) */
+/* c->suspect from pol->job: the suspects among our peers. 0 or -ENOMEM. */
+int dec_mark_suspects(struct ctx *c);
+/* Sets out->verdict and c->chosen from the job decision (this node's role, job_rules[]). */
+void dec_job_choose(struct ctx *c);
+/* The failure fields for a node outside the job's choice (or of a failed job). */
+void dec_job_failure(struct ctx *c);
+/* The summary under a job decision. */
+void dec_job_summarise(struct ctx *c);
+
+/* recommend.c: runs the stages, owns the recommendation */
 
 /* evidence.c: the probe results, reduced per (our interface, network) */
 int dec_build_indexes(struct ctx *c);

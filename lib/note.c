@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The decision's notes: one structured note appended to the recommendation, for every
- * stage (docs/decision.md, "Notes"). */
+/* The decision's notes: one structured note (code, variable, node, interface, text; lib/
+ * recommend.h) appended to the recommendation, for every stage. */
 #include "decide.h"
 
 #include <errno.h>
