@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal to the decision (lib/recommend.c, evidence.c, rank.c, publish.c, jobwide.c,
- * hcas.c, outcome.c, jobapply.c, note.c, varset.c, rails.c, ompi.c):
+ * hcas.c, outcome.c, jobapply.c, jobwide_ompi.c, note.c, varset.c, rails.c, ompi.c):
  * the working state of one npf_recommend() call and the helpers its stages share. Not an
  * API: nothing outside those files includes it. */
 #ifndef NPF_DECIDE_H
@@ -332,5 +332,8 @@ int dec_build_env(struct ctx *c);
 
 /* jobwide.c: values that hold on every node of the job */
 int dec_job_wide(struct ctx *c, char **vals);
+/* jobwide_ompi.c: the Open MPI rows' job-wide values, all three together in vals;
+ * same_name: every node's interface on the chosen network has the same name. */
+void dec_ompi_job_wide(struct ctx *c, char **vals, bool same_name);
 
 #endif
