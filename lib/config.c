@@ -85,8 +85,6 @@ static const struct npf_config_key keys[] = {
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-_Static_assert(NPF_PUBVAR__ALL == (1u << N_PUBVARS) - 1, "N_PUBVARS and the bits differ");
-
 static const char *const type_names[NPF_CT__COUNT] = {
     [NPF_CT_STRING] = "TEXT",	 [NPF_CT_PATH] = "PATH",       [NPF_CT_BOOL] = "BOOL",
     [NPF_CT_U16] = "PORT",	 [NPF_CT_UINT] = "N",	       [NPF_CT_DURATION] = "DURATION",
@@ -107,10 +105,10 @@ const char *npf_pubvar_name(enum npf_pubvar v)
 
 int npf_pubvar_parse(const char *name)
 {
-	for (size_t i = 0; name && i < N_PUBVARS; i++)
-		if (npf_pubvar_name(1u << i) && strcmp(name, npf_pubvar_name(1u << i)) == 0)
-			return (int)(1u << i);
-	return -EINVAL;
+	int v = npf_var_parse(name);
+
+	return v >= 0 && npf_var_info((enum npf_var)v)->bit ? (int)npf_var_info((enum npf_var)v)->bit
+							     : -EINVAL;
 }
 
 bool npf_pattern_list_match(const struct npf_pattern_list *l, const char *name)

@@ -43,31 +43,6 @@ enum npf_config_fallback {
 	NPF_FALLBACK_DEGRADE = 1, /* the whole job moves to the next network */
 };
 
-/* [publish] variables: the environment variables the publisher may emit. The names live
- * in the variable registry (lib/pubvar.h), each row naming its bit. */
-enum npf_pubvar {
-	NPF_PUBVAR_NCCL_SOCKET_IFNAME = 1u << 0,
-	NPF_PUBVAR_NCCL_IB_HCA = 1u << 1,
-	NPF_PUBVAR_NCCL_IB_GID_INDEX = 1u << 2,
-	NPF_PUBVAR_NCCL_IB_ADDR_FAMILY = 1u << 3,
-	NPF_PUBVAR_NCCL_IB_ADDR_RANGE = 1u << 4,
-	NPF_PUBVAR_NCCL_SOCKET_FAMILY = 1u << 5,
-	NPF_PUBVAR_GLOO_SOCKET_IFNAME = 1u << 6,
-	NPF_PUBVAR_TP_SOCKET_IFNAME = 1u << 7,
-	NPF_PUBVAR_UCX_NET_DEVICES = 1u << 8,
-	NPF_PUBVAR_OMPI_MCA_btl_tcp_if_include = 1u << 9,
-	NPF_PUBVAR_OMPI_MCA_oob_tcp_if_include = 1u << 10,
-	NPF_PUBVAR_NCCL_IB_DISABLE = 1u << 11,
-	NPF_PUBVAR_UCX_IB_GID_INDEX = 1u << 12,
-	NPF_PUBVAR_PRTE_MCA_prte_if_include = 1u << 13,
-	NPF_PUBVAR__ALL = (1u << 14) - 1,
-};
-
-/* The variable's name ("NCCL_IB_HCA") for exactly one bit, else NULL. */
-const char *npf_pubvar_name(enum npf_pubvar v);
-/* The bit for an exact variable name, or -EINVAL. */
-int npf_pubvar_parse(const char *name);
-
 /* Comma-separated shell globs on interface names, parsed and bounded. */
 struct npf_pattern_list {
 	unsigned int n;
@@ -109,7 +84,7 @@ struct npf_config {
 		struct npf_pattern_list avoid;
 		struct npf_pattern_list rdma_fabric; /* RDMA ports without IP of the job's fabric */
 		int nccl_version;   /* NPF_NCCL_VERSION() or NPF_NCCL_VERSION_CURRENT */
-		uint32_t variables; /* enum npf_pubvar bits */
+		uint32_t variables; /* enum npf_pubvar bits (lib/pubvar.h) */
 		bool master_addr;
 		int fallback; /* enum npf_config_fallback */
 	} publish;

@@ -9,13 +9,11 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "pubvar.h"
 
 /* Units of the table's durations (ms) and sizes (bytes), shared with the output. */
 #define SEC 1000u
 #define MIB (1024u * 1024u)
-
-/* Bits of [publish] variables; their names come from the variable registry. */
-#define N_PUBVARS 14
 
 /* Validates and stores one value of key k (trimmed here; refused when a config line could not
  * carry it); why gets the reason. Returns 0 or -EINVAL/-ERANGE. */

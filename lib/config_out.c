@@ -34,13 +34,13 @@ static int join_pubvars(uint32_t bits, char *buf, size_t len)
 		buf[0] = '\0';
 	if ((bits & NPF_PUBVAR__ALL) == NPF_PUBVAR__ALL)
 		return snprintf(buf, len, "all") >= (int)len ? -ENOSPC : 3;
-	for (size_t i = 0; i < N_PUBVARS; i++) {
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		const struct npf_var_info *r = npf_var_info((enum npf_var)v);
 		int n;
 
-		if (!(bits & (1u << i)))
+		if (!(bits & r->bit))
 			continue;
-		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "",
-			     npf_pubvar_name(1u << i));
+		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", r->name);
 		if (n < 0 || (size_t)n >= len - off)
 			return -ENOSPC;
 		off += (size_t)n;

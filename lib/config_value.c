@@ -267,11 +267,11 @@ static int add_pubvar(const char *item, size_t len, void *ctx, char *why, size_t
 {
 	uint32_t *bits = ctx;
 
-	for (size_t i = 0; i < N_PUBVARS; i++) {
-		const char *nm = npf_pubvar_name(1u << i);
+	for (int v = 0; v < NPF_VAR__COUNT; v++) {
+		const struct npf_var_info *r = npf_var_info((enum npf_var)v);
 
-		if (nm && strlen(nm) == len && strncmp(nm, item, len) == 0) {
-			*bits |= 1u << i;
+		if (r->bit && strlen(r->name) == len && strncmp(r->name, item, len) == 0) {
+			*bits |= r->bit;
 			return 0;
 		}
 	}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal to the decision (lib/recommend.c, evidence.c, rank.c, publish.c, jobwide.c):
+/* Internal to the decision (lib/recommend.c, evidence.c, rank.c, publish.c, jobwide.c,
+ * hcas.c, outcome.c, jobapply.c, jobwide_ompi.c, note.c, varset.c, rails.c, ompi.c):
  * the working state of one npf_recommend() call and the helpers its stages share. Not an
  * API: nothing outside those files includes it. */
 #ifndef NPF_DECIDE_H
@@ -216,13 +217,64 @@ static inline const struct eval *ev_at(const struct ctx *c, size_t i, size_t n)
 
 /* ---- stages (each file's header comment says what it owns) ---------------------------- */
 
-/* recommend.c */
+/* note.c: the recommendation's notes */
 /* A caveat note (code NPF_NOTE_CAVEAT, about no variable). */
 void dec_add_note(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A structured note; node and ifname may be NULL. Sets c->err on allocation failure. */
 void dec_note(struct ctx *c, enum npf_note_code code, int var, const char *node, const char *ifname,
 	      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* varset.c: the variable set being built (vals[NPF_VAR__COUNT], owned strings) */
+bool dec_var_wanted(const struct ctx *c, enum npf_var v);
+/* Replaces vals[v] with a copy of value when the policy publishes v; c->err on ENOMEM. */
+void dec_set_var(struct ctx *c, char **vals, enum npf_var v, const char *value);
+void dec_drop_var(char **vals, enum npf_var v);
+
+/* rails.c: the RDMA fabric and its rails */
+/* The RDMA network the ports follow (index into nets), -1 none. Needs c->chosen. */
+int dec_fabric_net(const struct ctx *c);
+/* Network n carries the job's RDMA traffic (rail_rows[]); cfg: the port is named by
+ * [publish] rdma_fabric. Needs c->fabric. */
+bool dec_rail_net(const struct ctx *c, size_t n, bool cfg);
+/* Network n is the chosen one, or a rail of the RDMA fabric (the chosen network when it
+ * is RDMA, else the best-ranked RDMA network if it works): RDMA-backed and equal to it on
+ * every quality row of the ranking (one subnet per rail). */
+bool dec_is_rail(const struct ctx *c, size_t n);
+
+/* ompi.c: what Open MPI sees of an interface */
+bool dec_ompi_lists(const struct npf_addr *a);
+/* The interface's primary IPv4 address (the one Open MPI uses), NULL: none. */
+const struct npf_addr *dec_ompi_primary(const struct npf_iface *ifc);
+/* The first IPv4 address of the announced candidates of ifname (NULL: none): what Open
+ * MPI sees of that interface (dec_ompi_primary). */
+const struct npf_addr *dec_ompi_cand_primary(const struct npf_node *nd, const char *ifname);
+const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
+				      const struct net *net);
+
+/* outcome.c: the decision explained */
+/* "container bridge"-style description of an interface for humans. */
 const char *dec_iface_desc(const struct npf_iface *ifc);
+/* One rejection per interface of ours that was not chosen. 0 or -ENOMEM. */
+int dec_build_rejections(struct ctx *c);
+/* What NCCL would use without our variables, as a note. */
+void dec_predict_nccl_default(struct ctx *c);
+/* Whom to blame when nothing works: a peer that breaks most of our interfaces, or this node
+ * when every interface fails with every peer it was tested against. */
+void dec_blame(struct ctx *c);
+/* The one-line summary of a local decision. */
+void dec_summarise(struct ctx *c);
+
+/* jobapply.c: the job check's decision applied here (needs pol->job) */
+/* c->suspect from pol->job: the suspects among our peers. 0 or -ENOMEM. */
+int dec_mark_suspects(struct ctx *c);
+/* Sets out->verdict and c->chosen from the job decision (this node's role, job_rules[]). */
+void dec_job_choose(struct ctx *c);
+/* The failure fields for a node outside the job's choice (or of a failed job). */
+void dec_job_failure(struct ctx *c);
+/* The summary under a job decision. */
+void dec_job_summarise(struct ctx *c);
+
+/* recommend.c: runs the stages, owns the recommendation */
 
 /* evidence.c: the probe results, reduced per (our interface, network) */
 int dec_build_indexes(struct ctx *c);
@@ -249,12 +301,14 @@ const char *dec_net_cmp_reason(const struct net *a, const struct net *b);
 /* Only the quality rows (policy, steer, role, RDMA, speed, management): < 0 when a is
  * strictly better. */
 int dec_net_quality_cmp(const struct net *a, const struct net *b);
-/* A network's keys in a job row (lib/jobrows): quality packs the quality rows of the
- * ranking table (avoid, prefer, role, rdma, speed; prefer capped at 255, speed at 2^32-1
- * Mbit/s), rank adds the family (IPv4 first); npf_job_net_order() then compares the prefix
- * bytes, so the job orders networks as the local ranking does (test_jobrows
+/* A network's keys in a job row (lib/jobrows), generated from the ranking table: each row
+ * with a key packs its fact in its width of bits, in table order; quality holds the
+ * quality rows, rank adds the family (IPv4 first); npf_job_net_order() then compares the
+ * prefix bytes, so the job orders networks as the local ranking does (test_jobrows
  * test_order_agrees). */
 void dec_net_row_keys(const struct net *n, int64_t *rank, int64_t *quality);
+/* How many bits the rank key uses (< 63 so it stays a positive int64_t). */
+unsigned int dec_net_key_bits(void);
 int dec_local_cmp(const struct ctx *c, size_t n, size_t i, size_t j);
 /* Fills every network's key (after dec_evaluate_all: it needs our interface there). */
 void dec_net_keys(struct ctx *c);
@@ -265,25 +319,21 @@ bool dec_steer_var(const struct ctx *c, enum npf_var v);
 /* "NCCL, Gloo" for the consumers of the variables in bits (enum npf_var). */
 void dec_consumers_text(uint32_t bits, char *buf, size_t len);
 
-/* publish.c: this node's environment */
-bool dec_var_wanted(const struct ctx *c, enum npf_var v);
-void dec_set_var(struct ctx *c, char **vals, enum npf_var v, const char *value);
-void dec_drop_var(char **vals, enum npf_var v);
-int dec_build_choices(struct ctx *c);
-/* Network n is the chosen one, or a rail of the RDMA fabric (the chosen network when it
- * is RDMA, else the best-ranked RDMA network if it works): RDMA-backed and equal to it on
- * every quality row of the ranking (one subnet per rail). */
-bool dec_is_rail(const struct ctx *c, size_t n);
+/* hcas.c: the RDMA facts (ports, GIDs) */
+/* Fills c->out->hcas, c->fabric and the RDMA variables' values in pre[NPF_VAR__COUNT]
+ * (owned strings, freed by the caller). 0 or -errno. */
+int dec_build_hcas(struct ctx *c, char **pre);
+/* NCCL_IB_HCA's value for the published ports of r, their count in *count. */
 bool dec_hca_value(const struct npf_recommendation *r, char *buf, size_t len, size_t *count);
-bool dec_ompi_lists(const struct npf_addr *a);
-/* The first IPv4 address of the announced candidates of ifname (NULL: none): what Open
- * MPI sees of that interface (publish.c, ompi_primary). */
-const struct npf_addr *dec_ompi_cand_primary(const struct npf_node *nd, const char *ifname);
-const struct npf_addr *dec_ompi_stray(const struct npf_addr *addrs, size_t n,
-				      const struct net *net);
+
+/* publish.c: this node's environment */
+int dec_build_choices(struct ctx *c);
 int dec_build_env(struct ctx *c);
 
 /* jobwide.c: values that hold on every node of the job */
 int dec_job_wide(struct ctx *c, char **vals);
+/* jobwide_ompi.c: the Open MPI rows' job-wide values, all three together in vals;
+ * same_name: every node's interface on the chosen network has the same name. */
+void dec_ompi_job_wide(struct ctx *c, char **vals, bool same_name);
 
 #endif

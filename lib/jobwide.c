@@ -137,283 +137,6 @@ out:
 	free(u.t);
 }
 
-/* The same for a peer, from what it announced on ifname (the announcement leaves out
- * loopback and link-local addresses, so a peer's 169.254 address goes unseen). */
-static const struct npf_addr *ompi_stray_peer(const struct npf_node *nd, const char *ifname,
-					      const struct net *net)
-{
-	for (size_t j = 0; j < nd->n_cands; j++) {
-		const struct npf_candidate *cd = &nd->cands[j];
-
-		if (strncmp(cd->ifname, ifname, IFNAMSIZ) == 0 && dec_ompi_stray(&cd->addr, 1, net))
-			return &cd->addr;
-	}
-	return NULL;
-}
-
-#define OMPI_VARS                                                                                  \
-	"OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include, PRTE_MCA_prte_if_include"
-
-static void ompi_drop(char **vals)
-{
-	dec_drop_var(vals, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE);
-	dec_drop_var(vals, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE);
-	dec_drop_var(vals, NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE);
-}
-
-static void ompi_set(struct ctx *c, char **vals, const char *value)
-{
-	static const enum npf_var vs[] = {NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
-					  NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE,
-					  NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE};
-
-	for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++)
-		if (vals[vs[i]])
-			dec_set_var(c, vals, vs[i], value);
-}
-
-/* The address node k uses on the chosen network: its choice, else the address our
- * probes reached it on through our chosen interface (a routed /31 host link has the
- * peer on another prefix). False when neither is known. */
-static bool node_addr(const struct ctx *c, size_t k, struct npf_addr *a)
-{
-	const struct npf_recommendation *out = c->out;
-	size_t nn = c->chk->n_nodes, ci = (size_t)c->nets[c->chosen].ifc;
-	int li = k ? c->link_idx[ci * nn + k] : -1;
-
-	if (out->nodes[k].ifname[0]) {
-		*a = out->nodes[k].addr;
-		return true;
-	}
-	if (li >= 0 && c->chk->links[li].fwd == NPF_OUT_OK &&
-	    addr_valid(&c->chk->links[li].peer_addr)) {
-		*a = c->chk->links[li].peer_addr;
-		return true;
-	}
-	return false;
-}
-
-/* The interface node k uses on the chosen network: its choice, else the one our probes
- * reached through our chosen interface; "" unknown. */
-static const char *node_ifname(const struct ctx *c, size_t k)
-{
-	size_t nn = c->chk->n_nodes, ci = (size_t)c->nets[c->chosen].ifc;
-	int li = k ? c->link_idx[ci * nn + k] : -1;
-
-	if (c->out->nodes[k].ifname[0])
-		return c->out->nodes[k].ifname;
-	return li >= 0 ? c->chk->links[li].peer_if : "";
-}
-
-/* Some node's announced address off the job's interfaces inside prefix: an Open MPI
- * CIDR would select that interface there too. */
-static const struct npf_addr *cidr_strays(const struct ctx *c, const struct net *cover,
-					  size_t *node)
-{
-	for (size_t k = 0; k < c->chk->n_nodes; k++) {
-		const struct npf_node *nd = &c->chk->nodes[k];
-		const char *use = node_ifname(c, k);
-
-		for (size_t j = 0; j < nd->n_cands; j++)
-			if (addr_valid(&nd->cands[j].addr) && in_net(&nd->cands[j].addr, cover) &&
-			    strncmp(nd->cands[j].ifname, use, IFNAMSIZ) != 0) {
-				*node = k;
-				return &nd->cands[j].addr;
-			}
-	}
-	return NULL;
-}
-
-/* The chosen interface's name is the same on every node, and on none of them does it hold
- * an address Open MPI would use besides the one the job uses there. */
-static bool ompi_name_everywhere(const struct ctx *c)
-{
-	const struct npf_iface *ifc = &c->inv->ifaces[c->nets[c->chosen].ifc];
-	struct npf_addr a;
-
-	if (strchr(ifc->name, ','))
-		return false;
-	for (size_t i = 0; i < ifc->n_addrs; i++)
-		if (addr_valid(&ifc->addrs[i]) && dec_ompi_lists(&ifc->addrs[i]) &&
-		    !npf_addr_equal(&ifc->addrs[i], &c->out->addr))
-			return false;
-	for (size_t k = 1; k < c->chk->n_nodes; k++) {
-		const struct npf_node *nd = &c->chk->nodes[k];
-
-		if (strcmp(node_ifname(c, k), ifc->name) != 0 || !node_addr(c, k, &a))
-			return false;
-		for (size_t j = 0; j < nd->n_cands; j++)
-			if (strncmp(nd->cands[j].ifname, ifc->name, IFNAMSIZ) == 0 &&
-			    dec_ompi_lists(&nd->cands[j].addr) && !npf_addr_equal(&nd->cands[j].addr, &a))
-				return false;
-	}
-	return true;
-}
-
-/* Open MPI sees only an interface's primary IPv4 address (the first one a node announced:
- * publish.c ompi_primary). chosen: every node's address on the chosen network (the one
- * the CIDR or the cover must match) is the primary one of its interface. Else, for
- * another network n: every node holds an interface whose primary address lies on n.
- * *at: the first node where it does not hold. Nodes whose address is unknown here are
- * left to the caller's own checks. */
-static bool ompi_primary_everywhere(const struct ctx *c, const struct net *n, bool chosen,
-				    size_t *at)
-{
-	for (size_t k = 1; k < c->chk->n_nodes; k++) {
-		const struct npf_node *nd = &c->chk->nodes[k];
-		const struct npf_addr *pri;
-		struct npf_addr a;
-		bool ok = false;
-
-		if (chosen) {
-			if (!node_addr(c, k, &a) || a.family != AF_INET)
-				continue;
-			pri = dec_ompi_cand_primary(nd, node_ifname(c, k));
-			ok = !pri || npf_addr_equal(pri, &a); /* no candidate list: nothing known */
-		} else {
-			if (dec_outside_plan(c, nd))
-				continue;
-			for (size_t j = 0; j < nd->n_cands && !ok; j++) {
-				if (nd->cands[j].addr.family != AF_INET ||
-				    !in_net(&nd->cands[j].addr, n))
-					continue;
-				pri = dec_ompi_cand_primary(nd, nd->cands[j].ifname);
-				ok = pri && in_net(pri, n);
-			}
-		}
-		if (!ok) {
-			*at = k;
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Open MPI job-wide (mpirun copies the launch node's values to every node): the value
- * must match an address on every node. IPv4: the chosen CIDR when it holds every node's
- * address, else the prefix covering them all (routed /31 host links: one prefix per
- * node) when it selects nothing else on any node; IPv6 (a name): the same name on every
- * node, naming nothing unverified on any of them. */
-static void ompi_job_wide(struct ctx *c, char **vals, bool same_name)
-{
-	const struct net *net = &c->nets[c->chosen];
-	const struct npf_recommendation *out = c->out;
-	char ip[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 5];
-	struct npf_addr a0, a;
-	unsigned int bits;
-	struct net cover;
-	const struct npf_addr *stray;
-	size_t at = 0;
-
-	if (!vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE] &&
-	    !vals[NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE] && !vals[NPF_VAR_PRTE_MCA_PRTE_IF_INCLUDE])
-		return;
-	if (c->ompi_net >= 0) {
-		/* Open MPI goes to another network here (our interface on the chosen one has
-		 * its primary address elsewhere): its CIDR holds job-wide when every node's
-		 * interface on it has its primary address there too. */
-		if (!ompi_primary_everywhere(c, &c->nets[c->ompi_net], false, &at)) {
-			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
-				 node_name(c, (int)at), NULL,
-				 OMPI_VARS ": no job-wide value: %s has no interface on %s whose "
-					   "primary address (all Open MPI sees) is there",
-				 node_name(c, (int)at), vals[NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE]);
-			goto drop;
-		}
-		return;
-	}
-	if (net->prefix.family != AF_INET6 && !ompi_primary_everywhere(c, net, true, &at)) {
-		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
-			 node_name(c, (int)at), NULL,
-			 OMPI_VARS ": no job-wide value: on %s the primary address of the interface "
-				   "on %s (all Open MPI sees of it) is elsewhere",
-			 node_name(c, (int)at), out->cidr);
-		goto drop;
-	}
-	if (net->prefix.family == AF_INET6)
-		goto by_name;
-	bits = net->prefix.prefixlen;
-	a0 = out->addr;
-	for (size_t k = 1; k < c->chk->n_nodes; k++) {
-		if (dec_outside_plan(c, &c->chk->nodes[k]) && !out->nodes[k].ifname[0])
-			continue;
-		if (!node_addr(c, k, &a) || a.family != AF_INET) {
-			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
-				 node_name(c, (int)k), NULL,
-				 OMPI_VARS ": no job-wide value: the address %s uses on %s is not "
-					   "known here",
-				 node_name(c, (int)k), out->cidr);
-			goto drop;
-		}
-		bits = addr_common_bits(&a0, &a, bits);
-	}
-	if (bits == net->prefix.prefixlen)
-		return;
-	memset(&cover, 0, sizeof(cover));
-	addr_mask(&a0, bits, &cover.prefix);
-	cidr_str(&cover.prefix, cidr, sizeof(cidr));
-	if (bits < 8) {
-		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
-			 OMPI_VARS ": no job-wide value: the nodes' addresses share no prefix "
-				   "longer than /%u (per-node prefixes such as %s match nothing on "
-				   "other nodes)",
-			 bits, out->cidr);
-		goto by_name4;
-	}
-	stray = cidr_strays(c, &cover, &at);
-	if (stray) {
-		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
-			 node_name(c, (int)at), NULL,
-			 OMPI_VARS ": no job-wide CIDR: %s, the prefix covering every node's "
-				   "address, also holds %s on %s",
-			 cidr, npf_addr_str(stray, ip, sizeof(ip)), node_name(c, (int)at));
-		goto by_name4;
-	}
-	dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
-		 OMPI_VARS ": %s covers every node's address (the per-node prefix %s matches "
-			   "nothing on other nodes)",
-		 cidr, out->cidr);
-	ompi_set(c, vals, cidr);
-	return;
-by_name4:
-	/* No CIDR: the interface name, when it is the same on every node and names no
-	 * other address Open MPI would use on any of them. */
-	if (ompi_name_everywhere(c)) {
-		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
-			 OMPI_VARS ": the interface name %s instead (the same on every node, no "
-				   "other address on it)",
-			 c->inv->ifaces[net->ifc].name);
-		ompi_set(c, vals, c->inv->ifaces[net->ifc].name);
-		return;
-	}
-	goto drop;
-by_name:
-	if (!same_name) {
-		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE, NULL, NULL,
-			 OMPI_VARS ": no job-wide value: Open MPI takes only IPv4 CIDRs and the "
-				   "nodes use different interface names on %s (mpirun gives every "
-				   "node the launch node's value)",
-			 out->cidr);
-		goto drop;
-	}
-	for (size_t k = 1; k < c->chk->n_nodes; k++) {
-		stray = ompi_stray_peer(&c->chk->nodes[k], out->nodes[k].ifname, net);
-		if (stray) {
-			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE,
-				 node_name(c, (int)k), out->nodes[k].ifname,
-				 OMPI_VARS ": no job-wide value: Open MPI takes only IPv4 CIDRs, "
-					   "and by name (%s) it would also use %s on %s, which is "
-					   "not on %s",
-				 out->nodes[k].ifname, npf_addr_str(stray, ip, sizeof(ip)),
-				 node_name(c, (int)k), out->cidr);
-			goto drop;
-		}
-	}
-	return;
-drop:
-	ompi_drop(vals);
-}
-
 static int node_known_names(const struct ctx *c, size_t k, struct tokset *s)
 {
 	const struct npf_node *nd = &c->chk->nodes[k];
@@ -587,177 +310,235 @@ static int rail_gid(const struct ctx *c, size_t k, const char *tok)
  * uct_ib_iface_init_roce_gid_info). Otherwise both leave the job-wide environment with a
  * note: NCCL >= 2.21.5 still finds each port's GID itself, older NCCL does not, and the
  * per-node environment keeps each node's own index. */
-static void jw_gid(struct ctx *c, char **vals, const struct tokset *rails)
+static void gid_agreement(const struct ctx *c, const struct tokset *rails, int *want, char *why,
+			  size_t wlen)
 {
-	int want = -1, g = -1;
+	int g;
 	size_t other = 0;
-	char why[160] = "";
 
+	*want = -1;
+	why[0] = '\0';
 	for (size_t k = 0; k < c->chk->n_nodes && !why[0]; k++) {
 		for (size_t i = 0; i < rails[k].n && !why[0]; i++) {
 			g = rail_gid(c, k, rails[k].t[i]);
 			if (g == -1)
 				continue;
 			if (g < 0) {
-				bfmt(why, sizeof(why),
-				     "no GID index of the job's address is known for %s on %s",
+				bfmt(why, wlen, "no GID index of the job's address is known for %s on %s",
 				     node_name(c, (int)k), rails[k].t[i]);
-			} else if (want >= 0 && g != want) {
-				bfmt(why, sizeof(why),
+			} else if (*want >= 0 && g != *want) {
+				bfmt(why, wlen,
 				     "the job's address is at GID index %d on %s (%s) but %d on %s",
-				     g, node_name(c, (int)k), rails[k].t[i], want,
+				     g, node_name(c, (int)k), rails[k].t[i], *want,
 				     node_name(c, (int)other));
-			} else if (want < 0) {
-				want = g;
+			} else if (*want < 0) {
+				*want = g;
 				other = k;
 			}
 		}
 	}
-	if (!why[0]) {
+}
+
+/* The facts the job-wide rules share, gathered once per environment. */
+struct jw {
+	struct tokset *names;  /* [n_nodes] every interface name a node is known by */
+	struct tokset *chosen; /* [n_nodes] each node's interface on the chosen network */
+	struct tokset *hw;     /* [n_nodes] the RDMA ports that work (node_rdma_sets) */
+	struct tokset *hk;     /* [n_nodes] the RDMA ports known */
+	struct tokset *rails;  /* [n_nodes] the rails every node has (rails_common) */
+	struct tokset *ucx;    /* [n_nodes] UCX's devices: the rails, else the interface */
+	struct tokset *uk;     /* [n_nodes] every UCX device name known */
+	bool same_name;	       /* every node's interface has the same name */
+	bool names_ok;	       /* every node announced an address on the chosen network */
+	bool v6;
+	bool ompi_done;	       /* dec_ompi_job_wide() decides the Open MPI rows together */
+	bool gid_known;	       /* gid_want and gid_why are computed */
+	int gid_want;	       /* the GID index every node's RoCE rails agree on, -1 none */
+	char gid_why[160];     /* why they do not agree, "" when they do */
+};
+
+/* NCCL_IB_GID_INDEX / UCX_IB_GID_INDEX job-wide, one variable at a time (v): one index
+ * holds on every node only when every node's RoCE rails carry the job's address at that
+ * same index (then it is right for every NCCL version, as per node: ncclIbGetGidIndex
+ * honours an explicit index, NCCL <= 2.20 uses it on every port; UCX uses an explicit
+ * UCX_IB_GID_INDEX as is, uct_ib_iface_init_roce_gid_info). Otherwise the variable leaves
+ * the job-wide environment with a note: NCCL >= 2.21.5 still finds each port's GID
+ * itself, older NCCL does not, and the per-node environment keeps each node's own index. */
+static void jw_gid(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	bool nccl = npf_var_info(v)->consumer == NPF_CONSUMER_NCCL;
+
+	if (!j->gid_known)
+		gid_agreement(c, j->rails, &j->gid_want, j->gid_why, sizeof(j->gid_why));
+	j->gid_known = true;
+	if (!vals[v])
+		return;
+	if (!j->gid_why[0]) {
 		/* The same everywhere (or no RoCE rail): the per-node value stands when it
 		 * is that index. */
-		static const enum npf_var gv[] = {NPF_VAR_NCCL_IB_GID_INDEX,
-						  NPF_VAR_UCX_IB_GID_INDEX};
-
-		for (size_t i = 0; i < sizeof(gv) / sizeof(gv[0]) && want >= 0; i++) {
-			if (!vals[gv[i]])
-				continue;
-			if (atoi(vals[gv[i]]) != want) {
-				dec_note(c, NPF_NOTE_JOB_WIDE, gv[i], NULL, NULL,
-					 "%s: no job-wide value: this node publishes %s, every "
-					 "node's RoCE rails carry the job's address at index %d",
-					 npf_var_name(gv[i]), vals[gv[i]], want);
-				dec_drop_var(vals, gv[i]);
-				continue;
-			}
-			dec_note(c, NPF_NOTE_JOB_WIDE, gv[i], NULL, NULL,
-				 "%s=%d job-wide: every node's RoCE rails carry the job's address "
-				 "at GID index %d, so it holds for every %s version",
-				 npf_var_name(gv[i]), want, want,
-				 gv[i] == NPF_VAR_NCCL_IB_GID_INDEX ? "NCCL" : "UCX");
+		if (j->gid_want < 0)
+			return;
+		if (atoi(vals[v]) != j->gid_want) {
+			dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+				 "%s: no job-wide value: this node publishes %s, every "
+				 "node's RoCE rails carry the job's address at index %d",
+				 npf_var_name(v), vals[v], j->gid_want);
+			dec_drop_var(vals, v);
+			return;
 		}
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s=%d job-wide: every node's RoCE rails carry the job's address "
+			 "at GID index %d, so it holds for every %s version",
+			 npf_var_name(v), j->gid_want, j->gid_want, nccl ? "NCCL" : "UCX");
 		return;
 	}
-	if (vals[NPF_VAR_NCCL_IB_GID_INDEX]) {
-		dec_note(c, NPF_NOTE_GID_VERSIONS, NPF_VAR_NCCL_IB_GID_INDEX, NULL, NULL,
-			 "NCCL_IB_GID_INDEX: no job-wide value: %s; the job-wide environment holds "
+	if (nccl)
+		dec_note(c, NPF_NOTE_GID_VERSIONS, v, NULL, NULL,
+			 "%s: no job-wide value: %s; the job-wide environment holds "
 			 "for NCCL >= 2.21.5 only (ncclIbGetGidIndex finds each port's GID), not "
 			 "for NCCL <= 2.20 (index 0 on every port unless told): use the per-node "
 			 "environment there",
-			 why);
-		dec_drop_var(vals, NPF_VAR_NCCL_IB_GID_INDEX);
-	}
-	if (vals[NPF_VAR_UCX_IB_GID_INDEX]) {
-		dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_UCX_IB_GID_INDEX, NULL, NULL,
-			 "UCX_IB_GID_INDEX: no job-wide value: %s; UCX then picks its own GID "
+			 npf_var_name(v), j->gid_why);
+	else
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s: no job-wide value: %s; UCX then picks its own GID "
 			 "(uct_ib_device_select_gid: the lowest RoCE v2 IPv4 GID first); the "
 			 "per-node environment carries each node's index",
-			 why);
-		dec_drop_var(vals, NPF_VAR_UCX_IB_GID_INDEX);
-	}
+			 npf_var_name(v), j->gid_why);
+	dec_drop_var(vals, v);
 }
+
+/* ---- the job-wide rules of the variable registry (enum npf_jw_rule), one per row -------- */
+
+typedef void (*jw_fn)(struct ctx *c, struct jw *j, char **vals, enum npf_var v);
+
+/* The per-node value already holds on every node (a family, a flag, the marker, MASTER_ADDR). */
+static void jw_keep(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	(void)c;
+	(void)j;
+	(void)vals;
+	(void)v;
+}
+
+static void jw_nccl_ifnames(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	if (!j->names_ok)
+		dec_drop_var(vals, v);
+	else if (vals[v])
+		jw_exact(c, vals, v, JW_SOCKET, j->chosen, j->names, NCCLMATCH_SOCKET_MAX);
+}
+
+static void jw_nccl_hcas(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	if (!j->names_ok)
+		dec_drop_var(vals, v);
+	else if (dec_var_wanted(c, v))
+		jw_hcas(c, vals, j->hw, j->hk, j->rails);
+}
+
+static void jw_exact_union(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	if (!j->names_ok)
+		dec_drop_var(vals, v);
+	else if (vals[v])
+		jw_exact(c, vals, v, JW_EXACT, j->ucx, j->uk, SIZE_MAX);
+}
+
+/* Gloo and TensorPipe take one exact name that must exist on the node (TensorPipe falls
+ * back to 127.0.0.1 without it). */
+static void jw_one_name(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	const struct npf_var_info *vi = npf_var_info(v);
+
+	if (vals[v] && j->names_ok && !j->same_name)
+		dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
+			 "%s: no job-wide value: the nodes use different interface "
+			 "names and %s needs one that exists on each node",
+			 vi->name, vi->consumer == NPF_CONSUMER_GLOO ? "Gloo" : "TensorPipe");
+	if (!j->names_ok || !j->same_name)
+		dec_drop_var(vals, v);
+}
+
+/* The Open MPI rows are decided together (dec_ompi_job_wide, jobwide_ompi.c), at the
+ * first of them. */
+static void jw_ompi(struct ctx *c, struct jw *j, char **vals, enum npf_var v)
+{
+	if (!j->names_ok && j->v6)
+		dec_drop_var(vals, v);
+	else if (!j->ompi_done)
+		dec_ompi_job_wide(c, vals, j->same_name);
+	j->ompi_done = true;
+}
+
+static const jw_fn jw_rules[] = {
+    [NPF_JW_SAME] = jw_keep,
+    [NPF_JW_NCCL_IFNAMES] = jw_nccl_ifnames,
+    [NPF_JW_NCCL_HCAS] = jw_nccl_hcas,
+    [NPF_JW_EXACT_UNION] = jw_exact_union,
+    [NPF_JW_ONE_NAME] = jw_one_name,
+    [NPF_JW_OMPI] = jw_ompi,
+    [NPF_JW_PER_NODE_GID] = jw_gid,
+    [NPF_JW_NODE] = jw_keep,
+    [NPF_JW_MASTER] = jw_keep,
+};
+
+_Static_assert(sizeof(jw_rules) / sizeof(jw_rules[0]) == NPF_JW__COUNT,
+	       "a job-wide rule without a function");
 
 int dec_job_wide(struct ctx *c, char **vals)
 {
 	const struct npf_recommendation *out = c->out;
 	size_t nn = c->chk->n_nodes;
-	struct tokset *names = calloc(nn, sizeof(*names));
-	struct tokset *chosen = calloc(nn, sizeof(*chosen));
-	struct tokset *hw = calloc(nn, sizeof(*hw));
-	struct tokset *hk = calloc(nn, sizeof(*hk));
-	struct tokset *rails = calloc(nn, sizeof(*rails));
-	struct tokset *ucx = calloc(nn, sizeof(*ucx));
-	struct tokset *uk = calloc(nn, sizeof(*uk));
-	bool same_name = true, names_ok = true, ompi_done = false, gid_done = false;
-	bool v6 = c->nets[c->chosen].prefix.family == AF_INET6;
+	struct jw j = {
+	    .names = calloc(nn, sizeof(*j.names)),
+	    .chosen = calloc(nn, sizeof(*j.chosen)),
+	    .hw = calloc(nn, sizeof(*j.hw)),
+	    .hk = calloc(nn, sizeof(*j.hk)),
+	    .rails = calloc(nn, sizeof(*j.rails)),
+	    .ucx = calloc(nn, sizeof(*j.ucx)),
+	    .uk = calloc(nn, sizeof(*j.uk)),
+	    .same_name = true,
+	    .names_ok = true,
+	    .v6 = c->nets[c->chosen].prefix.family == AF_INET6,
+	};
 	int r = -ENOMEM;
 
-	if (!names || !chosen || !hw || !hk || !rails || !ucx || !uk)
+	if (!j.names || !j.chosen || !j.hw || !j.hk || !j.rails || !j.ucx || !j.uk)
 		goto out;
 	for (size_t k = 0; k < nn; k++) {
-		if ((r = node_known_names(c, k, &names[k])) < 0 ||
-		    (r = tok_add(&chosen[k], out->nodes[k].ifname)) < 0 ||
-		    (r = node_rdma_sets(c, k, &hw[k], &hk[k])) < 0)
+		if ((r = node_known_names(c, k, &j.names[k])) < 0 ||
+		    (r = tok_add(&j.chosen[k], out->nodes[k].ifname)) < 0 ||
+		    (r = node_rdma_sets(c, k, &j.hw[k], &j.hk[k])) < 0)
 			goto out;
-		same_name = same_name && strcmp(out->nodes[k].ifname, out->nodes[0].ifname) == 0;
+		j.same_name = j.same_name && strcmp(out->nodes[k].ifname, out->nodes[0].ifname) == 0;
 	}
-	if ((r = rails_common(c, hw, hk, rails)) < 0)
+	if ((r = rails_common(c, j.hw, j.hk, j.rails)) < 0)
 		goto out;
 	for (size_t k = 0; k < nn; k++) {
-		for (size_t i = 0; i < hk[k].n && r == 0; i++)
-			r = tok_add(&uk[k], hk[k].t[i]);
-		for (size_t i = 0; i < names[k].n && r == 0; i++)
-			r = tok_add(&uk[k], names[k].t[i]);
-		for (size_t i = 0; i < rails[k].n && r == 0; i++)
-			r = tok_add(&ucx[k], rails[k].t[i]);
-		if (r == 0 && rails[0].n == 0)
-			r = tok_add(&ucx[k], out->nodes[k].ifname);
+		for (size_t i = 0; i < j.hk[k].n && r == 0; i++)
+			r = tok_add(&j.uk[k], j.hk[k].t[i]);
+		for (size_t i = 0; i < j.names[k].n && r == 0; i++)
+			r = tok_add(&j.uk[k], j.names[k].t[i]);
+		for (size_t i = 0; i < j.rails[k].n && r == 0; i++)
+			r = tok_add(&j.ucx[k], j.rails[k].t[i]);
+		if (r == 0 && j.rails[0].n == 0)
+			r = tok_add(&j.ucx[k], out->nodes[k].ifname);
 		if (r < 0)
 			goto out;
 	}
-	for (size_t k = 0; k < nn && names_ok; k++)
+	for (size_t k = 0; k < nn && j.names_ok; k++)
 		if (!out->nodes[k].ifname[0]) {
 			dec_note(c, NPF_NOTE_JOB_WIDE, NPF_VAR_NONE, node_name(c, (int)k), NULL,
 				 "%s announced no address on %s: no job-wide interface names",
 				 node_name(c, (int)k), out->cidr);
-			names_ok = false;
+			j.names_ok = false;
 		}
 	r = 0;
-	/* One row of the registry at a time: its job-wide rule. */
-	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++) {
-		const struct npf_var_info *vi = npf_var_info((enum npf_var)v);
-
-		switch (vi->jw) {
-		case NPF_JW_SAME:
-		case NPF_JW_NODE:
-		case NPF_JW_MASTER:
-			break;
-		case NPF_JW_NCCL_IFNAMES:
-			if (!names_ok)
-				dec_drop_var(vals, (enum npf_var)v);
-			else if (vals[v])
-				jw_exact(c, vals, (enum npf_var)v, JW_SOCKET, chosen, names,
-					 NCCLMATCH_SOCKET_MAX);
-			break;
-		case NPF_JW_NCCL_HCAS:
-			if (!names_ok)
-				dec_drop_var(vals, (enum npf_var)v);
-			else if (dec_var_wanted(c, (enum npf_var)v))
-				jw_hcas(c, vals, hw, hk, rails);
-			break;
-		case NPF_JW_EXACT_UNION:
-			if (!names_ok)
-				dec_drop_var(vals, (enum npf_var)v);
-			else if (vals[v])
-				jw_exact(c, vals, (enum npf_var)v, JW_EXACT, ucx, uk, SIZE_MAX);
-			break;
-		case NPF_JW_ONE_NAME:
-			/* Gloo and TensorPipe take one exact name that must exist on the
-			 * node (TensorPipe falls back to 127.0.0.1 without it). */
-			if (vals[v] && names_ok && !same_name)
-				dec_note(c, NPF_NOTE_JOB_WIDE, v, NULL, NULL,
-					 "%s: no job-wide value: the nodes use different interface "
-					 "names and %s needs one that exists on each node",
-					 vi->name,
-					 vi->consumer == NPF_CONSUMER_GLOO ? "Gloo" : "TensorPipe");
-			if (!names_ok || !same_name)
-				dec_drop_var(vals, (enum npf_var)v);
-			break;
-		case NPF_JW_OMPI:
-			if (!names_ok && v6)
-				dec_drop_var(vals, (enum npf_var)v);
-			else if (!ompi_done)
-				ompi_job_wide(c, vals, same_name);
-			ompi_done = true;
-			break;
-		case NPF_JW_PER_NODE_GID:
-			/* Both GID rows are decided together, from every node's rails. */
-			if (!gid_done)
-				jw_gid(c, vals, rails);
-			gid_done = true;
-			break;
-		}
-	}
+	/* One row of the registry at a time: its job-wide rule, as publish.c runs the
+	 * per-node ones. */
+	for (int v = 0; v < NPF_VAR__COUNT && !c->err; v++)
+		jw_rules[npf_var_info((enum npf_var)v)->jw](c, &j, vals, (enum npf_var)v);
 	if (vals[NPF_VAR_NCCL_IB_ADDR_FAMILY] || vals[NPF_VAR_NCCL_IB_ADDR_RANGE])
 		dec_note(
 		    c, NPF_NOTE_JOB_WIDE, NPF_VAR_NCCL_IB_ADDR_RANGE, NULL, NULL,
@@ -766,12 +547,12 @@ int dec_job_wide(struct ctx *c, char **vals)
 	if (c->err)
 		r = c->err;
 out:
-	tok_free_all(names, nn);
-	tok_free_all(chosen, nn);
-	tok_free_all(hw, nn);
-	tok_free_all(hk, nn);
-	tok_free_all(rails, nn);
-	tok_free_all(ucx, nn);
-	tok_free_all(uk, nn);
+	tok_free_all(j.names, nn);
+	tok_free_all(j.chosen, nn);
+	tok_free_all(j.hw, nn);
+	tok_free_all(j.hk, nn);
+	tok_free_all(j.rails, nn);
+	tok_free_all(j.ucx, nn);
+	tok_free_all(j.uk, nn);
 	return r;
 }

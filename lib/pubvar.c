@@ -6,10 +6,10 @@
 #include <string.h>
 
 static const struct npf_var_info rows[NPF_VAR__COUNT] = {
-#define NPF_VAR_ROW(id, nm, gt, bt, cons, wi, rule, jwr, mdl, un)                                  \
+#define NPF_VAR_ROW(id, nm, gt, cons, wi, rule, jwr, mdl, un)                                  \
 	[NPF_VAR_##id] = {.name = nm,                                                              \
 			  .gate = NPF_GATE_##gt,                                                   \
-			  .bit = bt,                                                               \
+			  .bit = NPF_PUBVAR_##id,                                                               \
 			  .consumer = NPF_CONSUMER_##cons,                                         \
 			  .with = NPF_VAR_##wi,                                                    \
 			  .jw = NPF_JW_##jwr,                                                      \

@@ -317,22 +317,70 @@ static int by_prefix(const struct net *a, const struct net *b)
 	       (a->prefix.prefixlen < b->prefix.prefixlen);
 }
 
+/* Each row's key for a job row (lib/jobrows): the row's fact as an unsigned number, larger
+ * is better, in the row's width of bits; dec_net_row_keys() packs the rows in table order,
+ * so comparing the packed numbers is comparing row by row. A key agrees with its compare
+ * within its width (prefer is capped at 255, speed at 2^32-1 Mbit/s). */
+static uint64_t key_avoid(const struct net *n)
+{
+	return !n->avoid;
+}
+
+static uint64_t key_steer(const struct net *n)
+{
+	return !n->unsteer;
+}
+
+static uint64_t key_prefer(const struct net *n)
+{
+	return 255 - (n->prefer > 255 ? 255 : n->prefer);
+}
+
+static uint64_t key_role(const struct net *n)
+{
+	return !n->role;
+}
+
+static uint64_t key_rdma(const struct net *n)
+{
+	return n->rdma;
+}
+
+static uint64_t key_speed(const struct net *n)
+{
+	return n->speed < 0 ? 0 : n->speed > 0xffffffffLL ? 0xffffffffULL : (uint64_t)n->speed;
+}
+
+static uint64_t key_mgmt(const struct net *n)
+{
+	return !mgmt_rdma(n);
+}
+
+static uint64_t key_family(const struct net *n)
+{
+	return n->prefix.family == AF_INET;
+}
+
+/* key NULL: the row is not packed (the job compares the prefix bytes itself,
+ * npf_job_net_order). */
 static const struct rank_row {
-	const char *key;
+	const char *name;
 	int (*compare)(const struct net *a, const struct net *b);
 	const char *reason; /* why the first ranks higher */
 	bool quality;
 	bool local; /* also breaks ties among our interfaces on one network */
+	uint64_t (*key)(const struct net *n);
+	unsigned int width; /* bits of key */
 } rank_rows[] = {
-    {"avoid", by_avoid, "avoid= policy", true, true},
-    {"steer", by_steer, "every consumer binds a verified address on it", true, false},
-    {"prefer", by_prefer, "prefer= policy", true, true},
-    {"role", by_role, "container bridge/overlay/VPN ranks last", true, false},
-    {"rdma", by_rdma, "RDMA-backed", true, true},
-    {"speed", by_speed, "link speed", true, true},
-    {"mgmt", by_mgmt, "RDMA, not on the management network", true, false},
-    {"family", by_family, "IPv4 before IPv6", false, false},
-    {"prefix", by_prefix, "lower network prefix", false, false},
+    {"avoid", by_avoid, "avoid= policy", true, true, key_avoid, 1},
+    {"steer", by_steer, "every consumer binds a verified address on it", true, false, key_steer, 1},
+    {"prefer", by_prefer, "prefer= policy", true, true, key_prefer, 8},
+    {"role", by_role, "container bridge/overlay/VPN ranks last", true, false, key_role, 1},
+    {"rdma", by_rdma, "RDMA-backed", true, true, key_rdma, 1},
+    {"speed", by_speed, "link speed", true, true, key_speed, 32},
+    {"mgmt", by_mgmt, "RDMA, not on the management network", true, false, key_mgmt, 1},
+    {"family", by_family, "IPv4 before IPv6", false, false, key_family, 1},
+    {"prefix", by_prefix, "lower network prefix", false, false, NULL, 0},
 };
 
 #define N_RANK_ROWS (sizeof(rank_rows) / sizeof(rank_rows[0]))
@@ -374,15 +422,28 @@ const char *dec_net_cmp_reason(const struct net *a, const struct net *b)
 
 void dec_net_row_keys(const struct net *n, int64_t *rank, int64_t *quality)
 {
-	int64_t prefer = n->prefer > 255 ? 255 : (int64_t)n->prefer;
-	int64_t speed = n->speed < 0 ? 0 : n->speed > 0xffffffffLL ? 0xffffffffLL : n->speed;
+	uint64_t k = 0;
 
-	/* The quality rows of the table in order (avoid, steer, prefer, role, rdma, speed,
-	 * mgmt), each in its own bits. */
-	*quality = (int64_t)!n->avoid << 44 | (int64_t)!n->unsteer << 43 | (255 - prefer) << 35 |
-		   (int64_t)!n->role << 34 | (int64_t)n->rdma << 33 | speed << 1 |
-		   (int64_t)!(n->mgmt && n->rdma);
-	*rank = *quality * 2 + (n->prefix.family == AF_INET);
+	/* The quality rows come first in the table; the packed rows after them extend the
+	 * quality key into the rank key. 46 bits today: a row that would pass 63 fails
+	 * test_rank's width check. */
+	*quality = 0;
+	for (size_t i = 0; i < N_RANK_ROWS && rank_rows[i].key; i++) {
+		k = k << rank_rows[i].width | (rank_rows[i].key(n) & ((1ULL << rank_rows[i].width) - 1));
+		if (rank_rows[i].quality)
+			*quality = (int64_t)k;
+	}
+	*rank = (int64_t)k;
+}
+
+/* Bits dec_net_row_keys() packs into the rank key (a test keeps it under 63). */
+unsigned int dec_net_key_bits(void)
+{
+	unsigned int bits = 0;
+
+	for (size_t i = 0; i < N_RANK_ROWS && rank_rows[i].key; i++)
+		bits += rank_rows[i].width;
+	return bits;
 }
 
 /* Our interface i's ranking facts as a one-member network. */

@@ -108,6 +108,15 @@ struct npf_node_choice {
 	struct npf_addr addr;
 };
 
+/* Whether NCCL's IB transport opens the port at all (ncclIbInitDevices keeps only ACTIVE
+ * ports of a known link layer): a port it skips itself needs no narrowing note, and an
+ * inactive one is no reason for NCCL_IB_DISABLE. The typed side of why. */
+enum npf_hca_skip {
+	NPF_HCA_OPENED = 0,   /* NCCL opens it: the decision judges it */
+	NPF_HCA_INACTIVE,     /* port state not ACTIVE */
+	NPF_HCA_LINK_UNKNOWN, /* neither InfiniBand nor Ethernet */
+};
+
 /* An RDMA port we publish (or left out, with why). */
 struct npf_hca {
 	char dev[NPF_NAME_MAX];
@@ -117,7 +126,8 @@ struct npf_hca {
 	int gid_index; /* the RoCE v2 GID of the probed address, -1 none/IB */
 	int auto_gid;  /* NCCL's pick under the published settings, -1 n/a */
 	bool published;
-	char why[NPF_REC_REASON_MAX]; /* for ports left out */
+	enum npf_hca_skip nccl_skip;
+	char why[NPF_REC_REASON_MAX]; /* for ports left out: human text, never parsed */
 };
 
 struct npf_recommendation {

@@ -18,6 +18,7 @@
 
 #include "conffile.h"
 #include "config.h"
+#include "pubvar.h"
 
 #define EXAMPLE NPF_FIXTURES "/../../systemd/netpreflight.conf.example"
 #define DOCS NPF_FIXTURES "/../../docs/config.md"
@@ -407,7 +408,7 @@ static void variable_lists(void **state)
 	set_ok(&c, "publish", "variables", "");
 	assert_int_equal(c.publish.variables, NPF_PUBVAR__ALL);
 	set_ok(&c, "publish", "variables", "OMPI_MCA_oob_tcp_if_include");
-	assert_int_equal(c.publish.variables, NPF_PUBVAR_OMPI_MCA_oob_tcp_if_include);
+	assert_int_equal(c.publish.variables, NPF_PUBVAR_OMPI_MCA_OOB_TCP_IF_INCLUDE);
 	set_ok(&c, "publish", "variables", "all");
 	assert_int_equal(c.publish.variables, NPF_PUBVAR__ALL);
 	set_bad("publish", "variables", "NCCL_IB_HCA,NCCL_DEBUG", "unknown variable 'NCCL_DEBUG'");

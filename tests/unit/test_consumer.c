@@ -193,6 +193,16 @@ static void registry_rows(void **state)
 		assert_int_equal(npf_var_parse(r->name), v);
 		if (r->gate == NPF_GATE_VARIABLES)
 			assert_string_equal(npf_pubvar_name((enum npf_pubvar)r->bit), r->name);
+		/* The bits come from the rows: one per switchable row, all of them in "all",
+		 * none for the others (their names are no [publish] variables entry). */
+		if (r->gate == NPF_GATE_VARIABLES) {
+			assert_int_equal(r->bit, 1u << v);
+			assert_int_equal(npf_pubvar_parse(r->name), (int)r->bit);
+			assert_true(NPF_PUBVAR__ALL & r->bit);
+		} else {
+			assert_int_equal(r->bit, 0);
+			assert_int_equal(npf_pubvar_parse(r->name), -EINVAL);
+		}
 		if (r->with >= 0)
 			assert_int_equal(npf_var_info((enum npf_var)r->with)->with, v);
 	}

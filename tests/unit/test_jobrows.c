@@ -312,6 +312,8 @@ static void random_net(unsigned int *seed, struct net *n)
 	n->role = rand_r(seed) % 6 == 0;
 	n->rdma = rand_r(seed) % 2;
 	n->speed = speeds[rand_r(seed) % 6];
+	n->unsteer = rand_r(seed) % 4 == 0 ? 1u << (rand_r(seed) % 4) : 0;
+	n->mgmt = rand_r(seed) % 3 == 0;
 }
 
 static int sign(int v)
@@ -355,6 +357,8 @@ static void test_order_agrees(void **state)
 		if (t == 0)
 			assert_true(npf_job_net_order(ra, ka, rb, kb) > 0);
 	}
+	/* The packed key fits a positive int64_t (a new wide row would break it). */
+	assert_true(dec_net_key_bits() < 63);
 }
 
 /* The job's fabric ("198.18.1.0/24", quality 5) and eno1 ("10.0.0.0/24", quality 1) as each

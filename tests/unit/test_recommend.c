@@ -1537,7 +1537,7 @@ static void ompi_ipv6_by_name(void **state)
 	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "ens1f0");
 	npf_recommendation_clear(&f->rec);
 	/* Only one of the two asked for: only that one. */
-	f->pol.publish = NPF_PUBVAR_OMPI_MCA_oob_tcp_if_include;
+	f->pol.publish = NPF_PUBVAR_OMPI_MCA_OOB_TCP_IF_INCLUDE;
 	fx_run(f);
 	assert_null(var(f, NPF_VAR_OMPI_MCA_BTL_TCP_IF_INCLUDE));
 	assert_var(f, NPF_VAR_OMPI_MCA_OOB_TCP_IF_INCLUDE, "ens1f0");
@@ -1632,7 +1632,7 @@ static void master_addr_and_mask(void **state)
 
 	/* Only what the operator asked for. */
 	f = cluster_view(basic, 3, 0, NULL);
-	f->pol.publish = NPF_PUBVAR_NCCL_SOCKET_IFNAME | NPF_PUBVAR_OMPI_MCA_btl_tcp_if_include;
+	f->pol.publish = NPF_PUBVAR_NCCL_SOCKET_IFNAME | NPF_PUBVAR_OMPI_MCA_BTL_TCP_IF_INCLUDE;
 	fx_run(f);
 	/* ... and the node marker, which every environment carries. */
 	assert_int_equal(f->rec.n_vars, 3);
@@ -2257,6 +2257,28 @@ static void roce_behind_failing_fabric(void **state)
 	assert_string_equal(f->rec.ifname, "eno1");
 	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1");
 	assert_null(var(f, NPF_VAR_NCCL_IB_DISABLE));
+	fx_free(f);
+
+	/* A port NCCL skips itself (not ACTIVE, struct npf_hca nccl_skip) is no narrowing
+	 * and no reason for NCCL_IB_DISABLE; its why still says its state. */
+	f = cluster_view(roce2, 2, 0, rail2_stalls);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens2f0np0", std1, 4);
+	add_port(f, "mlx5_2", 1, NPF_LL_ETHERNET, NPF_PORT_DOWN, "ens3f0np0", std1, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_true(has_note(f, "NCCL_IB_HCA narrowed: mlx5_1:1"));
+	assert_false(has_note(f, "mlx5_2"));
+	assert_non_null(strstr(hca_why(f, "mlx5_2", 1), "port state"));
+	fx_free(f);
+	f = cluster_view(roce2, 2, 0, fabric_stalls);
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_2", 1, NPF_LL_ETHERNET, NPF_PORT_DOWN, "ens3f0np0", std1, 4);
+	fx_run(f);
+	assert_var(f, NPF_VAR_NCCL_IB_DISABLE, "1");
+	n = must_note(f, NPF_NOTE_RDMA_DISABLED, NPF_VAR_NCCL_IB_DISABLE);
+	assert_non_null(strstr(n->text, "mlx5_0:1"));
+	assert_null(strstr(n->text, "mlx5_2"));
 	fx_free(f);
 
 	/* NCCL_IB_DISABLE not allowed: the old note, nothing published for IB. */
