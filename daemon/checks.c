@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "dchk.h"
+#include "jobrow.h"
 #include "jobrows.h"
 #include "log.h"
 #include "probe.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dchk.h"
+#include "jobrow.h"
 #include "jobrows.h"
 #include "log.h"
 

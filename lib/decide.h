@@ -336,4 +336,11 @@ int dec_job_wide(struct ctx *c, char **vals);
  * same_name: every node's interface on the chosen network has the same name. */
 void dec_ompi_job_wide(struct ctx *c, char **vals, bool same_name);
 
+/* The evidence and the network order of a decision, shared by npf_recommend() and
+ * npf_recommend_row() (lib/jobrow.c). Returns 0, -ENOMEM; c is released with
+ * dec_ctx_free() either way. */
+int dec_ctx_prepare(struct ctx *c, const struct npf_inventory *inv, const struct npf_check *chk,
+		    const struct npf_policy *pol, struct npf_recommendation *out);
+void dec_ctx_free(struct ctx *c);
+
 #endif

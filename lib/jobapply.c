@@ -2,7 +2,7 @@
 /* The job check's decision applied here (docs/decision.md §10): the suspects, this node's
  * role (job_rules[]), the job's network, and the failure or summary that follows. */
 #include "decide.h"
-#include "jobrows.h"
+#include "jobcheck.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -384,3 +384,14 @@ void npf_job_decision_clear(struct npf_job_decision *d)
 	d->net = d->best = -1;
 	d->pair_net = d->pair_a = d->pair_b = -1;
 }
+
+const char *npf_job_role_name(enum npf_job_role r)
+{
+	static const char *const names[] = {
+	    [NPF_JOB_ROLE_OK] = "ok",		[NPF_JOB_ROLE_DEGRADED] = "degraded",
+	    [NPF_JOB_ROLE_SUSPECT] = "suspect", [NPF_JOB_ROLE_FAIL] = "fail",
+	    [NPF_JOB_ROLE_UNKNOWN] = "unknown",
+	};
+
+	return (unsigned int)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
+}

@@ -104,4 +104,17 @@ const char *npf_job_verdict_name(enum npf_job_verdict v);
 /* The blame table's text for why (e.g. "fails with two peers that work with each other"). */
 const char *npf_job_blame_text(enum npf_job_blame why);
 
+/* One node's answer in the job's decision: what the daemon of a node says once the
+ * exchange is over (docs/decision.md §10). */
+enum npf_job_role {
+	NPF_JOB_ROLE_OK = 0,   /* ok on net (the job's network) */
+	NPF_JOB_ROLE_DEGRADED, /* ok on net, a strictly worse network than the best one */
+	NPF_JOB_ROLE_SUSPECT,  /* fail: this node is why the best network does not work */
+	NPF_JOB_ROLE_FAIL,     /* fail: no network works for the job */
+	NPF_JOB_ROLE_UNKNOWN,  /* evidence missing (a row, or a pair where it decides) */
+};
+
+/* "ok" | "degraded" | "suspect" | "fail" | "unknown" */
+const char *npf_job_role_name(enum npf_job_role r);
+
 #endif

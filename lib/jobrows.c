@@ -250,17 +250,6 @@ struct npf_job_input npf_job_matrix_input(const struct npf_job_matrix *m, bool d
 				      .degrade = degrade};
 }
 
-const char *npf_job_role_name(enum npf_job_role r)
-{
-	static const char *const names[] = {
-	    [NPF_JOB_ROLE_OK] = "ok",		[NPF_JOB_ROLE_DEGRADED] = "degraded",
-	    [NPF_JOB_ROLE_SUSPECT] = "suspect", [NPF_JOB_ROLE_FAIL] = "fail",
-	    [NPF_JOB_ROLE_UNKNOWN] = "unknown",
-	};
-
-	return (unsigned int)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
-}
-
 /* The evidence against suspect s on network k: the first peer its own row fails with. */
 static const char *first_fail_peer(const struct npf_job_matrix *m, size_t k, size_t s,
 				   const struct npf_msg_row *const *rows)

@@ -65,15 +65,6 @@ void npf_job_matrix_clear(struct npf_job_matrix *m);
  * included, so blame rests on it. */
 struct npf_job_input npf_job_matrix_input(const struct npf_job_matrix *m, bool degrade);
 
-/* One node's answer from the job's rows: what the daemon of node self says once the
- * exchange is over (docs/decision.md §10). */
-enum npf_job_role {
-	NPF_JOB_ROLE_OK = 0,   /* ok on net (the job's network) */
-	NPF_JOB_ROLE_DEGRADED, /* ok on net, a strictly worse network than the best one */
-	NPF_JOB_ROLE_SUSPECT,  /* fail: this node is why the best network does not work */
-	NPF_JOB_ROLE_FAIL,     /* fail: no network works for the job */
-	NPF_JOB_ROLE_UNKNOWN,  /* evidence missing (a row, or a pair where it decides) */
-};
 
 struct npf_job_answer {
 	enum npf_job_role role;
@@ -99,7 +90,5 @@ int npf_job_round_decide(const struct npf_msg_row *const *rows, size_t n, bool d
 /* Node self's role in d (a suspect fails, the others follow d's verdict). */
 enum npf_job_role npf_job_role_of(const struct npf_msg_job_decision *d, size_t self);
 
-/* "ok" | "degraded" | "suspect" | "fail" | "unknown" */
-const char *npf_job_role_name(enum npf_job_role r);
 
 #endif

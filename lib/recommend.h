@@ -10,17 +10,16 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "wire.h"
 #include "config.h"
 #include "model.h"
 #include "nccl_default.h"
 #include "pubvar.h"
-#include "jobrows.h"
+#include "jobcheck.h"
 
 /* The job decision this node applies (docs/decision.md §10): what the job check's
  * coordinator answered (wire JOB_DECISION), seen from this node. Borrowed. */
 struct npf_job_view {
-	enum npf_job_role role;		/* this node's role (lib/jobrows.h) */
+	enum npf_job_role role;		/* this node's role (lib/jobcheck.h) */
 	const char *net;		/* the job's network key ("198.18.1.0/24"), "" none */
 	const char *best;		/* the best network any pair reached, "" none: the one a
 					 * suspect breaks */
@@ -174,17 +173,6 @@ struct npf_recommendation {
  * missing arguments or a check without nodes, or -ENOMEM. */
 int npf_recommend(const struct npf_inventory *inv, const struct npf_check *chk,
 		  const struct npf_policy *pol, struct npf_recommendation *out);
-
-/* This node's row of the job's pair-state matrix (wire message ROW, docs/decision.md §10):
- * per network of the job's shared order that we hold an address on (at most
- * NPF_WIRE_MAX_ROW_NETS), the state of the pair (our best interface there, each node of
- * hostlist) through the same evaluation as npf_recommend(); a hostlist node missing from
- * chk is outside in a sparse plan, unknown otherwise. hostlist[0..n) is the job in order
- * and must name chk->nodes[0]; instance is this daemon's. On success out owns its states
- * (npf_wire_row_clear). Returns 0, -EINVAL or -ENOMEM (out left empty). */
-int npf_recommend_row(const struct npf_inventory *inv, const struct npf_check *chk,
-		      const struct npf_policy *pol, const char *const *hostlist, size_t n,
-		      uint64_t instance, struct npf_msg_row *out);
 
 /* Frees everything rec owns and zeroes it; safe on a zeroed struct. */
 void npf_recommendation_clear(struct npf_recommendation *rec);

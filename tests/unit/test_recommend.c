@@ -20,6 +20,7 @@
 #include "rdma_join.h"
 #include "rdma_sysfs.h"
 #include "recommend.h"
+#include "jobrow.h"
 #include "jobrows.h"
 #include "sparse_check.h"
 
