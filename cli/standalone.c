@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cli.h"
 #include "client.h"
 #include "hostlist.h"
@@ -34,14 +35,6 @@
 #define STOP_WAIT_MS 5000
 #define DAEMON_ARGS_MAX 16
 #define PEERS_AT_ONCE 256
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Removes the private directory: only the plain files the daemon made there. */
 static void remove_dir(const char *dir)
@@ -60,7 +53,7 @@ static void remove_dir(const char *dir)
 /* Waits up to ms for pid to end; true when it did. */
 static bool wait_child(pid_t pid, uint32_t ms)
 {
-	uint64_t end = now_ms() + ms;
+	uint64_t end = (npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC) + ms;
 
 	do {
 		pid_t r = waitpid(pid, NULL, WNOHANG);
@@ -68,7 +61,7 @@ static bool wait_child(pid_t pid, uint32_t ms)
 		if (r == pid || (r < 0 && errno != EINTR))
 			return true;
 		poll(NULL, 0, 20);
-	} while (now_ms() < end);
+	} while ((npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC) < end);
 	return false;
 }
 
@@ -135,8 +128,8 @@ static void keeper(struct cli_standalone *s, const char *const *args, int hold, 
 		while (read(hold, &c, 1) > 0 || errno == EINTR)
 			;
 	}
-	end = now_ms() + linger;
-	while (pid > 0 && now_ms() < end) {
+	end = (npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC) + linger;
+	while (pid > 0 && (npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC) < end) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			pid = -1;
 		else
@@ -183,13 +176,13 @@ static void log_tail(const char *path, char *buf, size_t len)
 /* Polls the daemon's status until it answers, the keeper says it is gone, or time is up. */
 static int wait_ready(struct cli_standalone *s, int alive)
 {
-	uint64_t end = now_ms() + READY_WAIT_MS;
+	uint64_t end = (npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC) + READY_WAIT_MS;
 	json_t *rq = json_pack("{s:i, s:s}", "version", NPF_API_VERSION, "request", "status");
 	int r = -ETIMEDOUT;
 
 	if (!rq)
 		return -ENOMEM;
-	while (now_ms() < end) {
+	while ((npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC) < end) {
 		struct pollfd p = { .fd = alive, .events = POLLIN };
 		json_t *reply = NULL;
 		struct npf_api_error aerr;
@@ -331,7 +324,7 @@ static int connect_start(const char *name, uint16_t port)
 int cli_standalone_wait_peers(const char *hostlist, uint16_t port, uint32_t wait_ms,
 			      char *missing, size_t len)
 {
-	uint64_t end = now_ms() + wait_ms;
+	uint64_t end = (npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC) + wait_ms;
 	char **names = NULL, err[160];
 	bool *up;
 	size_t n = 0, left;
@@ -349,7 +342,7 @@ int cli_standalone_wait_peers(const char *hostlist, uint16_t port, uint32_t wait
 	left = n;
 	/* Rounds of nonblocking connects to the peers not seen yet; a refusal is a daemon
 	 * not up yet there, tried again next round. */
-	while (left && now_ms() < end) {
+	while (left && (npf_now(CLOCK_MONOTONIC) / USEC_PER_MSEC) < end) {
 		struct pollfd pf[PEERS_AT_ONCE];
 		size_t idx[PEERS_AT_ONCE], k = 0;
 
