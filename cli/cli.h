@@ -41,6 +41,11 @@ int cmd_env(int argc, char **argv, const struct cli_global *g);
 int cmd_explain(int argc, char **argv, const struct cli_global *g);
 int cmd_run(int argc, char **argv, const struct cli_global *g);
 
+/* usage.c: a command's synopsis ("check --nodes HOSTLIST ..."; the name itself for an
+ * unknown command), and its usage line on f. */
+const char *cli_synopsis(const char *cmd);
+void cli_usage(FILE *f, const char *cmd);
+
 /* common.c: "3", "2.5", "3s" -> milliseconds within the API's timeout bounds.
  * Returns 0, -EINVAL or -ERANGE. */
 int cli_parse_seconds(const char *s, uint32_t *ms);

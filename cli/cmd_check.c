@@ -222,8 +222,7 @@ static void print_job(const json_t *job)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: netpreflight [--socket PATH] check --nodes HOSTLIST [--timeout S] "
-			"[--max-timeout S] [--job TAG [--settle]] [--json]\n");
+	cli_usage(stderr, "check");
 }
 
 int cmd_check(int argc, char **argv, const struct cli_global *g)

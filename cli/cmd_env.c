@@ -58,9 +58,7 @@ static int print_json(const json_t *reply, bool job_wide)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: netpreflight [--socket PATH] env --nodes HOSTLIST "
-		   "[--format shell|taskprolog|nccl-conf|json] [--job-wide] [--timeout S] "
-		   "[--max-age S] [--cached] [--job TAG]\n");
+	cli_usage(f, "env");
 }
 
 int cmd_env(int argc, char **argv, const struct cli_global *g)

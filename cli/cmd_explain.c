@@ -441,8 +441,7 @@ static int print_json(const struct npf_xp_report *rep, const struct xcheck *x)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: netpreflight [--socket PATH] explain [--nodes HOSTLIST] [--no-daemon] "
-		   "[--max-age S] [--timeout S] [--node-env] [--verbose] [--json] [FILE...]\n");
+	cli_usage(f, "explain");
 }
 
 int cmd_explain(int argc, char **argv, const struct cli_global *g)

@@ -25,8 +25,8 @@ static const char *const if_heads[IF_COLS] = {
 
 static void if_usage(FILE *f)
 {
-	fprintf(f, "usage: netpreflight interfaces [--json] [--capture FILE]\n"
-		   "  --json          print the inventory as JSON (docs/json.md)\n"
+	cli_usage(f, "interfaces");
+	fprintf(f, "  --json          print the inventory as JSON (docs/json.md)\n"
 		   "  --capture FILE  write a raw link+address netlink dump to FILE\n"
 		   "                  (replayable test fixture) and exit\n");
 }

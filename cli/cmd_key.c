@@ -89,7 +89,7 @@ int cmd_key(int argc, char **argv, const struct cli_global *g)
 	    (strcmp(argv[2], "-o") == 0 || strcmp(argv[2], "--output") == 0) && argv[3][0])
 		out = argv[3];
 	else if (argc != 2 || strcmp(argv[1], "generate") != 0) {
-		cli_err("usage: netpreflight key generate [-o FILE]");
+		cli_usage(stderr, "key");
 		return CLI_EXIT_ERROR;
 	}
 	if (sodium_init() < 0) {

@@ -31,8 +31,8 @@ struct env_policy {
 
 static void rdma_usage(FILE *f)
 {
+	cli_usage(f, "rdma");
 	fprintf(f,
-		"usage: netpreflight rdma [--json] [--sysfs-root DIR]\n"
 		"  --json            print the RDMA inventory as JSON (docs/json.md)\n"
 		"  --sysfs-root DIR  read a captured sysfs tree (DIR/class/infiniband/...)\n"
 		"                    instead of asking libibverbs\n"

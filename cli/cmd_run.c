@@ -438,9 +438,7 @@ static int print_json(const struct run_job *job, const struct run_answer *a,
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: netpreflight [--socket PATH] run [--nodes HOSTLIST | --hostfile FILE] "
-		   "[--job TAG] [--timeout S] [--max-timeout S] [--standalone [--port N] "
-		   "[--key-file FILE] [--node-name NAME]] [--json] -- CMD [ARGS...]\n");
+	cli_usage(f, "run");
 }
 
 int cmd_run(int argc, char **argv, const struct cli_global *g)

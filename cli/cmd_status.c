@@ -120,8 +120,7 @@ int cmd_status(int argc, char **argv, const struct cli_global *g)
 			json = true;
 			continue;
 		}
-		fprintf(c == 'h' ? stdout : stderr,
-			"usage: netpreflight [--socket PATH] status [--json]\n");
+		cli_usage(c == 'h' ? stdout : stderr, "status");
 		return c == 'h' ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 	}
 	if (optind < argc) {

@@ -8,24 +8,13 @@
 struct cli_cmd {
 	const char *name;
 	cli_cmd_fn fn;
-	const char *usage;
 };
 
+/* Each command's synopsis is cli/usage.c's (one source for this list and its own help). */
 static const struct cli_cmd cmds[] = {
-	{ "interfaces", cmd_interfaces, "interfaces [--json]" },
-	{ "rdma", cmd_rdma, "rdma [--json] [--sysfs-root DIR]" },
-	{ "check", cmd_check, "check --nodes HOSTLIST [--timeout S] [--json]" },
-	{ "status", cmd_status, "status [--json]" },
-	{ "key", cmd_key, "key generate [--json] > FILE" },
-	{ "env", cmd_env,
-	  "env --nodes HOSTLIST [--format shell|taskprolog|nccl-conf|json] [--job-wide] "
-	  "[--timeout S] [--max-age S] [--cached] [--job TAG]" },
-	{ "run", cmd_run,
-	  "run [--nodes HOSTLIST | --hostfile FILE] [--job TAG] [--timeout S] [--max-timeout S] "
-	  "[--standalone [--port N] [--key-file FILE] [--node-name NAME]] [--json] -- CMD [ARGS...]" },
-	{ "explain", cmd_explain,
-	  "explain [--nodes HOSTLIST] [--no-daemon] [--max-age S] [--timeout S] [--node-env] "
-	  "[--verbose] [--json] [FILE...]" },
+	{ "interfaces", cmd_interfaces }, { "rdma", cmd_rdma },	      { "check", cmd_check },
+	{ "status", cmd_status },	  { "key", cmd_key },	      { "env", cmd_env },
+	{ "run", cmd_run },		  { "explain", cmd_explain },
 };
 
 static void usage(FILE *f)
@@ -33,7 +22,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: netpreflight [--socket PATH] [--sysfs-root DIR] [--json] COMMAND ...\n"
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  netpreflight %s\n", cmds[i].usage);
+		fprintf(f, "  netpreflight %s\n", cli_synopsis(cmds[i].name));
 }
 
 /* Global options may come before the command; --json and --sysfs-root are also
