@@ -232,7 +232,7 @@ int npf_probe_check_start(struct npf_probe_ctx *ctx, const char *const *peers, s
 	if (!ctx || !cb || (n_peers && !peers))
 		return -EINVAL;
 	if (timeout_ms == 0)
-		timeout_ms = CHECK_DEFAULT_TIMEOUT_MS;
+		timeout_ms = ctx->default_timeout_ms;
 	if (timeout_ms < CHECK_MIN_TIMEOUT_MS || timeout_ms > CHECK_MAX_TIMEOUT_MS)
 		return -EINVAL;
 	for (size_t i = 0; i < n_peers; i++)

@@ -10,7 +10,6 @@
 
 #define CHECK_MIN_TIMEOUT_MS 200u
 #define CHECK_MAX_TIMEOUT_MS 600000u
-#define CHECK_DEFAULT_TIMEOUT_MS 3000u
 #define CHECK_MAX_ATTEMPTS 2		     /* a load-shaped failure is tried once more */
 #define CHECK_RETRY_MIN_USEC (100ull * 1000) /* not worth a retry with less time left */
 #define CHECK_MAX_SAMPLES 512		     /* loop lateness samples kept per check */

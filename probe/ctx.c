@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "log.h"
 
 #define LISTEN_RETRY_USEC (1000ull * 1000)
@@ -93,6 +94,7 @@ int npf_probe_ctx_set_exclude(struct npf_probe_ctx *ctx, const char *const *glob
 int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params *p)
 {
 	struct npf_probe_ctx *ctx;
+	struct npf_config defs;
 	int r;
 
 	if (!out || !p || !p->event || !p->port || !p->inventory || !p->instance ||
@@ -121,10 +123,14 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 	ctx->inventory = p->inventory;
 	ctx->userdata = p->userdata;
 	ctx->listen_changed = p->listen_changed;
-	ctx->max_conns = p->max_conns ? p->max_conns : PROBE_DEFAULT_MAX_CONNS;
-	ctx->full_mesh_max = p->full_mesh_max ? p->full_mesh_max : PROBE_DEFAULT_FULL_MESH;
-	ctx->sparse_k = p->sparse_k ? p->sparse_k : PROBE_DEFAULT_SPARSE_K;
-	ctx->bulk_bytes = p->bulk_bytes ? p->bulk_bytes : PROBE_DEFAULT_BULK;
+	/* The defaults are the config key table's, so the engine and netpreflightd.conf(5)
+	 * cannot drift apart. */
+	npf_config_defaults(&defs);
+	ctx->max_conns = p->max_conns ? p->max_conns : defs.probe.max_conns;
+	ctx->full_mesh_max = p->full_mesh_max ? p->full_mesh_max : defs.probe.full_mesh_max;
+	ctx->sparse_k = p->sparse_k ? p->sparse_k : defs.probe.sparse_k;
+	ctx->bulk_bytes = p->bulk_bytes ? p->bulk_bytes : defs.probe.bulk_bytes;
+	ctx->default_timeout_ms = defs.probe.timeout_ms;
 	if (p->keys && p->keys->n <= NPF_AUTH_MAX_KEYS)
 		ctx->keys = *p->keys;
 	if (p->n_exclude) {

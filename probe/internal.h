@@ -20,10 +20,6 @@
 #include "probe.h"
 #include "wire.h"
 
-#define PROBE_DEFAULT_MAX_CONNS 256
-#define PROBE_DEFAULT_FULL_MESH 64
-#define PROBE_DEFAULT_SPARSE_K 4
-#define PROBE_DEFAULT_BULK (256u << 10)
 #define PROBE_MAX_ACTIVE_TPROBES                                                                   \
 	64			  /* outbound path probes at once, per context: more               \
 				   * only adds timers and sockets a starved CPU cannot serve */
@@ -318,7 +314,9 @@ struct npf_probe_ctx {
 	npf_probe_inventory_fn inventory;
 	void (*listen_changed)(void *userdata);
 	void *userdata;
+	/* 0 in npf_probe_params: the [probe] defaults of lib/config's key table (one source). */
 	uint32_t max_conns, full_mesh_max, sparse_k, bulk_bytes;
+	uint32_t default_timeout_ms; /* a check started with timeout 0 */
 	char **exclude;
 	size_t n_exclude;
 
