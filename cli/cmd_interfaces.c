@@ -27,7 +27,7 @@ static void if_usage(FILE *f)
 {
 	fprintf(f, "usage: netpreflight interfaces [--json] [--capture FILE]\n"
 		   "  --json          print the inventory as JSON (docs/json.md)\n"
-		   "  --capture FILE  write a raw link+address netlink dump to FILE\n"
+		   "  --capture FILE  write a raw link+address+route netlink dump to FILE\n"
 		   "                  (replayable test fixture) and exit\n");
 }
 
