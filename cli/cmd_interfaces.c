@@ -27,7 +27,7 @@ static void if_usage(FILE *f)
 {
 	cli_usage(f, "interfaces");
 	fprintf(f, "  --json          print the inventory as JSON (docs/json.md)\n"
-		   "  --capture FILE  write a raw link+address netlink dump to FILE\n"
+		   "  --capture FILE  write a raw link+address+route netlink dump to FILE\n"
 		   "                  (replayable test fixture) and exit\n");
 }
 

@@ -471,7 +471,8 @@ static bool judge_port(struct ctx *c, struct port_ref *ref)
 		} else if (c->nets[np.held].mgmt) {
 			bfmt(h->why, sizeof(h->why),
 			     "its netdev %s is on the management network %s (node names resolve "
-			     "to it), not a rail unless rdma_fabric= names it",
+			     "to it, or the default route leaves by it), not a rail unless "
+			     "rdma_fabric= names it",
 			     h->netdev, cidr);
 		} else {
 			bfmt(h->why, sizeof(h->why),

@@ -111,6 +111,7 @@ json_t *npf_iface_to_json(const struct npf_iface *ifc, const struct npf_inventor
 	rc |= put(o, "parent_ifindex", ifc->link ? json_integer(ifc->link) : json_null());
 	rc |= put(o, "parent_netns", json_boolean(ifc->link_netns));
 	rc |= put(o, "has_device", json_boolean(ifc->has_device));
+	rc |= put(o, "default_route", json_boolean(ifc->default_route));
 	rc |= put(o, "speed_mbps",
 		  ifc->speed_mbps < 0 ? json_null() : json_integer((json_int_t)ifc->speed_mbps));
 	rc |= put(o, "addresses", addrs);

@@ -86,6 +86,7 @@ struct npf_iface {
 	int link;    /* IFLA_LINK: parent/lower ifindex (vlan, macvlan, veth peer), 0 if none */
 	bool link_netns; /* IFLA_LINK refers to another namespace (veth peer) */
 	bool has_device; /* sysfs device/ exists: a real NIC or VF */
+	bool default_route; /* a main-table default route leaves here: the management network */
 	int64_t speed_mbps; /* NPF_SPEED_UNKNOWN when nobody knows */
 	struct npf_addr *addrs; /* owned by the iface, n_addrs entries */
 	size_t n_addrs;

@@ -84,6 +84,7 @@ static const struct attr_policy addr_policy[NLIF_ADDR_TB] = {
 
 static const struct attr_policy route_policy[NLIF_ROUTE_TB] = {
 	[RTA_OIF] = { MNL_TYPE_U32, 0, 0 },
+	[RTA_TABLE] = { MNL_TYPE_U32, 0, 0 },
 };
 
 static const struct attr_policy linkmodes_policy[NLIF_LINKMODES_TB] = {
@@ -398,9 +399,9 @@ int nlif_parse_addr(const struct nlmsghdr *nlh, int *ifindex, struct npf_addr *o
 	return 0;
 }
 
-int nlif_parse_route_oif(const struct nlmsghdr *nlh, int *oif)
+/* An RTM_NEWROUTE's attributes, its RTA_OIF in *oif (0 when absent). */
+static int route_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb, int *oif)
 {
-	const struct nlattr *tb[NLIF_ROUTE_TB];
 	const void *attrs;
 	size_t alen;
 	uint32_t v;
@@ -415,14 +416,40 @@ int nlif_parse_route_oif(const struct nlmsghdr *nlh, int *oif)
 	rc = attr_walk(attrs, alen, route_policy, RTA_MAX, tb, NULL, NULL);
 	if (rc < 0)
 		return rc;
-	if (!tb[RTA_OIF])
-		return -ENOENT;
-	v = mnl_attr_get_u32(tb[RTA_OIF]);
-	if (v == 0)
-		return -ENOENT;
+	v = tb[RTA_OIF] ? mnl_attr_get_u32(tb[RTA_OIF]) : 0;
 	if (v > INT_MAX)
 		return -EBADMSG;
 	*oif = (int)v;
+	return 0;
+}
+
+int nlif_parse_route_oif(const struct nlmsghdr *nlh, int *oif)
+{
+	const struct nlattr *tb[NLIF_ROUTE_TB];
+	int rc = route_attrs(nlh, tb, oif);
+
+	if (rc < 0)
+		return rc;
+	return *oif ? 0 : -ENOENT;
+}
+
+int nlif_parse_default_oif(const struct nlmsghdr *nlh, int *oif)
+{
+	const struct nlattr *tb[NLIF_ROUTE_TB];
+	const struct rtmsg *rtm;
+	uint32_t table;
+	int rc = route_attrs(nlh, tb, oif);
+
+	if (rc < 0)
+		return rc;
+	rtm = mnl_nlmsg_get_payload(nlh);
+	/* RTA_TABLE carries ids above 255, where rtm_table says RT_TABLE_COMPAT. */
+	table = tb[RTA_TABLE] ? mnl_attr_get_u32(tb[RTA_TABLE]) : rtm->rtm_table;
+	if (rtm->rtm_dst_len != 0 || rtm->rtm_type != RTN_UNICAST || table != RT_TABLE_MAIN ||
+	    !*oif) {
+		*oif = 0;
+		return -ENOENT;
+	}
 	return 0;
 }
 
@@ -614,7 +641,7 @@ static int dump_pass(const void *buf, int len, struct npf_inventory *inv, bool a
 			return -EBADMSG;
 		/* Each pass handles only its own messages; control messages are
 		 * checked by the link pass. */
-		if ((nlh->nlmsg_type == RTM_NEWADDR) != addrs) {
+		if ((nlh->nlmsg_type == RTM_NEWADDR || nlh->nlmsg_type == RTM_NEWROUTE) != addrs) {
 			nlh = mnl_nlmsg_next(nlh, &rem);
 			continue;
 		}
@@ -645,6 +672,17 @@ static int dump_pass(const void *buf, int len, struct npf_inventory *inv, bool a
 			if (rc < 0)
 				return rc;
 			added++;
+			break;
+		case RTM_NEWROUTE:
+			/* The default route's interface marks the management network. */
+			rc = nlif_parse_default_oif(nlh, &idx);
+			if (rc == -ENOENT)
+				break;
+			if (rc < 0)
+				return rc;
+			ifc = find_iface(inv, idx, *sorted);
+			if (ifc)
+				ifc->default_route = true;
 			break;
 		default:
 			/* NLMSG_NOOP, NLMSG_OVERRUN and anything not ours. */

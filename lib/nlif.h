@@ -41,6 +41,11 @@ int nlif_parse_addr(const struct nlmsghdr *nlh, int *ifindex, struct npf_addr *o
  * -EBADMSG. */
 int nlif_parse_route_oif(const struct nlmsghdr *nlh, int *oif);
 
+/* RTM_NEWROUTE of a dump -> RTA_OIF of a default route of the main table (destination
+ * length 0, unicast). Returns 0, -ENOENT for any other route or one without RTA_OIF
+ * (multipath), -EINVAL for another message type, or -EBADMSG. */
+int nlif_parse_default_oif(const struct nlmsghdr *nlh, int *oif);
+
 /* ETHTOOL_MSG_LINKMODES_GET_REPLY -> *mbps. The family id is dynamic, so only
  * the generic netlink command is checked. Absent, 0, SPEED_UNKNOWN or
  * out-of-range speeds give NPF_SPEED_UNKNOWN and still return 0; the speed is
@@ -62,6 +67,8 @@ int nlif_parse_sysfs_speed(const char *buf, size_t len, int64_t *mbps);
  * order within the buffer; an address is attached to a link already in inv
  * or parsed in the same call, else dropped (the link vanished between dumps).
  * A link whose ifindex is already in inv replaces that entry (addresses kept).
+ * An RTM_NEWROUTE that is a main-table default route (nlif_parse_default_oif) sets
+ * default_route on its link, if that link is in inv; other routes are skipped.
  * NLMSG_DONE, NLMSG_NOOP, acks and other message types are skipped;
  * NLMSG_DUMP_INTR is not checked here (the I/O shell restarts on it).
  * Returns the number of links and addresses added, the negative errno of an

@@ -62,8 +62,8 @@ static const struct rail_row {
 	bool rail;
 } rail_rows[] = {
     {rail_chosen, true},     /* the job's network itself */
-    {rail_mgmt_cfg, true},   /* where node names resolve, and rdma_fabric= names the port */
-    {rail_mgmt, false},	     /* where node names resolve: never otherwise */
+    {rail_mgmt_cfg, true},   /* management (names resolve, default route), rdma_fabric= names it */
+    {rail_mgmt, false},	     /* management: never otherwise */
     {rail_no_fabric, false}, /* no RDMA network works: nothing to be a rail of */
     {rail_fabric, true},     /* the RDMA network the ports follow (dec_fabric_net) */
     {rail_equal, true},	     /* a rail of it */

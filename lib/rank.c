@@ -140,6 +140,23 @@ static uint32_t cand_steer_bits(const struct ctx *c, const struct npf_node *nd, 
 	return steer_bits(c, &inv, ifname, n);
 }
 
+
+/* The management network is also the one our default route leaves by (docs/decision.md,
+ * rails): a network holding an address of that interface. */
+static bool holds_default_route(const struct npf_inventory *inv, const struct net *net)
+{
+	for (size_t i = 0; i < inv->n_ifaces; i++) {
+		const struct npf_iface *ifc = &inv->ifaces[i];
+
+		if (!ifc->default_route)
+			continue;
+		for (size_t a = 0; a < ifc->n_addrs; a++)
+			if (addr_usable(&ifc->addrs[a]) && in_net(&ifc->addrs[a], net))
+				return true;
+	}
+	return false;
+}
+
 /* Fills n->unsteer: the consumers that some node holding n cannot be steered to it, by
  * any of its interfaces there. UCX on an RDMA network names the ports, not a netdev. */
 static void net_steer(const struct ctx *c, struct net *n, bool self_announced)
@@ -241,6 +258,8 @@ int dec_build_nets(struct ctx *c)
 			if (addr_valid(&chk->nodes[k].name_addr) &&
 			    in_net(&chk->nodes[k].name_addr, &c->nets[n]))
 				c->nets[n].mgmt = true;
+		if (holds_default_route(c->inv, &c->nets[n]))
+			c->nets[n].mgmt = true;
 	}
 	return 0;
 }

@@ -128,6 +128,10 @@ static int dump_once(struct nlsock *s, uint16_t type, void *buf, struct npf_inve
 		ifi->ifi_family = AF_UNSPEC;
 		/* Statistics are most of a link message and we never read them. */
 		mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	} else if (type == RTM_GETROUTE) {
+		struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+
+		rtm->rtm_family = AF_UNSPEC;
 	} else {
 		struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 
@@ -160,7 +164,7 @@ static int dump_once(struct nlsock *s, uint16_t type, void *buf, struct npf_inve
 	}
 }
 
-/* Link dump then address dump on a fresh socket per attempt: after an
+/* Link dump, address dump, then route dump on a fresh socket per attempt: after an
  * interrupted dump the old socket still holds stale replies. */
 static int dump_links_addrs(struct npf_inventory *inv, struct rawbuf *raw)
 {
@@ -181,6 +185,9 @@ static int dump_links_addrs(struct npf_inventory *inv, struct rawbuf *raw)
 		rc = dump_once(&s, RTM_GETLINK, buf, inv, raw);
 		if (rc == 0)
 			rc = dump_once(&s, RTM_GETADDR, buf, inv, raw);
+		/* Routes last: the default route's link marks the management network. */
+		if (rc == 0)
+			rc = dump_once(&s, RTM_GETROUTE, buf, inv, raw);
 		nlsock_close(&s);
 		if (rc != -EINTR)
 			break;

@@ -37,6 +37,7 @@ static void each_message(const void *buf, size_t size)
 		}
 		(void)nlif_parse_addr(nlh, &idx, &a);
 		(void)nlif_parse_route_oif(nlh, &oif);
+		(void)nlif_parse_default_oif(nlh, &oif);
 		(void)nlif_parse_ethtool_speed(nlh, &mbps);
 		(void)nlif_parse_genl_family_id(nlh, &id);
 		nlh = mnl_nlmsg_next(nlh, &rem);

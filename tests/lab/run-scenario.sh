@@ -17,11 +17,14 @@
 #      from the job check's answer) and runs a 4 MiB Open MPI allreduce with it across the
 #      nodes whose verdict publishes (tests/lab/mpi-allreduce); it must finish; with
 #      `gloo=yes` a PyTorch Gloo allreduce, each rank on its own node's `env --cached` (what
-#      the TaskProlog gives each task).
+#      the TaskProlog gives each task); wherever the first publishing node's UCX_NET_DEVICES
+#      names a netdev (unless `ucx=no`), UCX's ucx_perftest over its tcp transport, each side
+#      on its own node's `env --cached` (tests/lab/ucx-pingpong); `ucx-bad=IFNAME` also runs
+#      it with UCX_NET_DEVICES=IFNAME, which must not pass.
 # An `expect job.KEY=VALUE` line overrides KEY for the job flow only (e.g. job.verdict=...).
 # Exit status: 0 pass, 1 fail, 77 skipped (not root, no netns, not built, tools missing).
 # Environment: NPF_BUILD_DIR (default <repo>/build), NPF_SOURCE_DIR; SCENARIO_MPI_TIMEOUT
-# (seconds, default 60); SCENARIO_FLOWS (default "node job").
+# (seconds, default 60); SCENARIO_UCX_TIMEOUT (default 30); SCENARIO_FLOWS (default "node job").
 # shellcheck disable=SC2015 # `A && pass || fail`: pass never fails
 set -uo pipefail
 
@@ -58,7 +61,7 @@ flow() {
 		for k in "${!JEXP[@]}"; do
 			v=${JEXP[$k]}
 			case $k in
-			verdict | mpi | gloo) exp[$k]=$v ;;
+			verdict | mpi | gloo | ucx | ucx-bad) exp[$k]=$v ;;
 			verdict.*) nverdict[${k#verdict.}]=$v ;;
 			env.*) envx[${k#env.}]=$v ;;
 			nccl-default.*) dflt[${k#nccl-default.}]=$v ;;
@@ -209,16 +212,18 @@ flow() {
 		pass "$mode: mpi: not run (mpi=no: nothing that should carry a job is published)"
 	fi
 
-	# 3b. PyTorch Gloo, each rank with its own node's published environment (`env --cached`,
-	# as the TaskProlog asks).
+	# Each publishing node's own environment (`env --cached`, as the TaskProlog asks), for
+	# the clients that run each rank on its node's values (Gloo, UCX).
+	rm -rf "$T/genv"
+	mkdir -p "$T/genv"
+	for n in "${carry[@]}"; do
+		"$CLI" --socket "$("$LAB" sock "$n")" env --nodes "$hostlist" --cached \
+			--format shell >"$T/genv/$n.sh" 2>"$T/genv/$n.err" ||
+			fail "$mode: $n's --cached environment: $(tail -n 1 "$T/genv/$n.err")"
+	done
+
+	# 3b. PyTorch Gloo, each rank with its own node's published environment.
 	if [ "${exp[gloo]:-no}" = yes ]; then
-		rm -rf "$T/genv"
-		mkdir -p "$T/genv"
-		for n in "${carry[@]}"; do
-			"$CLI" --socket "$("$LAB" sock "$n")" env --nodes "$hostlist" --cached \
-				--format shell >"$T/genv/$n.sh" 2>"$T/genv/$n.err" ||
-				fail "$mode: gloo: $n's environment: $(tail -n 1 "$T/genv/$n.err")"
-		done
 		line=$("$LAB_DIR/gloo-allreduce" --id "$LAB_ID" --envdir "$T/genv" --nodes "$runs" \
 			--timeout "${SCENARIO_GLOO_TIMEOUT:-90}" --log "$T/gloo.log")
 		rc=$?
@@ -228,6 +233,38 @@ flow() {
 			fail "$mode: gloo: allreduce on the published environment: $line"
 			grep -h 'GLOO' "$T"/genv/*.sh | sort | uniq -c | sed 's/^/     | /'
 			grep -v '^[[:space:]]*$' "$T/gloo.log" | tail -n 30 | sed 's/^/     | /'
+		fi
+	fi
+
+	# 3c. UCX (ucx_perftest over its tcp transport) wherever the first publishing node's
+	# UCX_NET_DEVICES names a netdev (RDMA ports `dev:port` need hardware the lab lacks), each
+	# side on its own node's environment; `ucx=no` turns it off. `ucx-bad=IFNAME`: the same run
+	# with UCX_NET_DEVICES=IFNAME must not pass (proof that this check can fail).
+	local udev=""
+	[ ${#carry[@]} -ge 2 ] && [ -r "$T/genv/${carry[0]}.sh" ] &&
+		udev=$(sed -n "s/^export UCX_NET_DEVICES='\(.*\)'$/\1/p" "$T/genv/${carry[0]}.sh")
+	if [ "${exp[ucx]:-yes}" = no ]; then
+		:
+	elif [ -z "$udev" ] || [[ $udev == *[:,]* ]]; then
+		[ "${exp[ucx]:-}" = yes ] && fail "$mode: ucx: expected, but no netdev in UCX_NET_DEVICES ('$udev')"
+	else
+		line=$("$LAB_DIR/ucx-pingpong" --id "$LAB_ID" --envdir "$T/genv" --nodes "$runs" \
+			--timeout "${SCENARIO_UCX_TIMEOUT:-30}" --log "$T/ucx.log")
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			pass "$mode: ucx: ucx_perftest on each node's published environment: $line"
+		else
+			fail "$mode: ucx: ucx_perftest on the published environment: $line"
+			grep -h 'UCX' "$T"/genv/*.sh | sort | uniq -c | sed 's/^/     | /'
+			grep -v '^[[:space:]]*$' "$T/ucx.log" | tail -n 20 | sed 's/^/     | /'
+		fi
+		if [ -n "${exp[ucx-bad]:-}" ]; then
+			line=$("$LAB_DIR/ucx-pingpong" --id "$LAB_ID" --envdir "$T/genv" --nodes "$runs" \
+				--devices "${exp[ucx-bad]}" --timeout "${SCENARIO_UCX_BAD_TIMEOUT:-15}")
+			rc=$?
+			[ $rc -eq 1 ] || [ $rc -eq 124 ] &&
+				pass "$mode: ucx: with UCX_NET_DEVICES=${exp[ucx-bad]} it does not pass: $line" ||
+				fail "$mode: ucx: with UCX_NET_DEVICES=${exp[ucx-bad]}: exit $rc, want a failure: $line"
 		fi
 	fi
 }
@@ -243,7 +280,7 @@ inside() {
 	while IFS='=' read -r k v; do
 		case $k in
 		job.*) JEXP[${k#job.}]=$v ;;
-		verdict | mpi | gloo) EXP[$k]=$v ;;
+		verdict | mpi | gloo | ucx | ucx-bad) EXP[$k]=$v ;;
 		verdict.*) EXP[$k]=$v ;;
 		env.*) ENVX[${k#env.}]=$v ;;
 		nccl-default.*) DFLT[${k#nccl-default.}]=$v ;;
@@ -261,7 +298,7 @@ inside() {
 	for k in "${!JEXP[@]}"; do
 		n=${k#nccl-default.}
 		n=${n#verdict.}
-		case $k in verdict | mpi | gloo | env.*) continue ;; esac
+		case $k in verdict | mpi | gloo | ucx | ucx-bad | env.*) continue ;; esac
 		[[ " ${nodes[*]} " == *" $n "* ]] || fail "$scen: job expectation names unknown node $n"
 	done
 
@@ -313,7 +350,7 @@ fi
 scen=$1
 
 need_root
-need_cmds ip nft jq mpirun mpicc timeout
+need_cmds ip nft jq mpirun mpicc timeout ucx_perftest
 for f in "$CLI" "$BUILD/daemon/netpreflightd"; do
 	[ -x "$f" ] || skip "$f not built"
 done

@@ -28,7 +28,7 @@ static const char *const iface_keys[] = {
 	"name", "ifindex", "altnames", "kind", "link_kind", "roles", "evidence", "flags", "up",
 	"running", "lower_up", "operstate", "carrier", "mtu", "link_type", "mac", "master",
 	"master_ifindex", "parent", "parent_ifindex", "parent_netns", "has_device",
-	"speed_mbps", "addresses",
+	"default_route", "speed_mbps", "addresses",
 };
 static const char *const addr_keys[] = { "family", "address", "prefixlen", "scope", "flags" };
 
@@ -69,6 +69,7 @@ static void build(struct npf_inventory *inv)
 	snprintf(p->name, sizeof(p->name), "eth1");
 	p->ifindex = 4;
 	p->has_device = true;
+	p->default_route = true;
 	p->master = 3;
 	p->link = 9;
 	p->link_netns = true;
@@ -154,6 +155,7 @@ static void schema_keys_and_types(void **state)
 	assert_int_equal(json_integer_value(json_object_get(o, "parent_ifindex")), 9);
 	assert_true(json_is_true(json_object_get(o, "parent_netns")));
 	assert_true(json_is_true(json_object_get(o, "has_device")));
+	assert_true(json_is_true(json_object_get(o, "default_route")));
 	assert_int_equal(json_integer_value(json_object_get(o, "speed_mbps")), 100000);
 	assert_string_equal(json_string_value(json_object_get(o, "operstate")), "LOWERLAYERDOWN");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "altnames"), 0)),

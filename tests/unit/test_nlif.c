@@ -592,6 +592,100 @@ static void route_answer(void **state)
 	assert_int_equal(nlif_parse_route_oif(nlh, &oif), -EINVAL);
 }
 
+/* A default route of the main table, as `ip route` dumps it. */
+static struct nlmsghdr *default_route_msg(void *buf, int family, uint32_t oif)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct rtmsg *rtm;
+	uint8_t gw[4] = { 198, 19, 0, 254 };
+
+	nlh->nlmsg_type = RTM_NEWROUTE;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = (unsigned char)family;
+	rtm->rtm_dst_len = 0;
+	rtm->rtm_table = RT_TABLE_MAIN;
+	rtm->rtm_type = RTN_UNICAST;
+	rtm->rtm_protocol = RTPROT_DHCP;
+	mnl_attr_put_u32(nlh, RTA_TABLE, RT_TABLE_MAIN);
+	if (family == AF_INET)
+		mnl_attr_put(nlh, RTA_GATEWAY, 4, gw);
+	if (oif)
+		mnl_attr_put_u32(nlh, RTA_OIF, oif);
+	return nlh;
+}
+
+static void default_route(void **state)
+{
+	char buf[BUFSZ];
+	struct nlmsghdr *nlh;
+	int oif;
+	(void)state;
+
+	assert_int_equal(nlif_parse_default_oif(default_route_msg(buf, AF_INET, 3), &oif), 0);
+	assert_int_equal(oif, 3);
+	assert_int_equal(nlif_parse_default_oif(default_route_msg(buf, AF_INET6, 4), &oif), 0);
+	assert_int_equal(oif, 4);
+	/* Not a default route: a /32, another table, a blackhole, a multipath one (no OIF). */
+	assert_int_equal(nlif_parse_default_oif(route_msg(buf), &oif), -ENOENT);
+	nlh = route_msg(buf);
+	mnl_attr_put_u32(nlh, RTA_OIF, 7);
+	assert_int_equal(nlif_parse_default_oif(nlh, &oif), -ENOENT);
+	assert_int_equal(oif, 0);
+	nlh = default_route_msg(buf, AF_INET, 3);
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_table = RT_TABLE_COMPAT;
+	assert_int_equal(nlif_parse_default_oif(nlh, &oif), 0); /* RTA_TABLE says main */
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWROUTE;
+	{
+		struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+
+		rtm->rtm_table = 100;
+		rtm->rtm_type = RTN_UNICAST;
+		mnl_attr_put_u32(nlh, RTA_OIF, 3);
+		assert_int_equal(nlif_parse_default_oif(nlh, &oif), -ENOENT);
+		rtm->rtm_table = RT_TABLE_MAIN;
+		assert_int_equal(nlif_parse_default_oif(nlh, &oif), 0);
+		rtm->rtm_type = RTN_BLACKHOLE;
+		assert_int_equal(nlif_parse_default_oif(nlh, &oif), -ENOENT);
+	}
+	assert_int_equal(nlif_parse_default_oif(default_route_msg(buf, AF_INET, 0), &oif), -ENOENT);
+	/* Malformed: a short OIF; another message type. */
+	nlh = default_route_msg(buf, AF_INET, 0);
+	mnl_attr_put_u16(nlh, RTA_OIF, 3);
+	assert_int_equal(nlif_parse_default_oif(nlh, &oif), -EBADMSG);
+	nlh = default_route_msg(buf, AF_INET, 3);
+	nlh->nlmsg_type = RTM_NEWADDR;
+	assert_int_equal(nlif_parse_default_oif(nlh, &oif), -EINVAL);
+}
+
+/* The dump marks the default route's link, whatever the order of its messages. */
+static void dump_default_route(void **state)
+{
+	char buf[BUFSZ], dump[4 * BUFSZ];
+	size_t len = 0;
+	struct npf_inventory inv = { 0 };
+	(void)state;
+
+	len = dump_add(dump, len, default_route_msg(buf, AF_INET, 2));
+	len = dump_add(dump, len, link_msg(buf, 2, "eno1", ARPHRD_ETHER, IFF_UP));
+	len = dump_add(dump, len, link_msg(buf, 3, "ens1f0np0", ARPHRD_ETHER, IFF_UP));
+	len = dump_add(dump, len, route_msg(buf));
+	/* A default route through a link we do not have is dropped. */
+	len = dump_add(dump, len, default_route_msg(buf, AF_INET6, 9));
+	assert_int_equal(nlif_parse_dump(dump, len, &inv), 2);
+	nlif_inventory_sort(&inv);
+	assert_true(npf_inventory_find_name(&inv, "eno1")->default_route);
+	assert_false(npf_inventory_find_name(&inv, "ens1f0np0")->default_route);
+	npf_inventory_clear(&inv);
+
+	/* A malformed route is a malformed dump. */
+	len = dump_add(dump, 0, link_msg(buf, 2, "eno1", ARPHRD_ETHER, IFF_UP));
+	mnl_attr_put_u16(default_route_msg(buf, AF_INET, 0), RTA_OIF, 2);
+	len = dump_add(dump, len, (struct nlmsghdr *)buf);
+	assert_int_equal(nlif_parse_dump(dump, len, &inv), -EBADMSG);
+	npf_inventory_clear(&inv);
+}
+
 static void ethtool_speed(void **state)
 {
 	char buf[BUFSZ];
@@ -1027,6 +1121,8 @@ int main(void)
 		cmocka_unit_test(addr_ipv6_flags),
 		cmocka_unit_test(addr_rejects_bad),
 		cmocka_unit_test(route_answer),
+		cmocka_unit_test(default_route),
+		cmocka_unit_test(dump_default_route),
 		cmocka_unit_test(ethtool_speed),
 		cmocka_unit_test(genl_family),
 		cmocka_unit_test(sysfs_speed),

@@ -2343,6 +2343,30 @@ static void storage_roce_on_mgmt(void **state)
 	fx_free(f);
 }
 
+/* A storage RoCE port (mlx5_1) on the lower prefix, as fast as the fabric's (mlx5_0). */
+static const struct cl_node roce_mgmt_equal[] = {
+	{ "node1",
+	  { IFD("ens3f0np0", "198.18.1.11/24", 100000, 0, "mlx5_1", 1),
+	    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1) } },
+	{ "node2",
+	  { IFD("ens3f0np0", "198.18.1.12/24", 100000, 0, "mlx5_1", 1),
+	    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1) } },
+};
+static const struct gid_spec roce_mgmt_gids[] = {
+	{ 0, "fe80::5", V1 }, { 1, "fe80::5", V2 },
+	{ 2, "::ffff:198.18.1.11", V1 }, { 3, "::ffff:198.18.1.11", V2 },
+};
+
+/* roce_mgmt_equal with both ports added. Caller frees with fx_free. */
+static struct fx *roce_mgmt_view(void)
+{
+	struct fx *f = cluster_view(roce_mgmt_equal, 2, 0, NULL);
+
+	add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
+	add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens3f0np0", roce_mgmt_gids, 4);
+	return f;
+}
+
 /* Issue 18: a storage RoCE NIC on the management network (where node names resolve, the
  * peers' name_addr) at the fabric's speed, on the lower prefix. Without knowing where names
  * resolve, both look like rails of one fabric; knowing it, the fabric is the job's network
@@ -2350,18 +2374,6 @@ static void storage_roce_on_mgmt(void **state)
  * rdma_fabric= names it. */
 static void storage_roce_on_mgmt_equal_speed(void **state)
 {
-	static const struct cl_node st[] = {
-		{ "node1",
-		  { IFD("ens3f0np0", "198.18.1.11/24", 100000, 0, "mlx5_1", 1),
-		    IFD("ens1f0np0", "198.18.2.1/24", 100000, 0, "mlx5_0", 1) } },
-		{ "node2",
-		  { IFD("ens3f0np0", "198.18.1.12/24", 100000, 0, "mlx5_1", 1),
-		    IFD("ens1f0np0", "198.18.2.2/24", 100000, 0, "mlx5_0", 1) } },
-	};
-	static const struct gid_spec gst[] = {
-		{ 0, "fe80::5", V1 }, { 1, "fe80::5", V2 },
-		{ 2, "::ffff:198.18.1.11", V1 }, { 3, "::ffff:198.18.1.11", V2 },
-	};
 	const char *hosts[] = { "node1", "node2" };
 	struct npf_pattern_list fabric = { 0 };
 	struct npf_msg_row row;
@@ -2369,9 +2381,7 @@ static void storage_roce_on_mgmt_equal_speed(void **state)
 	(void)state;
 
 	for (int known = 0; known < 3; known++) {
-		f = cluster_view(st, 2, 0, NULL);
-		add_port(f, "mlx5_0", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens1f0np0", std0, 4);
-		add_port(f, "mlx5_1", 1, NPF_LL_ETHERNET, NPF_PORT_ACTIVE, "ens3f0np0", gst, 4);
+		f = roce_mgmt_view();
 		if (known)
 			parse_cidr("198.18.1.12/32", &f->chk.nodes[1].name_addr);
 		if (known == 2) {
@@ -2410,6 +2420,33 @@ static void storage_roce_on_mgmt_equal_speed(void **state)
 		}
 		fx_free(f);
 	}
+}
+
+/* Issue 18, the other half of "management network": the default route's. The same equal-speed
+ * storage RoCE port, node names resolving nowhere we know, but our default route leaving by
+ * its netdev: not a rail, not in NCCL_IB_HCA; the fabric is the job's network. */
+static void storage_roce_on_default_route(void **state)
+{
+	struct fx *f = roce_mgmt_view();
+	(void)state;
+
+	npf_inventory_find_name(&f->inv, "ens3f0np0")->default_route = true;
+	fx_run(f);
+	assert_int_equal(f->rec.verdict, NPF_VERDICT_OK);
+	assert_string_equal(f->rec.cidr, "198.18.2.0/24");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_0:1");
+	assert_non_null(strstr(hca_why(f, "mlx5_1", 1), "on the management network 198.18.1.0/24"));
+	assert_non_null(strstr(rejection(f, "ens3f0np0")->reason,
+			       "RDMA, not on the management network"));
+	fx_free(f);
+
+	/* The default route on the fabric's netdev instead: the roles swap. */
+	f = roce_mgmt_view();
+	npf_inventory_find_name(&f->inv, "ens1f0np0")->default_route = true;
+	fx_run(f);
+	assert_string_equal(f->rec.cidr, "198.18.1.0/24");
+	assert_var(f, NPF_VAR_NCCL_IB_HCA, "=mlx5_1:1");
+	fx_free(f);
 }
 
 /* Class 4: a rail dead on a peer: every node drops it (the network fails here too), with
@@ -3066,6 +3103,7 @@ int main(void)
 		cmocka_unit_test(roce_behind_failing_fabric),
 		cmocka_unit_test(storage_roce_on_mgmt),
 		cmocka_unit_test(storage_roce_on_mgmt_equal_speed),
+		cmocka_unit_test(storage_roce_on_default_route),
 		cmocka_unit_test(rails_differ_between_nodes),
 		cmocka_unit_test(ib_child_and_no_ipoib),
 		cmocka_unit_test(gid_indices_differ),
