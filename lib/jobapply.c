@@ -60,13 +60,30 @@ static const struct job_rule {
     [NPF_JOB_ROLE_UNKNOWN] = {NPF_VERDICT_UNKNOWN, false},
 };
 
+/* Whether this node's own evidence backs a decision that names it a suspect on the job's
+ * best network: no candidate of ours there (no address, or one on an interface that is
+ * down or has no carrier), or a failure from here. The coordinator blames a node only on
+ * its own row (lib/jobcheck.c), so a decision that names this node without it is forged
+ * (a key holder answering in the coordinator's name) or stale: issue 19. */
+static bool suspect_backed(const struct ctx *c)
+{
+	int n = job_net(c, c->pol->job->best);
+
+	return n < 0 || c->nets[n].ifc < 0 || c->nets[n].state == EST_FAIL;
+}
+
+/* The role the decision gives this node, as this node can stand behind it. */
 static enum npf_job_role job_role(const struct ctx *c)
 {
 	unsigned int r = (unsigned int)c->pol->job->role;
 
 	/* A role from a newer coordinator than this code: evidence we cannot read. */
-	return r < sizeof(job_rules) / sizeof(job_rules[0]) ? (enum npf_job_role)r
-							    : NPF_JOB_ROLE_UNKNOWN;
+	if (r >= sizeof(job_rules) / sizeof(job_rules[0]))
+		return NPF_JOB_ROLE_UNKNOWN;
+	/* Drained only on evidence that singles this node out, never on a decision alone. */
+	if (r == NPF_JOB_ROLE_SUSPECT && !suspect_backed(c))
+		return NPF_JOB_ROLE_UNKNOWN;
+	return (enum npf_job_role)r;
 }
 
 /* Sets out->verdict and c->chosen from the job decision. */
@@ -214,6 +231,14 @@ void dec_job_summarise(struct ctx *c)
 		     "unknown: the job's network %s does not work from here (%s%s%s)",
 		     job->net && job->net[0] ? job->net : "(none)", out->fail_ifname,
 		     out->fail_ifname[0] ? ": " : "", ev);
+		return;
+	}
+	if (role == NPF_JOB_ROLE_UNKNOWN && c->pol->job->role == NPF_JOB_ROLE_SUSPECT) {
+		bfmt(out->summary, sizeof(out->summary),
+		     "unknown: the job's decision names this node a suspect on %s, but its own "
+		     "evidence shows no failure there: not drained (a forged or stale decision; "
+		     "job check: %s)",
+		     job->best && job->best[0] ? job->best : "(none)", reason);
 		return;
 	}
 	if (role != NPF_JOB_ROLE_SUSPECT) {
