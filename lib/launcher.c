@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Where a job's node list and job id come from: one table row per launcher, and the parsers
- * of the node lists they write (docs/run.md, /work/shared/reference/launchers.md). */
+ * of the node lists they write (docs/run.md, ../shared/reference/launchers.md). */
 #include "launcher.h"
 
 #include <errno.h>
