@@ -440,7 +440,11 @@ bad:
 
 json_t *npf_wire_open_data_to_json(const struct npf_msg_open_data *m)
 {
-	return json_pack("{s:I}", "bytes", (json_int_t)m->bytes);
+	json_t *a = npf_addr_json(&m->addr, NPF_ADDR_JSON_IP);
+
+	return a ? json_pack("{s:I, s:I, s:o}", "id", (json_int_t)m->id, "bytes",
+			     (json_int_t)m->bytes, "addr", a)
+		 : NULL;
 }
 
 static bool bulk_valid(json_int_t b)
@@ -450,11 +454,14 @@ static bool bulk_valid(json_int_t b)
 
 int npf_wire_open_data_from_json(json_t *j, struct npf_msg_open_data *m)
 {
-	json_int_t b;
+	json_int_t id, b;
+	const char *addr;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:I !}", "bytes", &b) < 0 || !bulk_valid(b))
+	if (json_unpack(j, "{s:I, s:I, s:s !}", "id", &id, "bytes", &b, "addr", &addr) < 0 ||
+	    id < 0 || id > UINT32_MAX || !bulk_valid(b) || npf_wire_addr_parse(addr, &m->addr) < 0)
 		return -EBADMSG;
+	m->id = (uint32_t)id;
 	m->bytes = (uint32_t)b;
 	return 0;
 }
@@ -486,21 +493,25 @@ json_t *npf_wire_open_data_reply_to_json(const struct npf_msg_open_data_reply *m
 	char tok[2 * NPF_WIRE_TOKEN_LEN + 1];
 
 	sodium_bin2hex(tok, sizeof(tok), m->token, sizeof(m->token));
-	return add_hex(json_pack("{s:i, s:s}", "port", (int)m->port, "token", tok), m->has_nonce,
-		       "nonce", m->nonce, sizeof(m->nonce));
+	return add_hex(json_pack("{s:I, s:i, s:s}", "id", (json_int_t)m->id, "port", (int)m->port,
+				 "token", tok),
+		       m->has_nonce, "nonce", m->nonce, sizeof(m->nonce));
 }
 
 int npf_wire_open_data_reply_from_json(json_t *j, struct npf_msg_open_data_reply *m)
 {
-	json_int_t port;
+	json_int_t id, port;
 	const char *tok, *nonce = NULL;
 
 	memset(m, 0, sizeof(*m));
-	if (json_unpack(j, "{s:I, s:s, s?:s !}", "port", &port, "token", &tok, "nonce", &nonce) < 0)
+	if (json_unpack(j, "{s:I, s:I, s:s, s?:s !}", "id", &id, "port", &port, "token", &tok,
+			"nonce", &nonce) < 0)
 		return -EBADMSG;
-	if (port < 1 || port > 65535 || hex_exact(tok, m->token, sizeof(m->token)) < 0 ||
+	if (id < 0 || id > UINT32_MAX || port < 0 || port > 65535 ||
+	    hex_exact(tok, m->token, sizeof(m->token)) < 0 ||
 	    opt_hex(nonce, m->nonce, sizeof(m->nonce), &m->has_nonce) < 0)
 		return -EBADMSG;
+	m->id = (uint32_t)id;
 	m->port = (uint16_t)port;
 	return 0;
 }
@@ -559,7 +570,15 @@ json_t *npf_wire_reverse_req_to_json(const struct npf_msg_reverse_req *m)
 	if (!t)
 		return NULL;
 	for (size_t i = 0; i < m->n_targets && i < NPF_WIRE_MAX_TARGETS; i++) {
-		if (json_array_append_new(t, npf_addr_json(&m->targets[i], NPF_ADDR_JSON_IP)) < 0) {
+		const struct npf_rev_target *x = &m->targets[i];
+		json_t *a = npf_addr_json(&x->addr, NPF_ADDR_JSON_IP);
+		char tok[2 * NPF_WIRE_TOKEN_LEN + 1];
+
+		sodium_bin2hex(tok, sizeof(tok), x->token, sizeof(x->token));
+		if (!a || json_array_append_new(
+			      t, add_hex(json_pack("{s:o, s:i, s:s}", "addr", a, "port",
+						   (int)x->port, "token", tok),
+					 x->has_nonce, "nonce", x->nonce, sizeof(x->nonce))) < 0) {
 			json_decref(t);
 			return NULL;
 		}
@@ -567,6 +586,14 @@ json_t *npf_wire_reverse_req_to_json(const struct npf_msg_reverse_req *m)
 	o = json_pack("{s:I, s:I, s:I, s:o}", "id", (json_int_t)m->id, "timeout_ms",
 		      (json_int_t)m->timeout_ms, "bytes", (json_int_t)m->bytes, "targets", t);
 	return o;
+}
+
+static bool target_seen(const struct npf_rev_target *t, size_t n, const struct npf_addr *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr_seen(&t[i].addr, 1, x))
+			return true;
+	return false;
 }
 
 int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m)
@@ -586,11 +613,19 @@ int npf_wire_reverse_req_from_json(json_t *j, struct npf_msg_reverse_req *m)
 	    json_array_size(t) > NPF_WIRE_MAX_TARGETS)
 		return -EBADMSG;
 	json_array_foreach(t, i, v) {
-		if (!json_is_string(v) ||
-		    npf_wire_addr_parse(json_string_value(v), &m->targets[i]) < 0)
+		struct npf_rev_target *x = &m->targets[i];
+		const char *addr, *tok, *nonce = NULL;
+		json_int_t port;
+
+		if (json_unpack(v, "{s:s, s:I, s:s, s?:s !}", "addr", &addr, "port", &port,
+				"token", &tok, "nonce", &nonce) < 0 ||
+		    npf_wire_addr_parse(addr, &x->addr) < 0 || port < 1 || port > 65535 ||
+		    hex_exact(tok, x->token, sizeof(x->token)) < 0 ||
+		    opt_hex(nonce, x->nonce, sizeof(x->nonce), &x->has_nonce) < 0)
 			return -EBADMSG;
+		x->port = (uint16_t)port;
 		/* Distinct targets: a request must not multiply connections to one host. */
-		if (addr_seen(m->targets, i, &m->targets[i]))
+		if (target_seen(m->targets, i, &x->addr))
 			return -EBADMSG;
 	}
 	m->n_targets = json_array_size(t);

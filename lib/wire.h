@@ -13,7 +13,7 @@
 #include "loadrule.h"
 #include "model.h"
 
-#define NPF_WIRE_VERSION 2
+#define NPF_WIRE_VERSION 3
 #define NPF_WIRE_HDR_LEN 8
 #define NPF_WIRE_MAX_PAYLOAD 65536u
 #define NPF_WIRE_TOKEN_LEN 16
@@ -181,12 +181,18 @@ struct npf_msg_hello_reply {
 	bool gids;
 };
 
+/* Since version 3 a prober asks for every path's data listener on its one control
+ * connection to the peer: addr names the peer's own address to listen on (the path's), id
+ * matches the reply (several are in flight). */
 struct npf_msg_open_data {
+	uint32_t id;
 	uint32_t bytes; /* bulk payload each way, NPF_WIRE_MIN_BULK..NPF_WIRE_MAX_BULK */
+	struct npf_addr addr;
 };
 
 struct npf_msg_open_data_reply {
-	uint16_t port;
+	uint32_t id;
+	uint16_t port; /* 0: declined (not its address, a cap, no socket): no evidence */
 	uint8_t token[NPF_WIRE_TOKEN_LEN]; /* zero with a cluster key: both sides derive it */
 	/* With a cluster key: the listener's random nonce, which the token and the reply's
 	 * MAC are derived with (lib/auth.h); absent without one. */
@@ -205,12 +211,22 @@ struct npf_msg_data_auth_reply {
 	bool has_mac;
 };
 
+/* One reverse target (version 3): the requester's address and the data listener it
+ * opened there for this request, so the peer's probe of it is one data connection. */
+struct npf_rev_target {
+	struct npf_addr addr;
+	uint16_t port;                     /* 1..65535 */
+	uint8_t token[NPF_WIRE_TOKEN_LEN]; /* zero with a cluster key: both sides derive it */
+	uint8_t nonce[NPF_WIRE_NONCE_LEN]; /* with a cluster key (has_nonce) */
+	bool has_nonce;
+};
+
 struct npf_msg_reverse_req {
 	uint32_t id;
 	uint32_t timeout_ms; /* 1..NPF_WIRE_MAX_TIMEOUT_MS */
-	uint32_t bytes;      /* as in OPEN_DATA */
-	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
-	size_t n_targets;    /* 1..NPF_WIRE_MAX_TARGETS, all distinct */
+	uint32_t bytes;      /* as in OPEN_DATA: a ceiling */
+	struct npf_rev_target targets[NPF_WIRE_MAX_TARGETS];
+	size_t n_targets;    /* 1..NPF_WIRE_MAX_TARGETS, all distinct addresses */
 };
 
 struct npf_rev_result {

@@ -81,6 +81,10 @@ static void wrap_up(struct pcheck *pc)
 static void pcheck_free(struct pcheck *pc)
 {
 	LIST_REMOVE(pc, link);
+	for (size_t i = 0; pc->peers && i < pc->n_peers; i++) {
+		/* wrap_up() released their listeners (chk_peer_close). */
+		free(pc->peers[i].peer_addrs);
+	}
 	free(pc->peers);
 	free(pc->resolve_map);
 	free(pc->paths);

@@ -182,6 +182,14 @@ static void on_hello_reply(struct ppeer *pp, json_t *j)
 	if (pp->next_addr > 0)
 		n->name_addr = pp->addrs[pp->next_addr - 1]; /* what try_next() connected to */
 	n->instance = hr.instance;
+	snprintf(pp->peer_node, sizeof(pp->peer_node), "%s", hr.node);
+	pp->sess.c = &pp->c;
+	pp->sess.node = pp->peer_node;
+	free(pp->peer_addrs);
+	pp->n_peer_addrs = 0;
+	pp->peer_addrs = calloc(hr.n_cands + 1, sizeof(*pp->peer_addrs));
+	for (size_t i = 0; pp->peer_addrs && i < hr.n_cands; i++)
+		pp->peer_addrs[pp->n_peer_addrs++] = hr.cands[i].addr;
 	n->cands = hr.cands;
 	n->n_cands = hr.n_cands;
 	n->ifnames = hr.ifnames;
@@ -214,6 +222,25 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 		try_next(pp);
 		return 0;
 	}
+	if (pp->st == PP_PROBING && type == NPF_MSG_OPEN_DATA_REPLY) {
+		struct npf_msg_open_data_reply odr;
+
+		/* A path's data listener (tprobe_path.c asked); a reply for a probe that
+		 * ended meanwhile finds no taker and its listener dies with this session. */
+		if (npf_wire_open_data_reply_from_json(j, &odr) < 0) {
+			if (pp->rev_wait)
+				chk_rev_fill_missing(pp, NPF_OUT_NOT_PROBED,
+						     "malformed OPEN_DATA reply from peer");
+			chk_session_lost(pp);
+			fconn_close(c);
+			chk_maybe_peer_done(pp);
+			return 0;
+		}
+		for (size_t i = 0; i < pp->n_fwd; i++)
+			if (pp->fwd[i].tp && tprobe_opened(pp->fwd[i].tp, &odr))
+				break;
+		return 0;
+	}
 	if (pp->st == PP_PROBING && pp->rev_wait && type == NPF_MSG_REVERSE_RESULT) {
 		struct npf_msg_reverse_result *rr = malloc(sizeof(*rr));
 
@@ -238,6 +265,7 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 		else
 			chk_fmt(d, sizeof(d), "%s declined reverse probes", chk_node(pp)->name);
 		chk_rev_fill_missing(pp, NPF_OUT_NOT_PROBED, d);
+		chk_session_lost(pp);
 		fconn_close(c);
 		chk_maybe_peer_done(pp);
 		return 0;
@@ -247,6 +275,7 @@ static int disc_frame(struct fconn *c, uint16_t type, json_t *j)
 		if (pp->rev_wait)
 			chk_rev_fill_missing(pp, NPF_OUT_NOT_PROBED,
 					     "unexpected message from peer");
+		chk_session_lost(pp);
 		fconn_close(c);
 		chk_maybe_peer_done(pp);
 		return 0;
@@ -265,6 +294,7 @@ static int disc_error(struct fconn *c, int err)
 		struct npf_node *n = chk_node(pp);
 		bool involved = pp->rev_wait || pp->fwd_pending;
 
+		chk_session_lost(pp);
 		fconn_close(c);
 		if (pp->rev_wait) {
 			chk_fmt(d, sizeof(d), "connection to %s lost before its reverse result",

@@ -56,6 +56,12 @@ struct ppeer {
 	size_t n_rev;
 	struct npf_addr rev_addr[NPF_WIRE_MAX_TARGETS];
 	char rev_if[NPF_WIRE_MAX_TARGETS][IFNAMSIZ];
+	/* Protocol version 3: the discovery connection is the session every path's OPEN_DATA
+	 * and the reverse request ride on. */
+	char peer_node[NPF_NAME_MAX]; /* as the peer's HELLO_REPLY gave it */
+	struct tprobe_session sess;
+	struct npf_addr *peer_addrs; /* owned: the peer's candidates, sources of its reverse */
+	size_t n_peer_addrs;	     /* probes to our data listeners (dlisten_req.allow) */
 };
 
 struct pcheck {
@@ -108,6 +114,8 @@ void chk_start_probes(struct ppeer *pp);
 bool chk_rev_record(struct ppeer *pp, const struct npf_msg_reverse_result *rr);
 /* Records every reverse target still unanswered with outcome o and detail. */
 void chk_rev_fill_missing(struct ppeer *pp, enum npf_outcome o, const char *detail);
+/* pp's session went away: forward probes still waiting for a data listener end now. */
+void chk_session_lost(struct ppeer *pp);
 /* Judges the forward attempts that ended; retries load-shaped ones unless final. */
 void chk_fwd_judge(struct ppeer *pp, bool final);
 

@@ -197,13 +197,21 @@ static int fwd_attempt(struct ppeer *pp, size_t i)
 	sl->have = false;
 	/* A first attempt may take an "ok" of this path that a peer's reverse request had
 	 * us prove since this check began; a retry probes afresh. */
-	r = tprobe_start_shared(pc->ctx, TPROBE_FOR_CHECK, &n->cands[i].addr, n->instance,
-				pc->ctx->bulk_bytes, sl->attempts == 1 ? pc->t_start : 0,
-				attempt_deadline(pc, sl->attempts), fwd_done, pp, &sl->tp);
+	r = tprobe_start_via(pc->ctx, TPROBE_FOR_CHECK, &n->cands[i].addr, n->instance,
+			     pc->ctx->bulk_bytes, sl->attempts == 1 ? pc->t_start : 0,
+			     attempt_deadline(pc, sl->attempts), &(struct tprobe_via){.sess = &pp->sess},
+			     fwd_done, pp, &sl->tp);
 	if (r < 0)
 		return r;
 	pp->fwd_pending++;
 	return 0;
+}
+
+void chk_session_lost(struct ppeer *pp)
+{
+	for (size_t i = 0; i < pp->n_fwd; i++)
+		if (pp->fwd[i].tp)
+			tprobe_session_lost(pp->fwd[i].tp);
 }
 
 /* Judges every attempt of this peer that ended (all at once, so an attempt that timed
@@ -293,12 +301,39 @@ static void fwd_done(struct tprobe *tp, void *ud)
 	chk_maybe_peer_done(pp);
 }
 
-/* Asks the peer to probe pp->rev_addr[0..n_rev) back, by deadline. Returns 0 or -errno. */
+/* Opens our data listener on pp->rev_addr[i] for the peer's reverse probe, until deadline:
+ * its probe of that address is then one data connection (protocol version 3). */
+static int rev_listen(struct ppeer *pp, size_t i, uint64_t deadline, struct npf_rev_target *t)
+{
+	struct npf_probe_ctx *ctx = pp->pc->ctx;
+	const struct npf_node *n = chk_node(pp);
+	uint64_t now = npf_now(CLOCK_MONOTONIC);
+	struct dlisten_req rq = {
+	    .local = &pp->rev_addr[i],
+	    .remote = &n->name_addr,
+	    .allow = pp->peer_addrs,
+	    .n_allow = pp->n_peer_addrs,
+	    .bulk = ctx->bulk_bytes,
+	    .lifetime_usec = (deadline > now ? deadline - now : 0) + PROBE_DATA_LIFETIME_USEC,
+	    .sess = &pp->c,
+	    .owner = pp,
+	};
+
+	if (ctx->n_dlisteners >= PROBE_DLISTEN_FACTOR * ctx->max_conns)
+		return -EBUSY;
+	t->addr = pp->rev_addr[i];
+	return dlisten_open(ctx, &rq, &t->port, t->token, t->nonce, &t->has_nonce);
+}
+
+/* Asks the peer to probe pp->rev_addr[0..n_rev) back, by deadline, each on a data listener
+ * of ours; a target we cannot open one for is recorded not-probed and left out. Returns 0
+ * or -errno. */
 static int rev_send(struct ppeer *pp, uint64_t deadline)
 {
 	struct npf_probe_ctx *ctx = pp->pc->ctx;
 	struct npf_msg_reverse_req *rq;
 	uint64_t now = npf_now(CLOCK_MONOTONIC);
+	size_t kept = 0;
 	json_t *j;
 	int r;
 
@@ -315,11 +350,32 @@ static int rev_send(struct ppeer *pp, uint64_t deadline)
 	rq->bytes = ctx->bulk_bytes;
 	pp->t_rev = now;
 	pp->rev_attempts++;
-	memcpy(rq->targets, pp->rev_addr, pp->n_rev * sizeof(pp->rev_addr[0]));
-	rq->n_targets = pp->n_rev;
-	j = npf_wire_reverse_req_to_json(rq);
-	r = j ? fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j) : -ENOMEM;
-	json_decref(j);
+	for (size_t i = 0; i < pp->n_rev; i++) {
+		struct npf_path *ph;
+
+		r = rev_listen(pp, i, deadline, &rq->targets[rq->n_targets]);
+		if (r == 0) {
+			rq->n_targets++;
+			/* Kept, compacted: the result is matched by address. */
+			pp->rev_addr[kept] = pp->rev_addr[i];
+			memmove(pp->rev_if[kept], pp->rev_if[i], IFNAMSIZ);
+			kept++;
+			continue;
+		}
+		ph = rev_row(pp, i);
+		if (!ph)
+			continue;
+		ph->outcome = NPF_OUT_NOT_PROBED;
+		chk_fmt(ph->detail, sizeof(ph->detail), "could not open a data listener: %s",
+			strerror(-r));
+	}
+	pp->n_rev = kept;
+	r = -ENOENT;
+	if (rq->n_targets) {
+		j = npf_wire_reverse_req_to_json(rq);
+		r = j ? fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j) : -ENOMEM;
+		json_decref(j);
+	}
 	free(rq);
 	return r < 0 ? r : 0;
 }

@@ -52,6 +52,9 @@ static void maybe_finish(struct pcheck *pc)
 
 void chk_peer_close(struct ppeer *pp)
 {
+	/* Our data listeners for its reverse probes go with the session they were announced
+	 * on (one that is echoing finishes). */
+	dlisten_release(pp->pc->ctx, pp);
 	fconn_close(&pp->c);
 	pp->timer = sd_event_source_disable_unref(pp->timer);
 }

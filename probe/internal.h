@@ -26,7 +26,9 @@
 #define PROBE_MAX_FWD_PER_PEER 32 /* a peer announcing more gets the rest not-probed */
 #define PROBE_MAX_REVJOBS 256	  /* reverse-probe requests held at once, per context */
 #define PROBE_MAX_REVJOBS_PER_CONN 2
-#define PROBE_MAX_OPEN_DATA_PER_CONN 4	 /* data listeners one control connection may ask for */
+/* Data listeners one control connection may ask for over its life: every path of the peer
+ * (PROBE_MAX_FWD_PER_PEER), each tried twice, with room for a second check on it. */
+#define PROBE_MAX_OPEN_DATA_PER_CONN (4 * PROBE_MAX_FWD_PER_PEER)
 #define PROBE_DLISTEN_FACTOR 4		 /* data listeners at once: this times max_conns */
 #define PROBE_MAX_REV_ACTIVE 64		 /* reverse probes running at once: the rest is ours */
 #define PROBE_MAX_REVJOBS_PER_PEER 8	 /* reverse requests held at once per peer address */
@@ -201,6 +203,40 @@ struct tprobe_result {
 	struct npf_evidence ev;	 /* where its deadline found it (lib/loadrule.h) */
 };
 
+/* A peer's data listener for one path: where the data connection goes and what it proves. */
+struct tprobe_port {
+	uint16_t port;
+	uint8_t token[NPF_WIRE_TOKEN_LEN];
+	uint8_t mac[NPF_WIRE_MAC_LEN]; /* the DATA_AUTH_REPLY MAC to expect (has_mac) */
+	bool has_mac;
+};
+
+/* Fills p for a listener announced on the control connection sess (its port, and its
+ * token or the nonce it is derived from) whose DATA_AUTH_REPLY must come from node,
+ * instance. Returns 0, or -ENOKEY when sess is authenticated but no nonce came (a listener
+ * that cannot prove anything: no evidence). */
+int tprobe_port_from(struct tprobe_port *p, const struct fconn *sess, uint16_t port,
+		     const uint8_t token[NPF_WIRE_TOKEN_LEN],
+		     const uint8_t nonce[NPF_WIRE_NONCE_LEN], bool has_nonce, const char *node,
+		     uint64_t instance);
+
+/* The prober's one control connection to a peer (protocol version 3): it carries the
+ * OPEN_DATA of every path to that peer, so a path costs only its own data connection. */
+struct tprobe_session {
+	struct fconn *c;  /* borrowed: the owner's; a closed one fails the OPEN_DATA */
+	const char *node; /* the peer daemon's name, as its HELLO_REPLY gave it (borrowed) */
+	uint32_t next_id;
+};
+
+/* How a probe gets the peer's data listener. Neither set: its own control connection to
+ * the target (the path's HELLO, then OPEN_DATA), as every probe does after a refused data
+ * connect, to tell a dead port from a firewall or another node answering. */
+struct tprobe_via {
+	struct tprobe_session *sess;	/* ask on this session (our check's forward probes) */
+	const struct tprobe_port *port; /* or this listener (a peer's reverse request) */
+	uint64_t t_asked; /* with port: when the request came (its handshakes began) */
+};
+
 /* Who asks for a probe: a running probe is shared between consumers of one job check (the
  * same directed path probed once). */
 enum tprobe_origin {
@@ -238,6 +274,22 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 			uint64_t not_before_usec, uint64_t deadline_usec, tprobe_done_fn done,
 			void *ud, struct tprobe **out);
 
+/* tprobe_start_shared() that reaches the data port as via says (copied; via->sess must
+ * outlive the probe's OPEN_DATA phase, via NULL: its own control connection). */
+int tprobe_start_via(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
+		     const struct npf_addr *target, uint64_t expect, uint32_t bulk,
+		     uint64_t not_before_usec, uint64_t deadline_usec, const struct tprobe_via *via,
+		     tprobe_done_fn done, void *ud, struct tprobe **out);
+
+/* The session's answer to an OPEN_DATA: true when it was tp's (tp then connects to the
+ * data port, or ends not-probed when the peer declined), false when tp asked for no such
+ * id (a reply for a probe that ended: ignored). */
+bool tprobe_opened(struct tprobe *tp, const struct npf_msg_open_data_reply *r);
+
+/* The session tp asked on went away: a probe still waiting for its OPEN_DATA reply ends
+ * not-probed now (done runs from the loop); any other phase goes on. */
+void tprobe_session_lost(struct tprobe *tp);
+
 /* Stops at once with the outcome of the phase it is in (e.g. timeout while
  * connecting, bulk-stall while moving data). done does NOT run. */
 void tprobe_abort(struct tprobe *tp);
@@ -250,6 +302,37 @@ void tprobe_free(struct tprobe *tp);
 
 /* Starts queued probes when the active count drops. */
 void tprobe_kick_queue(struct npf_probe_ctx *ctx);
+
+/* ---- server_data.c: data listeners (ours for a peer's probe of one of our addresses) ---- */
+
+struct dlisten;
+
+/* What a data listener is opened for: one path's data connection from the asker. */
+struct dlisten_req {
+	const struct npf_addr *local;  /* our address to listen on (the path's) */
+	const struct npf_addr *remote; /* the asker's address (its control connection's) */
+	const struct npf_addr *allow;  /* more sources its probe may come from: the asker's own */
+	size_t n_allow;		       /* addresses, borrowed until dlisten_release(owner) */
+	uint32_t bulk;		       /* echo at most this much */
+	uint64_t lifetime_usec;
+	const struct fconn *sess; /* the asker's control connection: token and MAC derivation */
+	const void *owner;
+};
+
+/* Opens a data listener on rq->local, an ephemeral port (where NCCL, Gloo and Open MPI
+ * listen), and fills the port and the token the asker must prove (or, on an authenticated
+ * session, the nonce both sides derive it from: then the token is zeros and *has_nonce is
+ * set). The listener belongs to ctx->dlisteners; it ends after its echo, at its lifetime,
+ * or with dlisten_release(owner) unless it is echoing. Returns 0, -ENOMEM or -EIO. */
+int dlisten_open(struct npf_probe_ctx *ctx, const struct dlisten_req *rq, uint16_t *port,
+		 uint8_t token[NPF_WIRE_TOKEN_LEN], uint8_t nonce[NPF_WIRE_NONCE_LEN],
+		 bool *has_nonce);
+/* Frees owner's listeners that have no prober yet; the others finish their echo alone. */
+void dlisten_release(struct npf_probe_ctx *ctx, const void *owner);
+/* Closes the listener and its connections and frees it. */
+void dlisten_free(struct dlisten *dl);
+/* Data listeners held for asker address a. */
+uint32_t dlisten_count(const struct npf_probe_ctx *ctx, const struct npf_addr *a);
 
 /* ---- resolve.c: getaddrinfo off the loop thread ---- */
 

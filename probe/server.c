@@ -60,14 +60,7 @@ static void sconn_free(struct sconn *sc)
 	}
 	/* Data listeners die with the connection that asked for them (a peer that
 	 * hangs up cannot leave them behind); an accepted one finishes its echo. */
-	for (struct dlisten *dl = LIST_FIRST(&ctx->dlisteners), *nx; dl; dl = nx) {
-		nx = LIST_NEXT(dl, link);
-		if (dl->sc != sc)
-			continue;
-		dl->sc = NULL;
-		if (!dl->win)
-			srv_dlisten_free(dl);
-	}
+	dlisten_release(ctx, sc);
 	if (sc->evicted)
 		ctx->n_evicted--;
 	else if (!sc->authed)
@@ -185,24 +178,50 @@ static int on_hello(struct sconn *sc, json_t *j)
 	return send_or_drop(sc, NPF_MSG_HELLO_REPLY, npf_wire_hello_reply_to_json(&rep));
 }
 
+/* Our current candidate address a (a path a peer may ask a data listener for). */
+static bool own_candidate(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
+{
+	for (size_t i = 0; i < ctx->n_cands; i++)
+		if (npf_addr_equal(&ctx->cands[i].addr, a))
+			return true;
+	return false;
+}
+
+/* One path's data listener, asked for on the prober's one control connection to us: on
+ * the address it names (one of our candidates, or the one this connection reached). A
+ * request we cannot serve is declined with port 0, for that path only (the connection
+ * carries the prober's other paths). */
 static int on_open_data(struct sconn *sc, json_t *j)
 {
 	struct npf_probe_ctx *ctx = sc->ctx;
 	struct npf_msg_open_data od;
 	struct npf_msg_open_data_reply rep = {0};
-	int r;
+	struct dlisten_req rq = {
+	    .local = &od.addr,
+	    .remote = &sc->remote,
+	    .allow = sc->announced,
+	    .n_allow = sc->n_announced,
+	    .lifetime_usec = PROBE_DATA_LIFETIME_USEC,
+	    .sess = &sc->c,
+	    .owner = sc,
+	};
 
 	if (npf_wire_open_data_from_json(j, &od) < 0)
 		return sconn_reject(sc, NPF_WERR_BAD_REQUEST, "malformed OPEN_DATA");
-	if (sc->n_open_data >= PROBE_MAX_OPEN_DATA_PER_CONN ||
-	    ctx->n_dlisteners >= PROBE_DLISTEN_FACTOR * ctx->max_conns ||
-	    srv_count_dlisteners(ctx, &sc->remote) >= 2 * per_peer_conns(ctx))
-		return sconn_reject(sc, NPF_WERR_BUSY, "too many data listeners");
-	r = srv_dlisten_open(sc, od.bytes, &rep);
-	if (r == -ENOMEM)
-		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
-	if (r < 0)
-		return sconn_reject(sc, NPF_WERR_BUSY, "cannot open a data listener");
+	rep.id = od.id;
+	rq.bulk = od.bytes;
+	if ((npf_addr_equal(&od.addr, &sc->local) || own_candidate(ctx, &od.addr)) &&
+	    sc->n_open_data < PROBE_MAX_OPEN_DATA_PER_CONN &&
+	    ctx->n_dlisteners < PROBE_DLISTEN_FACTOR * ctx->max_conns &&
+	    dlisten_count(ctx, &sc->remote) < 2 * per_peer_conns(ctx)) {
+		sc->n_open_data++;
+		if (dlisten_open(ctx, &rq, &rep.port, rep.token, rep.nonce, &rep.has_nonce) < 0)
+			rep.port = 0;
+	}
+	if (!rep.port) {
+		memset(rep.token, 0, sizeof(rep.token));
+		rep.has_nonce = false;
+	}
 	return send_or_drop(sc, NPF_MSG_OPEN_DATA_REPLY, npf_wire_open_data_reply_to_json(&rep));
 }
 
@@ -257,16 +276,24 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	rj->deadline = npf_now(CLOCK_MONOTONIC) + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
 	/* No more targets than we would probe on one peer in our own checks. */
 	rj->n = rq->n_targets < PROBE_MAX_FWD_PER_PEER ? rq->n_targets : PROBE_MAX_FWD_PER_PEER;
-	memcpy(rj->targets, rq->targets, rj->n * sizeof(rj->targets[0]));
-	free(rq);
-	/* Only the requester's own announced addresses are probed: anything else
-	 * would let any HELLO sender aim this daemon at third parties. */
-	for (size_t i = 0; i < rj->n; i++)
-		if (!announced(sc, &rj->targets[i]))
+	rj->t_asked = npf_now(CLOCK_MONOTONIC);
+	for (size_t i = 0; i < rj->n; i++) {
+		const struct npf_rev_target *t = &rq->targets[i];
+
+		rj->targets[i] = t->addr;
+		/* Only the requester's own announced addresses are probed: anything else
+		 * would let any HELLO sender aim this daemon at third parties. */
+		if (!announced(sc, &t->addr))
 			rj->skip[i] =
 			    sc->announced_present
 				? "not announced by the requester"
 				: "not announced by the requester (its HELLO lists no addresses)";
+		/* The listener the requester opened there, proven on this session. */
+		else if (tprobe_port_from(&rj->port[i], &sc->c, t->port, t->token, t->nonce,
+					  t->has_nonce, sc->peer_node, sc->peer_instance) < 0)
+			rj->skip[i] = "reverse target without a nonce on an authenticated session";
+	}
+	free(rq);
 	LIST_INSERT_HEAD(&ctx->revjobs, rj, link);
 	ctx->n_revjobs++;
 	sc->n_rev++;
@@ -677,5 +704,5 @@ void server_shutdown(struct npf_probe_ctx *ctx)
 	while (!LIST_EMPTY(&ctx->sconns))
 		sconn_free(LIST_FIRST(&ctx->sconns));
 	while (!LIST_EMPTY(&ctx->dlisteners))
-		srv_dlisten_free(LIST_FIRST(&ctx->dlisteners));
+		dlisten_free(LIST_FIRST(&ctx->dlisteners));
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* The probed side's data listeners: one per OPEN_DATA, on the probed address, echoing the
- * bulk payload for the one connection that proves the prober's token (any other source or
- * a racer is dropped). Calls no other server file. */
+/* Data listeners: one per path, on our address the path tests, echoing the bulk payload
+ * for the one connection that proves the prober's token (any other source or a racer is
+ * dropped). Opened for a peer's OPEN_DATA (probe/server.c) and, for the reverse probes of
+ * our own checks, before our REVERSE_REQ (probe/check_paths.c). Calls no other file of
+ * either. */
 #include "server_int.h"
 
 #include <errno.h>
@@ -17,7 +19,7 @@
 
 #define ECHO_BUF (64u << 10)
 
-uint32_t srv_count_dlisteners(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
+uint32_t dlisten_count(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
 {
 	uint32_t n = 0;
 
@@ -36,7 +38,7 @@ static void dlisten_stop(struct dlisten *dl)
 	dl->lfd = -1;
 }
 
-void srv_dlisten_free(struct dlisten *dl)
+void dlisten_free(struct dlisten *dl)
 {
 	dlisten_stop(dl);
 	dl->timer = sd_event_source_disable_unref(dl->timer);
@@ -48,11 +50,25 @@ void srv_dlisten_free(struct dlisten *dl)
 	free(dl);
 }
 
+void dlisten_release(struct npf_probe_ctx *ctx, const void *owner)
+{
+	for (struct dlisten *dl = LIST_FIRST(&ctx->dlisteners), *nx; dl; dl = nx) {
+		nx = LIST_NEXT(dl, link);
+		if (dl->owner != owner)
+			continue;
+		dl->owner = NULL;
+		dl->allow = NULL;
+		dl->n_allow = 0;
+		if (!dl->win)
+			dlisten_free(dl);
+	}
+}
+
 static int dlisten_timer(sd_event_source *s, uint64_t usec, void *ud)
 {
 	(void)s;
 	(void)usec;
-	srv_dlisten_free(ud);
+	dlisten_free(ud);
 	return 0;
 }
 
@@ -81,7 +97,7 @@ static int echo_raw(struct fconn *c, uint32_t revents)
 		n = recv(c->fd, dl->buf + dl->buf_len, want, MSG_DONTWAIT);
 		if (n == 0 ||
 		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-			srv_dlisten_free(dl);
+			dlisten_free(dl);
 			return 1;
 		}
 		if (n > 0) {
@@ -89,14 +105,14 @@ static int echo_raw(struct fconn *c, uint32_t revents)
 			dl->rcvd += (size_t)n;
 		}
 	} else if ((revents & (EPOLLHUP | EPOLLERR)) && !(revents & EPOLLOUT)) {
-		srv_dlisten_free(dl);
+		dlisten_free(dl);
 		return 1;
 	}
 	if (dl->buf_len) {
 		ssize_t w = send(c->fd, dl->buf, dl->buf_len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-			srv_dlisten_free(dl);
+			dlisten_free(dl);
 			return 1;
 		}
 		if (w > 0) {
@@ -107,7 +123,7 @@ static int echo_raw(struct fconn *c, uint32_t revents)
 	}
 	if (dl->sent >= dl->bulk + dl->extra) {
 		/* Everything was read, so closing sends FIN, not RST. */
-		srv_dlisten_free(dl);
+		dlisten_free(dl);
 		return 1;
 	}
 	echo_update(dl);
@@ -153,7 +169,7 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	json_decref(o);
 	dl->buf = malloc(ECHO_BUF);
 	if (r < 0 || !dl->buf || c->out_len - c->out_off > ECHO_BUF) {
-		srv_dlisten_free(dl);
+		dlisten_free(dl);
 		return 1;
 	}
 	/* Raw mode ends fconn's own flushing: the queued reply moves to the head of
@@ -193,10 +209,12 @@ static const struct fconn_ops data_srv_ops = {
 };
 
 /* A free slot for a data connection; when all are taken the oldest candidate makes room
- * (the prober sends DATA_AUTH as soon as it is connected, so one that waits is not it). */
-static struct dconn *dconn_slot(struct dlisten *dl)
+ * (the prober sends DATA_AUTH as soon as it is connected, so one that waits is not it),
+ * one from an unknown source first: such a one never pushes out a connection from the
+ * asker's own addresses (NULL: it is not taken). */
+static struct dconn *dconn_slot(struct dlisten *dl, bool known)
 {
-	struct dconn *old = NULL;
+	struct dconn *old = NULL, *old_unknown = NULL;
 
 	for (size_t i = 0; i < PROBE_DATA_PENDING; i++) {
 		struct dconn *dc = &dl->pend[i];
@@ -205,14 +223,32 @@ static struct dconn *dconn_slot(struct dlisten *dl)
 			return dc;
 		if (!old || dc->seq < old->seq)
 			old = dc;
+		if (!dc->known && (!old_unknown || dc->seq < old_unknown->seq))
+			old_unknown = dc;
 	}
+	if (old_unknown)
+		old = old_unknown;
+	else if (!known)
+		return NULL;
 	dl->ctx->n_data_impostors++;
 	fconn_close(&old->c);
 	return old;
 }
 
+/* The asker's control address or one it announced as its own: where its probe comes
+ * from unless its kernel picks another source (a secondary address, an excluded port). */
+static bool source_known(const struct dlisten *dl, const struct npf_addr *from)
+{
+	if (npf_addr_equal(from, &dl->remote))
+		return true;
+	for (size_t i = 0; i < dl->n_allow; i++)
+		if (npf_addr_equal(from, &dl->allow[i]))
+			return true;
+	return false;
+}
+
 /* Accepts until a valid DATA_AUTH (data_frame): whoever connects first does not decide. A
- * connection from another address than the prober's is closed at once, unread. */
+ * connection from an unknown source waits only in a slot no known source needs. */
 static int dlisten_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 {
 	struct dlisten *dl = ud;
@@ -224,32 +260,31 @@ static int dlisten_accept(sd_event_source *s, int fd, uint32_t revents, void *ud
 		socklen_t sl = sizeof(ss);
 		struct npf_addr from;
 		struct dconn *dc;
+		bool known;
 		int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (cfd < 0)
 			return 0;
-		if (fconn_from_sockaddr(&ss, &from, NULL) < 0 ||
-		    !npf_addr_equal(&from, &dl->remote)) {
+		known = fconn_from_sockaddr(&ss, &from, NULL) == 0 && source_known(dl, &from);
+		dc = dconn_slot(dl, known);
+		if (!dc) {
 			dl->ctx->n_data_impostors++;
 			close(cfd);
 			continue;
 		}
-		dc = dconn_slot(dl);
 		dc->dl = dl;
 		dc->seq = ++dl->n_accepted;
+		dc->known = known;
 		if (fconn_adopt(&dc->c, dl->ctx->event, cfd, 1024, &data_srv_ops, dc) < 0)
 			continue; /* fconn_adopt closed it */
 	}
 	return 0;
 }
 
-/* Opens a data listener for sc's prober on the address sc reached (the probed address,
- * an ephemeral port) for bulk bytes per direction, and fills the reply's port and token
- * (or nonce). The listener belongs to ctx->dlisteners and dies with sc unless it is
- * echoing. Returns 0, -ENOMEM (no memory for it) or -EIO (it could not be opened). */
-int srv_dlisten_open(struct sconn *sc, uint32_t bulk, struct npf_msg_open_data_reply *rep)
+int dlisten_open(struct npf_probe_ctx *ctx, const struct dlisten_req *rq, uint16_t *port,
+		 uint8_t token[NPF_WIRE_TOKEN_LEN], uint8_t nonce[NPF_WIRE_NONCE_LEN],
+		 bool *has_nonce)
 {
-	struct npf_probe_ctx *ctx = sc->ctx;
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	struct dlisten *dl;
@@ -259,48 +294,50 @@ int srv_dlisten_open(struct sconn *sc, uint32_t bulk, struct npf_msg_open_data_r
 	if (!dl)
 		return -ENOMEM;
 	dl->ctx = ctx;
-	dl->sc = sc;
-	dl->remote = sc->remote;
+	dl->owner = rq->owner;
+	dl->remote = *rq->remote;
+	dl->allow = rq->allow;
+	dl->n_allow = rq->n_allow;
 	dl->lfd = -1;
 	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)
 		dl->pend[i].c.fd = -1;
-	dl->bulk = bulk;
+	dl->bulk = rq->bulk;
 	LIST_INSERT_HEAD(&ctx->dlisteners, dl, link);
 	ctx->n_dlisteners++;
-	sc->n_open_data++;
 	randombytes_buf(dl->token, sizeof(dl->token));
-	/* Exactly the probed address, ephemeral port: where NCCL/Gloo/MPI listen. */
-	sl = fconn_sockaddr(&sc->local, 0, &ss);
-	dl->lfd = socket(sc->local.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* Exactly the path's address, ephemeral port: where NCCL/Gloo/MPI listen. */
+	sl = fconn_sockaddr(rq->local, 0, &ss);
+	dl->lfd = socket(rq->local->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (dl->lfd < 0 || bind(dl->lfd, (struct sockaddr *)&ss, sl) < 0 ||
 	    listen(dl->lfd, PROBE_DATA_BACKLOG) < 0)
 		goto fail;
 	sl = sizeof(ss);
 	if (getsockname(dl->lfd, (struct sockaddr *)&ss, &sl) < 0 ||
-	    fconn_from_sockaddr(&ss, &(struct npf_addr){0}, &rep->port) < 0)
+	    fconn_from_sockaddr(&ss, &(struct npf_addr){0}, port) < 0)
 		goto fail;
 	r = sd_event_add_io(ctx->event, &dl->lsrc, dl->lfd, EPOLLIN, dlisten_accept, dl);
 	if (r < 0)
 		goto fail;
-	r = sd_event_add_time_relative(ctx->event, &dl->timer, CLOCK_MONOTONIC,
-				       PROBE_DATA_LIFETIME_USEC, 1000, dlisten_timer, dl);
+	r = sd_event_add_time_relative(ctx->event, &dl->timer, CLOCK_MONOTONIC, rq->lifetime_usec,
+				       1000, dlisten_timer, dl);
 	if (r < 0)
 		goto fail;
 	/* Authenticated: both sides derive the token from the session and this listener's
 	 * fresh nonce, so it never travels on the control connection and a token seen on
 	 * the wire opens no later listener, even on the same port. */
-	randombytes_buf(rep->nonce, sizeof(rep->nonce));
-	if (fconn_data_token(&sc->c, rep->port, rep->nonce, dl->token) == 0 &&
-	    fconn_data_reply_mac(&sc->c, rep->port, rep->nonce, ctx->node, ctx->instance,
+	randombytes_buf(nonce, NPF_WIRE_NONCE_LEN);
+	*has_nonce = false;
+	if (fconn_data_token(rq->sess, *port, nonce, dl->token) == 0 &&
+	    fconn_data_reply_mac(rq->sess, *port, nonce, ctx->node, ctx->instance,
 				 dl->reply_mac) == 0) {
-		memset(rep->token, 0, sizeof(rep->token));
-		rep->has_nonce = dl->has_mac = true;
+		memset(token, 0, NPF_WIRE_TOKEN_LEN);
+		*has_nonce = dl->has_mac = true;
 	} else {
-		memcpy(rep->token, dl->token, sizeof(rep->token));
+		memcpy(token, dl->token, NPF_WIRE_TOKEN_LEN);
 	}
 	return 0;
 fail:
-	log_debug("probe: data listener for %s failed: %s", sc->peer_node, strerror(errno));
-	srv_dlisten_free(dl);
+	log_debug("probe: data listener failed: %s", strerror(errno));
+	dlisten_free(dl);
 	return -EIO;
 }

@@ -41,12 +41,17 @@ struct dconn {
 	struct dlisten *dl;
 	struct fconn c; /* fd -1: a free slot */
 	uint64_t seq;	/* accept order: the oldest makes room */
+	bool known;	/* from the asker's address or one it announced */
 };
 
 struct dlisten {
 	struct npf_probe_ctx *ctx;
-	struct sconn *sc;	/* the control connection that asked; NULL once it is gone */
-	struct npf_addr remote; /* the prober: the only source a data connection may have */
+	const void *owner;	/* who asked (dlisten_release); NULL once it let go */
+	struct npf_addr remote; /* the asker's address: a data connection may come from it */
+	/* And from these, the asker's own addresses (borrowed from the owner, which releases
+	 * the listener before it frees them; NULL once the owner let go). */
+	const struct npf_addr *allow;
+	size_t n_allow;
 	int lfd;
 	sd_event_source *lsrc, *timer;
 	struct dconn pend[PROBE_DATA_PENDING];
@@ -57,7 +62,7 @@ struct dlisten {
 	 * session when the listener opened (the reply's contents are known then). */
 	uint8_t reply_mac[NPF_WIRE_MAC_LEN];
 	bool has_mac;
-	uint32_t bulk;
+	uint32_t bulk; /* a ceiling: the prober resets the connection once its echo is back */
 	size_t rcvd, sent;
 	size_t extra; /* reply bytes sent ahead of the echo */
 	uint8_t *buf;
@@ -72,22 +77,15 @@ struct revjob {
 	struct npf_msg_reverse_result res;
 	struct tprobe *tp[NPF_WIRE_MAX_TARGETS];
 	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
+	struct tprobe_port port[NPF_WIRE_MAX_TARGETS]; /* the requester's listener on each */
 	const char *skip[NPF_WIRE_MAX_TARGETS]; /* static reason a target is not probed, or NULL */
 	uint64_t expect, deadline;
+	uint64_t t_asked; /* when the request came (the handshakes before a probe's data connect) */
 	uint64_t not_before; /* the requester's HELLO: its check had begun */
 	uint32_t bytes;
 	size_t n, started, pending; /* targets, started so far, still running */
 	LIST_ENTRY(revjob) link;    /* ctx->revjobs */
 };
-
-/* ---- server_data.c ---- */
-
-/* See server_data.c. */
-int srv_dlisten_open(struct sconn *sc, uint32_t bulk, struct npf_msg_open_data_reply *rep);
-/* Closes the listener and its connections and frees it. */
-void srv_dlisten_free(struct dlisten *dl);
-/* Data listeners held for prober address a. */
-uint32_t srv_count_dlisteners(const struct npf_probe_ctx *ctx, const struct npf_addr *a);
 
 /* ---- server_rev.c ---- */
 

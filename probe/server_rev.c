@@ -116,12 +116,15 @@ void srv_rev_kick(struct npf_probe_ctx *ctx)
 				snprintf(o->detail, sizeof(o->detail), "%s", rj->skip[i]);
 				continue;
 			}
-			/* Only other daemons' control ports (tprobe uses ctx->port), and the
-			 * data port only after that daemon proved to be the requester. */
+			/* Only the data listener the requester opened on its own announced
+			 * address, and it must prove to be the requester; a refused one is
+			 * asked again on that address's control port (tprobe_path.c). */
 			if (now < rj->deadline &&
-			    tprobe_start_shared(ctx, TPROBE_FOR_PEER, &rj->targets[i], rj->expect,
-						rj->bytes, rj->not_before, rj->deadline,
-						revjob_probe_done, rj, &rj->tp[i]) == 0) {
+			    tprobe_start_via(ctx, TPROBE_FOR_PEER, &rj->targets[i], rj->expect,
+					     rj->bytes, rj->not_before, rj->deadline,
+					     &(struct tprobe_via){.port = &rj->port[i],
+								  .t_asked = rj->t_asked},
+					     revjob_probe_done, rj, &rj->tp[i]) == 0) {
 				rj->pending++;
 				ctx->n_rev_active++;
 				continue;

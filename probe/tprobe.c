@@ -234,6 +234,15 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 			uint64_t not_before_usec, uint64_t deadline_usec, tprobe_done_fn done,
 			void *ud, struct tprobe **out)
 {
+	return tprobe_start_via(ctx, origin, target, expect, bulk, not_before_usec,
+				deadline_usec, NULL, done, ud, out);
+}
+
+int tprobe_start_via(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
+		     const struct npf_addr *target, uint64_t expect, uint32_t bulk,
+		     uint64_t not_before_usec, uint64_t deadline_usec, const struct tprobe_via *via,
+		     tprobe_done_fn done, void *ud, struct tprobe **out)
+{
 	struct tprobe *tp = calloc(1, sizeof(*tp));
 	struct tprobe *leader;
 	const struct tprobe_recent *rec;
@@ -255,6 +264,15 @@ int tprobe_start_shared(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 	tp->ctl.fd = tp->data.fd = -1;
 	tp->phase = TP_QUEUED;
 	tp->ended = ended;
+	if (via && via->port) {
+		tp->given = true;
+		tp->dport = *via->port;
+		tp->t_ctl = via->t_asked;
+	} else if (via && via->sess) {
+		tp->sess = via->sess;
+	} else {
+		tp->legacy = true;
+	}
 	r = sd_event_add_time(ctx->event, &tp->timer, CLOCK_MONOTONIC, deadline_usec, 1000,
 			      timer_cb, tp);
 	if (r < 0) {

@@ -34,8 +34,13 @@ struct tprobe {
 	struct fconn ctl, data;
 	sd_event_source *timer;
 	uint8_t token[NPF_WIRE_TOKEN_LEN];
-	uint8_t nonce[NPF_WIRE_NONCE_LEN]; /* the data listener's (authenticated sessions) */
 	uint16_t data_port;
+	struct tprobe_port dport; /* the listener in use: given, or from an OPEN_DATA reply */
+	struct tprobe_session *sess; /* our session to the peer (borrowed), or NULL */
+	bool given;		     /* dport came with the request (a reverse target) */
+	bool legacy;		     /* its own control connection: no session, or the fallback */
+	uint32_t open_id;	     /* its OPEN_DATA on sess, while TP_OPEN_DATA */
+	char peer_node[NPF_NAME_MAX]; /* legacy: who the path's HELLO_REPLY said it is */
 	uint64_t t0;
 	uint64_t t_ctl, t_bulk; /* control connect began / bulk phase began (0: not yet) */
 	size_t sent, rcvd;

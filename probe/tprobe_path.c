@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* One path probe attempt on the wire: control HELLO with identity check, OPEN_DATA, connect
- * to the peer's ephemeral data port, identity check again, bulk echo, kernel egress; and
- * the typed evidence of where a deadline found it. Calls no scheduler function. */
+/* One path probe attempt on the wire: the peer's data listener for the path (asked for on
+ * our one control connection to the peer, or given with its reverse request), the connect
+ * to that ephemeral data port, the identity check, the bulk echo, kernel egress; after a
+ * refused data connect, the path's own control connection (HELLO, OPEN_DATA) to tell why;
+ * and the typed evidence of where a deadline found it. Calls no scheduler function. */
 #include "tprobe_int.h"
 
 #include <errno.h>
@@ -223,7 +225,13 @@ void tpath_finish_by_phase(struct tprobe *tp)
 			tpath_finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_HELLO, a);
 		break;
 	case TP_OPEN_DATA:
-		if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "OPEN_DATA", a))
+		/* Asked on the session (another connection, maybe another address): its
+		 * silence is the daemon's or that connection's, not this path's. */
+		if (!tp->legacy)
+			tpath_finish(tp, NPF_OUT_NOT_PROBED,
+				     "no OPEN_DATA reply from %s for %s on the control connection",
+				     tp->sess ? tp->sess->node : "the peer", a);
+		else if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "OPEN_DATA", a))
 			tpath_finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
 		break;
 	case TP_DATA_CONNECT:
@@ -281,6 +289,101 @@ static void peer_error(struct tprobe *tp, json_t *j)
 		     "peer error %s: %s", npf_wire_err_name(e.code), e.message);
 }
 
+int tprobe_port_from(struct tprobe_port *p, const struct fconn *sess, uint16_t port,
+		     const uint8_t token[NPF_WIRE_TOKEN_LEN],
+		     const uint8_t nonce[NPF_WIRE_NONCE_LEN], bool has_nonce, const char *node,
+		     uint64_t instance)
+{
+	memset(p, 0, sizeof(*p));
+	p->port = port;
+	/* With a key the token is derived (never sent) from the listener's nonce: a listener
+	 * without one is an older daemon's, which proves nothing on its data port. */
+	if (fconn_auth_peer(sess) && !has_nonce)
+		return -ENOKEY;
+	if (has_nonce && fconn_data_token(sess, port, nonce, p->token) == 0 &&
+	    fconn_data_reply_mac(sess, port, nonce, node, instance, p->mac) == 0) {
+		p->has_mac = true;
+		return 0;
+	}
+	memcpy(p->token, token, NPF_WIRE_TOKEN_LEN);
+	return 0;
+}
+
+static void ctl_start(struct tprobe *tp);
+
+/* Connects to the data listener p. A refused connect without a control connection of
+ * the path's own is asked again on one (ctl_start): a port that is closed on the path, a
+ * firewall that admits only the probe port, and another node holding the address all
+ * refuse a data port, and only the path's HELLO tells them apart. */
+static void data_start(struct tprobe *tp, const struct tprobe_port *p)
+{
+	char a[INET6_ADDRSTRLEN];
+	int r;
+
+	addr_txt(&tp->target, a, sizeof(a));
+	tp->dport = *p;
+	tp->data_port = p->port;
+	memcpy(tp->token, p->token, sizeof(tp->token));
+	tp->phase = TP_DATA_CONNECT;
+	tp->t0 = npf_now(CLOCK_MONOTONIC);
+	r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, p->port, 1024, &data_ops, tp);
+	if (r == -ECONNREFUSED && !tp->legacy)
+		ctl_start(tp);
+	else if (r < 0)
+		tpath_finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r),
+			     "connect to data port %s:%u: %s", a, p->port, strerror(-r));
+}
+
+/* Asks for the path's data listener on our session to the peer. */
+static void session_open(struct tprobe *tp)
+{
+	struct npf_msg_open_data od = {.bytes = tp->bulk, .addr = tp->target};
+	json_t *j;
+	int r;
+
+	od.id = ++tp->sess->next_id;
+	j = npf_wire_open_data_to_json(&od);
+	r = !fconn_is_open(tp->sess->c) ? -ENOTCONN
+	    : j			     ? fconn_send(tp->sess->c, NPF_MSG_OPEN_DATA, j)
+				     : -ENOMEM;
+	json_decref(j);
+	if (r < 0) {
+		tpath_finish(tp, NPF_OUT_NOT_PROBED, "asking %s for a data listener: %s",
+			     tp->sess->node, strerror(-r));
+		return;
+	}
+	tp->open_id = od.id;
+	tp->phase = TP_OPEN_DATA;
+}
+
+bool tprobe_opened(struct tprobe *tp, const struct npf_msg_open_data_reply *r)
+{
+	struct tprobe_port p;
+	char a[INET6_ADDRSTRLEN];
+
+	if (tp->phase != TP_OPEN_DATA || tp->legacy || !tp->sess || r->id != tp->open_id)
+		return false;
+	addr_txt(&tp->target, a, sizeof(a));
+	tp->res.ctl_answered = true;
+	if (!r->port)
+		tpath_finish(tp, NPF_OUT_NOT_PROBED, "%s declined a data listener on %s",
+			     tp->sess->node, a);
+	else if (tprobe_port_from(&p, tp->sess->c, r->port, r->token, r->nonce, r->has_nonce,
+				  tp->sess->node, tp->expect) < 0)
+		tpath_finish(tp, NPF_OUT_NOT_PROBED, "OPEN_DATA reply from %s without a nonce",
+			     tp->sess->node);
+	else
+		data_start(tp, &p);
+	return true;
+}
+
+void tprobe_session_lost(struct tprobe *tp)
+{
+	if (tp->phase == TP_OPEN_DATA && !tp->legacy)
+		tpath_finish(tp, NPF_OUT_NOT_PROBED, "the control connection to %s was lost",
+			     tp->sess->node);
+}
+
 void tpath_begin(struct tprobe *tp)
 {
 	struct npf_probe_ctx *ctx = tp->ctx;
@@ -290,7 +393,9 @@ void tpath_begin(struct tprobe *tp)
 	int oif = 0, r;
 
 	tp->phase = TP_CTL_CONNECT;
-	tp->t_ctl = npf_now(CLOCK_MONOTONIC);
+	/* A reverse target's handshakes began when its request came (tprobe_start_via). */
+	if (!tp->given || !tp->t_ctl)
+		tp->t_ctl = npf_now(CLOCK_MONOTONIC);
 	addr_txt(&tp->target, a, sizeof(a));
 	if (inventory_local_iface(ctx, &tp->target, lif)) {
 		snprintf(tp->res.egress, sizeof(tp->res.egress), "%s", lif);
@@ -317,10 +422,33 @@ void tpath_begin(struct tprobe *tp)
 		tpath_finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
 		return;
 	}
-	r = fconn_connect_ctl(&tp->ctl, ctx, &tp->target, NPF_WIRE_PATH_FRAME_MAX, &ctl_ops, tp);
+	if (tp->given) {
+		tp->res.ctl_answered = true; /* the requester asked: its daemon is there */
+		data_start(tp, &tp->dport);
+	} else if (tp->sess && !tp->legacy) {
+		session_open(tp);
+	} else {
+		ctl_start(tp);
+	}
+}
+
+/* The path's own control connection: no session to the peer, or a refused data port to
+ * explain. Its phases are the whole exchange again (HELLO, OPEN_DATA, data port). */
+static void ctl_start(struct tprobe *tp)
+{
+	char a[INET6_ADDRSTRLEN];
+	int r;
+
+	addr_txt(&tp->target, a, sizeof(a));
+	fconn_close(&tp->data);
+	tp->legacy = true;
+	tp->phase = TP_CTL_CONNECT;
+	tp->t_ctl = npf_now(CLOCK_MONOTONIC);
+	r = fconn_connect_ctl(&tp->ctl, tp->ctx, &tp->target, NPF_WIRE_PATH_FRAME_MAX, &ctl_ops,
+			      tp);
 	if (r < 0) {
 		tpath_finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r),
-			     "connect to %s port %u: %s", a, ctx->port, strerror(-r));
+			     "connect to %s port %u: %s", a, tp->ctx->port, strerror(-r));
 		return;
 	}
 }
@@ -331,7 +459,7 @@ static int ctl_connected(struct fconn *c, int err)
 {
 	struct tprobe *tp = c->owner;
 	struct npf_msg_hello h;
-	struct npf_msg_open_data od = {.bytes = tp->bulk};
+	struct npf_msg_open_data od = {.id = 1, .bytes = tp->bulk, .addr = tp->target};
 	char a[INET6_ADDRSTRLEN];
 	json_t *j, *o;
 	int r;
@@ -369,7 +497,6 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 {
 	struct tprobe *tp = c->owner;
 	char a[INET6_ADDRSTRLEN];
-	int r;
 
 	addr_txt(&tp->target, a, sizeof(a));
 	if (type == NPF_MSG_ERROR) {
@@ -386,6 +513,7 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 		npf_wire_hello_reply_clear(&hr);
 		if (!identity_ok(tp, hr.node, hr.instance))
 			return 0;
+		snprintf(tp->peer_node, sizeof(tp->peer_node), "%s", hr.node);
 		tp->res.ctl_answered = true;
 		/* OPEN_DATA went out with HELLO (ctl_connected): its reply comes next. */
 		tp->phase = TP_OPEN_DATA;
@@ -393,33 +521,27 @@ static int ctl_frame(struct fconn *c, uint16_t type, json_t *j)
 	}
 	if (tp->phase == TP_OPEN_DATA && type == NPF_MSG_OPEN_DATA_REPLY) {
 		struct npf_msg_open_data_reply odr;
+		struct tprobe_port p;
 
-		if (npf_wire_open_data_reply_from_json(j, &odr) < 0) {
+		if (npf_wire_open_data_reply_from_json(j, &odr) < 0 || odr.id != 1) {
 			tpath_finish(tp, NPF_OUT_WRONG_PEER, "malformed OPEN_DATA reply from %s",
 				     a);
 			return 0;
 		}
-		/* With a key the token is derived (never sent) from the listener's nonce: a
-		 * reply without one is an older daemon's, which proves nothing on its data
-		 * port (no evidence, as a peer without the key). */
-		if (fconn_auth_peer(&tp->ctl) && !odr.has_nonce) {
+		if (!odr.port) {
+			tpath_finish(tp, NPF_OUT_NOT_PROBED, "%s declined a data listener on %s",
+				     tp->peer_node, a);
+			return 0;
+		}
+		if (tprobe_port_from(&p, &tp->ctl, odr.port, odr.token, odr.nonce, odr.has_nonce,
+				     tp->peer_node, tp->expect) < 0) {
 			tpath_finish(tp, NPF_OUT_NOT_PROBED,
 				     "OPEN_DATA reply from %s without a nonce", a);
 			return 0;
 		}
-		memcpy(tp->nonce, odr.nonce, sizeof(tp->nonce));
-		if (fconn_data_token(&tp->ctl, odr.port, odr.nonce, tp->token) < 0)
-			memcpy(tp->token, odr.token, sizeof(tp->token));
-		tp->data_port = odr.port;
 		/* The peer frees the data listener with this control connection:
 		 * keep it until the data port has answered. */
-		tp->phase = TP_DATA_CONNECT;
-		tp->t0 = npf_now(CLOCK_MONOTONIC);
-		r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, odr.port, 1024, &data_ops,
-				  tp);
-		if (r < 0)
-			tpath_finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r),
-				     "connect to data port %s:%u: %s", a, odr.port, strerror(-r));
+		data_start(tp, &p);
 		return 0;
 	}
 	tpath_finish(tp, NPF_OUT_WRONG_PEER, "unexpected %s from %s", npf_wire_type_name(type), a);
@@ -480,6 +602,10 @@ static int data_connected(struct fconn *c, int err)
 	int r;
 
 	addr_txt(&tp->target, a, sizeof(a));
+	if (err == -ECONNREFUSED && !tp->legacy) {
+		ctl_start(tp);
+		return 0;
+	}
 	if (err) {
 		tpath_finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "data port %s:%u: %s",
 			     a, tp->data_port, strerror(-err));
@@ -518,19 +644,13 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	if (!identity_ok(tp, ar.node, ar.instance))
 		return 0;
 	/* With a key the data port proves it is the daemon we authenticated on the
-	 * control connection (still open: it closes below). An answer without the proof
-	 * is no evidence either way, as any unauthenticated answer. */
-	if (fconn_auth_peer(&tp->ctl)) {
-		uint8_t want[NPF_WIRE_MAC_LEN];
-
-		if (!ar.has_mac ||
-		    fconn_data_reply_mac(&tp->ctl, tp->data_port, tp->nonce, ar.node, ar.instance,
-					 want) < 0 ||
-		    sodium_memcmp(want, ar.mac, sizeof(want)) != 0) {
-			tpath_finish(tp, NPF_OUT_NOT_PROBED,
-				     "unauthenticated DATA_AUTH_REPLY on the data port");
-			return 0;
-		}
+	 * control connection that announced it. An answer without the proof is no
+	 * evidence either way, as any unauthenticated answer. */
+	if (tp->dport.has_mac &&
+	    (!ar.has_mac || sodium_memcmp(tp->dport.mac, ar.mac, sizeof(ar.mac)) != 0)) {
+		tpath_finish(tp, NPF_OUT_NOT_PROBED,
+			     "unauthenticated DATA_AUTH_REPLY on the data port");
+		return 0;
 	}
 	tp->rxbuf = malloc(TP_RXBUF);
 	if (!tp->rxbuf) {

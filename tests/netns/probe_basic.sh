@@ -183,25 +183,26 @@ expect_link drop eth0 node3 fwd timeout
 expect_link drop eth0 node2 fwd ok
 nodex node3 nft delete table inet npfpr
 
-# 3b. A lossy control path (issue 18): node3's second address 198.18.1.33 passes the TCP
-# handshake but drops every data segment to the control port, so our HELLO is lost there
-# while node3's daemon answers on 198.18.1.3. TCP_INFO (the HELLO still unacknowledged after
-# retransmissions) tells it from a slow daemon: a timeout "HELLO to 198.18.1.33 lost" that
-# stands as evidence, not an inconclusive not-probed.
+# 3b. A lossy path (issue 18): node3's second address 198.18.1.33 passes the TCP handshake
+# but drops every data segment to it, so the first frame on the path's data connection
+# (DATA_AUTH; since protocol version 3 the path has no control connection of its own) is
+# lost there while node3's daemon answers on 198.18.1.3. TCP_INFO (the frame still
+# unacknowledged after retransmissions) tells it from a slow daemon: a timeout "DATA_AUTH to
+# 198.18.1.33 lost" that stands as evidence, not an inconclusive not-probed.
 ip -n "$(ns node3)" addr add 198.18.1.33/24 dev eth0
 wait_port node3 198.18.1.33 || exit 1
 nodex node3 nft -f - <<'NFT'
 table inet npfpr {
 	chain input {
 		type filter hook input priority 0; policy accept;
-		ip daddr 198.18.1.33 tcp dport 7718 meta length > 100 drop
+		ip daddr 198.18.1.33 meta l4proto tcp meta length > 100 drop
 	}
 }
 NFT
 run_check lossy 3000
 completed lossy
-grep -qE '^path forward peer=node3 .*198\.18\.1\.33.* outcome=timeout .*detail="HELLO to 198\.18\.1\.33 lost: [1-9][0-9]* unacked, [1-9][0-9]* retransmits"' \
-	"$TMP/lossy.out" || fail "lossy: the path to 198.18.1.33 is not a lost HELLO: $(grep '198.18.1.33' "$TMP/lossy.out")"
+grep -qE '^path forward peer=node3 .*198\.18\.1\.33.* outcome=timeout .*detail="DATA_AUTH to 198\.18\.1\.33 lost: [1-9][0-9]* unacked, [1-9][0-9]* retransmits"' \
+	"$TMP/lossy.out" || fail "lossy: the path to 198.18.1.33 is not a lost DATA_AUTH: $(grep '198.18.1.33' "$TMP/lossy.out")"
 expect_link lossy eth0 node3 fwd ok
 nodex node3 nft delete table inet npfpr
 ip -n "$(ns node3)" addr del 198.18.1.33/24 dev eth0

@@ -60,6 +60,16 @@
 #define HELLO_JSON "{\"node\":\"mallory\",\"instance\":\"00000000000000ee\",\"candidates\":true}"
 
 static struct sockaddr_in dst;
+/* OPEN_DATA (protocol version 3) for a listener on the target's address: set in main(). */
+static char od_big[128], od_small[128];
+
+static void open_data_json(void)
+{
+	snprintf(od_big, sizeof(od_big), "{\"id\":1,\"bytes\":16777216,\"addr\":\"%s\"}",
+		 inet_ntoa(dst.sin_addr));
+	snprintf(od_small, sizeof(od_small), "{\"id\":1,\"bytes\":65536,\"addr\":\"%s\"}",
+		 inet_ntoa(dst.sin_addr));
+}
 static long inputs;
 static volatile sig_atomic_t stop; /* SIGTERM: end the attack, still print the figures */
 
@@ -177,17 +187,20 @@ static int many(long n, uint64_t hold_ms, int what)
 		if (what == 1) {
 			frame(fds[k], NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_JSON);
 			for (int i = 0; i < 4; i++)
-				frame(fds[k], NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":16777216}");
+				frame(fds[k], NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, od_big);
 		} else if (what == 2) {
-			char req[4096];
+			char req[8192];
 
 			snprintf(
 			    req, sizeof(req),
 			    "{\"id\":%ld,\"timeout_ms\":60000,\"bytes\":16777216,\"targets\":[", k);
 			for (int i = 0; i < NPF_WIRE_MAX_TARGETS; i++) {
-				char t[32];
+				char t[128];
 
-				snprintf(t, sizeof(t), "%s\"%s\"", i ? "," : "",
+				snprintf(t, sizeof(t),
+					 "%s{\"addr\":\"%s\",\"port\":9,\"token\":"
+					 "\"00112233445566778899aabbccddeeff\"}",
+					 i ? "," : "",
 					 inet_ntoa((struct in_addr){
 					     htonl(ntohl(dst.sin_addr.s_addr) + 1 + (uint32_t)i)}));
 				strcat(req, t);
@@ -233,7 +246,7 @@ static int flood(long n, bool talk)
 		if (talk) {
 			frame(fd, NPF_WIRE_VERSION, NPF_MSG_HELLO, HELLO_JSON);
 			for (int i = 0; i < 4; i++)
-				frame(fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+				frame(fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, od_small);
 		}
 		close(fd);
 	}
@@ -260,7 +273,7 @@ static int garbage(void)
 	    {NPF_WIRE_VERSION, NPF_MSG_HELLO,
 	     "{\"node\":\"x\",\"instance\":\"0000000000000000\",\"candidates\":false}"},
 	    {NPF_WIRE_VERSION, NPF_MSG_HELLO, "not json at all"},
-	    {NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}"}, /* before HELLO */
+	    {NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"id\":1,\"bytes\":65536,\"addr\":\"127.0.0.1\"}"}, /* before HELLO */
 	    {NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ, "{\"id\":1}"},	 /* before HELLO */
 	    {NPF_WIRE_VERSION, NPF_MSG_HELLO_REPLY, "{}"},		 /* a reply, unasked */
 	    {NPF_WIRE_VERSION, NPF_MSG_REVERSE_RESULT, "{\"id\":1,\"results\":[]}"},
@@ -538,7 +551,11 @@ static int open_data(int fd, struct npf_auth_session *s, uint16_t *port,
 	json_t *j;
 	int ok;
 
-	put(fd, f, sealed_frame(s, NPF_MSG_OPEN_DATA, "{\"bytes\":16384}", f));
+	char js[128];
+
+	snprintf(js, sizeof(js), "{\"id\":1,\"bytes\":16384,\"addr\":\"%s\"}",
+		 inet_ntoa(dst.sin_addr));
+	put(fd, f, sealed_frame(s, NPF_MSG_OPEN_DATA, js, f));
 	if (read_sealed(fd, s, NPF_MSG_OPEN_DATA_REPLY, &j) < 0)
 		return -1;
 	ok = npf_wire_open_data_reply_from_json(j, &r) == 0 && r.has_nonce;
@@ -886,6 +903,7 @@ int main(int argc, char **argv)
 	dst.sin_port = htons((uint16_t)atoi(argv[3]));
 	if (inet_pton(AF_INET, argv[2], &dst.sin_addr) != 1)
 		return 2;
+	open_data_json();
 	n = argc > 4 ? atol(argv[4]) : 1;
 	hold_ms = argc > 5 ? strtoull(argv[5], NULL, 10) : 0;
 	if (hold_ms > 120000)

@@ -33,6 +33,11 @@
 #include "probe.h"
 #include "wire.h"
 
+/* A reverse target of version 3: the requester's address and its data listener there. */
+#define RT(a) "{\"addr\":\"" a "\",\"port\":9,\"token\":\"00112233445566778899aabbccddeeff\"}"
+/* OPEN_DATA (version 3) for a data listener on bravo's address. */
+#define OPEN_DATA_B "{\"id\":1,\"bytes\":65536,\"addr\":\"198.18.0.2\"}"
+
 #define PORT 7718
 /* Every check ends by its own deadline and every reply comes at loop speed: these bounds
  * only catch a hang, with room for ASan on a loaded 2-core machine. Durations are
@@ -834,7 +839,7 @@ static void test_hostile_control(void **state)
 	close(fd);
 
 	fd = client_connect("198.18.0.2", PORT);
-	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, OPEN_DATA_B);
 	expect_error(e, fd, "forbidden");
 	close(fd);
 
@@ -869,10 +874,10 @@ static void test_hostile_control(void **state)
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_HELLO_REPLY);
 	json_decref(j);
 	{
-		char buf[2048] = "{\"id\":1,\"timeout_ms\":500,\"bytes\":65536,\"targets\":[";
+		char buf[8192] = "{\"id\":1,\"timeout_ms\":500,\"bytes\":65536,\"targets\":[";
 
 		for (int i = 0; i <= NPF_WIRE_MAX_TARGETS; i++)
-			strcat(buf, i ? ",\"198.18.0.9\"" : "\"198.18.0.9\"");
+			strcat(buf, i ? ("," RT("198.18.0.9")) : (RT("198.18.0.9")));
 		strcat(buf, "]}");
 		send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ, buf);
 	}
@@ -911,7 +916,7 @@ static void test_reverse_request(void **state)
 	json_decref(j);
 	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ,
 		   "{\"id\":7,\"timeout_ms\":500,\"bytes\":65536,"
-		   "\"targets\":[\"198.18.0.3\",\"198.18.0.2\",\"198.18.0.1\"]}");
+		   "\"targets\":[" RT("198.18.0.3") "," RT("198.18.0.2") "," RT("198.18.0.1") "]}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
 	assert_int_equal(json_integer_value(json_object_get(j, "id")), 7);
 	res = json_object_get(j, "results");
@@ -975,7 +980,7 @@ static void test_reverse_unannounced(void **state)
 	json_decref(j);
 	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ,
 		   "{\"id\":8,\"timeout_ms\":500,\"bytes\":65536,"
-		   "\"targets\":[\"198.18.0.4\",\"198.18.0.3\"]}");
+		   "\"targets\":[" RT("198.18.0.4") "," RT("198.18.0.3") "]}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
 	res = json_object_get(j, "results");
 	assert_int_equal(json_array_size(res), 2);
@@ -999,7 +1004,7 @@ static void test_reverse_unannounced(void **state)
 	json_decref(j);
 	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ,
 		   "{\"id\":9,\"timeout_ms\":500,\"bytes\":65536,"
-		   "\"targets\":[\"198.18.0.4\"]}");
+		   "\"targets\":[" RT("198.18.0.4") "]}");
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
 	res = json_object_get(j, "results");
 	assert_int_equal(json_array_size(res), 1);
@@ -1024,11 +1029,13 @@ static void expect_silent_close(struct env *e, int fd)
 	assert_true(n <= 0 && n != -ETIMEDOUT);
 }
 
+static void pump(struct env *e, uint64_t ms);
+
 static void test_data_port(void **state)
 {
 	struct env *e = *state;
 	json_t *j = NULL;
-	int fd, dfd, racer;
+	int fd, dfd, racers[4];
 	uint16_t port;
 	char auth[128];
 	uint8_t *buf;
@@ -1041,20 +1048,23 @@ static void test_data_port(void **state)
 	json_decref(j);
 
 	/* Whoever connects first does not decide (issue 19): the listener accepts until the
-	 * prober's DATA_AUTH. Another source address is dropped unread, even with the right
-	 * token; a wrong token from the prober's own address is dropped without a word;
-	 * the prober still gets in on the same listener. */
-	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	 * prober's DATA_AUTH. Since version 3 a source other than the asker's own addresses
+	 * is taken only into a slot no known source needs: four such racers waiting push out
+	 * nothing of the prober's; a wrong token is dropped without a word; the prober still
+	 * gets in on the same listener, and the racers are closed. */
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, OPEN_DATA_B);
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), 1);
 	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
+	assert_true(port > 0);
 	snprintf(auth, sizeof(auth), "{\"token\":\"%s\"}",
 		 json_string_value(json_object_get(j, "token")));
 	json_decref(j);
-	racer = attacker_connect("198.18.0.2", port);
-	assert_true(racer >= 0);
-	send_frame(e, racer, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, auth);
-	expect_silent_close(e, racer);
-	close(racer);
+	for (int i = 0; i < 4; i++) {
+		racers[i] = attacker_connect("198.18.0.2", port);
+		assert_true(racers[i] >= 0);
+	}
+	pump(e, 50);
 	dfd = client_connect("198.18.0.2", port);
 	send_frame(e, dfd, NPF_WIRE_VERSION, NPF_MSG_DATA_AUTH, "{\"token\":\"00000000000000000000000000000000\"}");
 	expect_silent_close(e, dfd);
@@ -1064,9 +1074,13 @@ static void test_data_port(void **state)
 	assert_int_equal(recv_frame(e, dfd, &j), NPF_MSG_DATA_AUTH_REPLY);
 	json_decref(j);
 	close(dfd);
+	for (int i = 0; i < 4; i++) {
+		expect_silent_close(e, racers[i]);
+		close(racers[i]);
+	}
 
 	/* Right token: identity, then the echo of exactly what was sent. */
-	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, OPEN_DATA_B);
 	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
 	port = (uint16_t)json_integer_value(json_object_get(j, "port"));
 	snprintf(auth, sizeof(auth), "{\"token\":\"%s\"}",
@@ -1101,14 +1115,30 @@ static void test_data_port(void **state)
 	expect_silent_close(e, dfd);
 	close(dfd);
 
-	/* Four OPEN_DATA per connection at most (two used above). */
-	for (int i = 0; i < 2; i++) {
-		send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
-		assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
-		json_decref(j);
+	/* A listener on an address that is not bravo's is declined (port 0), for that path
+	 * only: the connection carries the prober's other paths. */
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA,
+		   "{\"id\":5,\"bytes\":65536,\"addr\":\"198.18.0.9\"}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), 5);
+	assert_int_equal(json_integer_value(json_object_get(j, "port")), 0);
+	json_decref(j);
+	/* Listeners per connection and per asker are capped: past the cap, port 0, and the
+	 * connection still answers. */
+	{
+		bool declined = false;
+
+		for (int i = 0; i < 4 * 32 && !declined; i++) {
+			send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, OPEN_DATA_B);
+			assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
+			declined = json_integer_value(json_object_get(j, "port")) == 0;
+			json_decref(j);
+		}
+		assert_true(declined);
 	}
-	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
-	expect_error(e, fd, "busy");
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_OPEN_DATA, OPEN_DATA_B);
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_OPEN_DATA_REPLY);
+	json_decref(j);
 	close(fd);
 }
 
@@ -1256,7 +1286,7 @@ static void test_listener_exhaustion(void **state)
 		pump(e, 0);
 		blast_frame(fds[i], NPF_MSG_HELLO, HELLO);
 		for (int k = 0; k < 4; k++)
-			blast_frame(fds[i], NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+			blast_frame(fds[i], NPF_MSG_OPEN_DATA, OPEN_DATA_B);
 		(void)sd_event_run(e->ev, 1000);
 	}
 	pump(e, 200);
@@ -1271,7 +1301,7 @@ static void test_listener_exhaustion(void **state)
 		assert_true(fd >= 0);
 		blast_frame(fd, NPF_MSG_HELLO, HELLO);
 		for (int k = 0; k < 4; k++)
-			blast_frame(fd, NPF_MSG_OPEN_DATA, "{\"bytes\":65536}");
+			blast_frame(fd, NPF_MSG_OPEN_DATA, OPEN_DATA_B);
 		(void)sd_event_run(e->ev, 1000);
 		close(fd);
 	}
@@ -1347,15 +1377,16 @@ static void test_preauth_flood(void **state)
 static void test_reverse_abuse(void **state)
 {
 	struct env *e = *state;
-	char req[4096];
+	char req[8192];
 	int fds[16];
 
 	NEED_ENV(state);
 	snprintf(req, sizeof(req), "{\"id\":1,\"timeout_ms\":3000,\"bytes\":16777216,\"targets\":[");
 	for (int i = 0; i < NPF_WIRE_MAX_TARGETS; i++) {
-		char t[32];
+		char t[128];
 
-		snprintf(t, sizeof(t), "%s\"198.18.%d.%d\"", i ? "," : "", 1 + i / 200, 1 + i % 200);
+		snprintf(t, sizeof(t), "%s{\"addr\":\"198.18.%d.%d\",\"port\":9,\"token\":\"%s\"}",
+			 i ? "," : "", 1 + i / 200, 1 + i % 200, "00112233445566778899aabbccddeeff");
 		strcat(req, t);
 	}
 	strcat(req, "]}");
@@ -1366,7 +1397,7 @@ static void test_reverse_abuse(void **state)
 	}
 	pump(e, 50);
 	for (int i = 0; i < 16; i++) {
-		uint8_t f[NPF_WIRE_HDR_LEN + 4096];
+		uint8_t f[NPF_WIRE_HDR_LEN + 8192];
 		size_t n = strlen(req);
 
 		npf_wire_hdr_encode(f, NPF_MSG_REVERSE_REQ, (uint32_t)n);

@@ -237,8 +237,8 @@ static void test_path_frames_fit(void **state)
 	char node[NPF_NAME_MAX], msg[128], a[64];
 	struct npf_msg_hello h, disc;
 	struct npf_msg_hello_reply rep;
-	struct npf_msg_open_data od = { .bytes = NPF_WIRE_MAX_BULK };
-	struct npf_msg_open_data_reply odr = { .port = 65535, .has_nonce = true };
+	struct npf_msg_open_data od = { .id = UINT32_MAX, .bytes = NPF_WIRE_MAX_BULK };
+	struct npf_msg_open_data_reply odr = { .id = UINT32_MAX, .port = 65535, .has_nonce = true };
 	struct npf_msg_data_auth da;
 	struct npf_msg_data_auth_reply dar = { .has_mac = true }; /* with a key: the larger */
 	struct npf_msg_error e = { .code = NPF_WERR_UNSUPPORTED_VERSION };
@@ -282,6 +282,7 @@ static void test_path_frames_fit(void **state)
 	snprintf(ac.node, sizeof(ac.node), "%s", node);
 	memset(&af, 0xff, sizeof(af));
 
+	od.addr = c[63].addr; /* the longest address text */
 	npf_wire_path_hello(node, inst, &h);
 	npf_wire_hello_answer(&h, node, inst, c, 64, names, NPF_WIRE_MAX_IFNAMES, &rep);
 	{
@@ -457,8 +458,8 @@ static void test_hello_reply(void **state)
 
 static void test_open_data(void **state)
 {
-	struct npf_msg_open_data od = { .bytes = 65536 }, odo;
-	struct npf_msg_open_data_reply r = { .port = 40000 }, ro;
+	struct npf_msg_open_data od = { .id = 77, .bytes = 65536 }, odo;
+	struct npf_msg_open_data_reply r = { .id = 77, .port = 40000 }, ro;
 	struct npf_msg_data_auth a, ao;
 	struct npf_msg_data_auth_reply ar = { .node = "n3", .instance = 7 }, aro;
 	json_t *j;
@@ -466,9 +467,23 @@ static void test_open_data(void **state)
 	(void)state;
 	for (int i = 0; i < NPF_WIRE_TOKEN_LEN; i++)
 		r.token[i] = a.token[i] = (uint8_t)(i * 17);
+	npf_wire_addr_parse("2001:db8::7", &od.addr);
 	j = npf_wire_open_data_to_json(&od);
 	assert_int_equal(npf_wire_open_data_from_json(j, &odo), 0);
 	assert_int_equal(odo.bytes, 65536);
+	assert_int_equal(odo.id, 77);
+	assert_int_equal(odo.addr.family, AF_INET6);
+	assert_memory_equal(odo.addr.addr, od.addr.addr, 16);
+	/* Version 3: the path's address and the id are required, the address is an address. */
+	json_object_set_new(j, "addr", json_string("node3"));
+	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);
+	json_object_del(j, "addr");
+	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);
+	json_object_set_new(j, "addr", json_string("198.18.1.3"));
+	assert_int_equal(npf_wire_open_data_from_json(j, &odo), 0);
+	json_object_set_new(j, "id", json_integer(-1));
+	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);
+	json_object_set_new(j, "id", json_integer(1));
 	json_object_set_new(j, "bytes", json_integer((json_int_t)NPF_WIRE_MIN_BULK - 1));
 	assert_int_equal(npf_wire_open_data_from_json(j, &odo), -EBADMSG);
 	json_object_set_new(j, "bytes", json_integer((json_int_t)NPF_WIRE_MAX_BULK + 1));
@@ -480,8 +495,13 @@ static void test_open_data(void **state)
 	j = npf_wire_open_data_reply_to_json(&r);
 	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), 0);
 	assert_int_equal(ro.port, 40000);
+	assert_int_equal(ro.id, 77);
 	assert_memory_equal(ro.token, r.token, NPF_WIRE_TOKEN_LEN);
+	/* Port 0: the peer declined this path's listener (version 3). */
 	json_object_set_new(j, "port", json_integer(0));
+	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), 0);
+	assert_int_equal(ro.port, 0);
+	json_object_set_new(j, "port", json_integer(-1));
 	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
 	json_object_set_new(j, "port", json_integer(65536));
 	assert_int_equal(npf_wire_open_data_reply_from_json(j, &ro), -EBADMSG);
@@ -554,17 +574,32 @@ static void test_reverse(void **state)
 	rq->id = 9;
 	rq->timeout_ms = 2500;
 	rq->bytes = 1u << 20;
-	npf_wire_addr_parse("198.18.1.1", &rq->targets[0]);
-	npf_wire_addr_parse("2001:db8::7", &rq->targets[1]);
+	npf_wire_addr_parse("198.18.1.1", &rq->targets[0].addr);
+	npf_wire_addr_parse("2001:db8::7", &rq->targets[1].addr);
+	rq->targets[0].port = 40001;
+	rq->targets[1].port = 65535;
+	rq->targets[1].has_nonce = true;
+	memset(rq->targets[1].nonce, 0xab, NPF_WIRE_NONCE_LEN);
 	rq->n_targets = 2;
 	j = npf_wire_reverse_req_to_json(rq);
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), 0);
 	assert_int_equal(rqo->n_targets, 2);
-	assert_int_equal(rqo->targets[1].family, AF_INET6);
+	assert_int_equal(rqo->targets[1].addr.family, AF_INET6);
+	assert_int_equal(rqo->targets[0].port, 40001);
+	assert_false(rqo->targets[0].has_nonce);
+	assert_true(rqo->targets[1].has_nonce);
+	assert_memory_equal(rqo->targets[1].nonce, rq->targets[1].nonce, NPF_WIRE_NONCE_LEN);
 	assert_int_equal(rqo->timeout_ms, 2500);
 
 	t = json_object_get(j, "targets");
-	json_array_append_new(t, json_string("not-an-address"));
+	/* Version 2's bare address strings are refused: a target names its listener. */
+	json_array_append_new(t, json_string("198.18.1.9"));
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
+	json_array_remove(t, 2);
+	json_object_set_new(json_array_get(t, 0), "port", json_integer(0));
+	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
+	json_object_set_new(json_array_get(t, 0), "port", json_integer(1));
+	json_object_set_new(json_array_get(t, 0), "addr", json_string("not-an-address"));
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
 	json_array_clear(t);
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
@@ -572,16 +607,17 @@ static void test_reverse(void **state)
 		char a[32];
 
 		snprintf(a, sizeof(a), "198.18.0.%d", i + 1);
-		json_array_append_new(t, json_string(a));
+		json_array_append_new(t, json_pack("{s:s, s:i, s:s}", "addr", a, "port", 4000 + i,
+						   "token", "00112233445566778899aabbccddeeff"));
 	}
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
 	json_array_remove(t, 0);
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), 0);
 	assert_int_equal(rqo->n_targets, NPF_WIRE_MAX_TARGETS);
 	/* duplicates */
-	json_array_set_new(t, 5, json_string("198.18.0.3"));
+	json_object_set_new(json_array_get(t, 5), "addr", json_string("198.18.0.3"));
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
-	json_array_set_new(t, 5, json_string("198.18.0.7"));
+	json_object_set_new(json_array_get(t, 5), "addr", json_string("198.18.0.7"));
 	json_object_set_new(j, "timeout_ms", json_integer(0));
 	assert_int_equal(npf_wire_reverse_req_from_json(j, rqo), -EBADMSG);
 	json_object_set_new(j, "timeout_ms", json_integer(NPF_WIRE_MAX_TIMEOUT_MS + 1));
@@ -590,11 +626,11 @@ static void test_reverse(void **state)
 
 	rr->id = 9;
 	rr->n_results = 2;
-	rr->results[0].addr = rq->targets[0];
+	rr->results[0].addr = rq->targets[0].addr;
 	rr->results[0].outcome = NPF_OUT_OK;
 	rr->results[0].rtt_us = 120;
 	strcpy(rr->results[0].egress, "eth0");
-	rr->results[1].addr = rq->targets[1];
+	rr->results[1].addr = rq->targets[1].addr;
 	rr->results[1].outcome = NPF_OUT_WRONG_PEER;
 	strcpy(rr->results[1].detail, "answered by node3");
 	j = npf_wire_reverse_result_to_json(rr);
@@ -721,13 +757,15 @@ static const struct {
 		    "\"addrs\":[\"198.18.1.2\"]}"},
     {NPF_MSG_HELLO_REPLY, "{\"node\":\"n2\",\"instance\":\"" INST "\",\"proto\":2,"
 			  "\"candidates\":[],\"ifnames\":[\"eth1\"]}"},
-    {NPF_MSG_OPEN_DATA, "{\"bytes\":16384}"},
-    {NPF_MSG_OPEN_DATA_REPLY, "{\"port\":40000,\"token\":\"" H32 "\",\"nonce\":\"" H32 "\"}"},
+    {NPF_MSG_OPEN_DATA, "{\"id\":1,\"bytes\":16384,\"addr\":\"198.18.1.2\"}"},
+    {NPF_MSG_OPEN_DATA_REPLY, "{\"id\":1,\"port\":40000,\"token\":\"" H32 "\",\"nonce\":\"" H32 "\"}"},
     {NPF_MSG_DATA_AUTH, "{\"token\":\"" H32 "\"}"},
     {NPF_MSG_DATA_AUTH_REPLY, "{\"node\":\"n2\",\"instance\":\"" INST "\",\"mac\":\"" H32 H32
 			      "\"}"},
     {NPF_MSG_REVERSE_REQ, "{\"id\":7,\"timeout_ms\":1000,\"bytes\":16384,"
-			  "\"targets\":[\"198.18.1.2\",\"2001:db8::2\"]}"},
+			  "\"targets\":[{\"addr\":\"198.18.1.2\",\"port\":40000,\"token\":\"" H32 "\"},"
+			  "{\"addr\":\"2001:db8::2\",\"port\":40001,\"token\":\"" H32 "\","
+			  "\"nonce\":\"" H32 "\"}]}"},
     {NPF_MSG_REVERSE_RESULT, "{\"id\":7,\"results\":[{\"addr\":\"198.18.1.2\",\"outcome\":"
 			     "\"bulk-stall\",\"rtt_us\":10,\"egress\":\"eth1\",\"detail\":\"\","
 			     "\"evidence\":{\"deadline\":true,\"phase\":\"bulk\",\"connected\":false,"
