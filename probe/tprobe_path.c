@@ -226,9 +226,10 @@ void tpath_finish_by_phase(struct tprobe *tp)
 		break;
 	case TP_OPEN_DATA:
 		/* Asked on the session (another connection, maybe another address): its
-		 * silence is the daemon's or that connection's, not this path's. */
+		 * silence is the daemon's (no TCP_INFO: nothing of the path was sent), which
+		 * the load rule judges inconclusive and retries (a slow daemon). */
 		if (!tp->legacy)
-			tpath_finish(tp, NPF_OUT_NOT_PROBED,
+			tpath_finish(tp, NPF_OUT_TIMEOUT,
 				     "no OPEN_DATA reply from %s for %s on the control connection",
 				     tp->sess ? tp->sess->node : "the peer", a);
 		else if (!finish_lost(tp, ph == tp->phase ? tp->ctl.fd : -1, "OPEN_DATA", a))
