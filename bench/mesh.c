@@ -42,11 +42,13 @@ struct addr {
 	socklen_t len;
 };
 
-/* One connection end: a client (sends, then reads the echo) or a server (echoes). */
+/* One connection end: a client (sends, then reads the echo) or a server (echoes). Every
+ * open end is on one list, so the ends still open when the run stops are closed too. */
 struct conn {
 	int fd;
 	int client;
 	size_t sent, got, total;
+	struct conn *prev, *next;
 };
 
 static struct addr addrs[MAX_ADDRS];
@@ -149,10 +151,47 @@ static int socket_in(int nsfd, int home, int family)
 	return fd < 0 ? -e : fd;
 }
 
-static int start_path(int ep, int home, size_t from, size_t to, size_t bytes)
+/* Takes fd (closed on failure): a new connection end on *head, watched for events. Returns 0
+ * or -errno. The end is owned by the list; conn_close() frees it. */
+static int conn_add(int ep, int fd, int client, size_t total, struct conn **head)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	struct epoll_event ev = { .events = client ? EPOLLOUT | EPOLLIN : EPOLLIN };
+
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*c = (struct conn){ .fd = fd, .client = client, .total = total, .next = *head };
+	ev.data.ptr = c;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int e = -errno;
+
+		close(fd);
+		free(c);
+		return e;
+	}
+	if (*head)
+		(*head)->prev = c;
+	*head = c;
+	return 0;
+}
+
+static void conn_close(struct conn *c, struct conn **head)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		*head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	close(c->fd);
+	free(c);
+}
+
+static int start_path(int ep, int home, size_t from, size_t to, size_t bytes, struct conn **head)
 {
 	struct sockaddr_storage src = addrs[from].ss;
-	struct conn *c;
 	int fd;
 
 	fd = socket_in(addrs[from].nsfd, home, src.ss_family);
@@ -171,20 +210,7 @@ static int start_path(int ep, int home, size_t from, size_t to, size_t bytes)
 		close(fd);
 		return e;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
-	*c = (struct conn){ .fd = fd, .client = 1, .total = bytes };
-	struct epoll_event ev = { .events = EPOLLOUT | EPOLLIN, .data.ptr = c };
-
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		close(fd);
-		free(c);
-		return -errno;
-	}
-	return 0;
+	return conn_add(ep, fd, 1, bytes, head);
 }
 
 /* Advances c; returns 1 when a client path completed, -1 when it failed, 0 otherwise. A
@@ -236,6 +262,7 @@ int main(int argc, char **argv)
 	};
 	unsigned port = 7799, inflight = 512;
 	size_t bytes = 16384, paths = 0, ok = 0, failed = 0, active = 0;
+	struct conn *conns = NULL;
 	double timeout_s = 30, w0, c0;
 	const char *pairs_file = NULL;
 	char line[256];
@@ -351,7 +378,7 @@ int main(int argc, char **argv)
 
 			if (!is_path(i, j))
 				continue;
-			if (start_path(ep, home, i, j, bytes) < 0)
+			if (start_path(ep, home, i, j, bytes, &conns) < 0)
 				failed++;
 			else
 				active++;
@@ -365,22 +392,10 @@ int main(int argc, char **argv)
 
 				for (;;) {
 					int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-					struct conn *s;
 
 					if (fd < 0)
 						break;
-					s = calloc(1, sizeof(*s));
-					if (!s) {
-						close(fd);
-						continue;
-					}
-					s->fd = fd;
-					struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
-
-					if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-						close(fd);
-						free(s);
-					}
+					(void)conn_add(ep, fd, 0, 0, &conns);
 				}
 				continue;
 			}
@@ -396,12 +411,15 @@ int main(int argc, char **argv)
 				else
 					failed++;
 			}
-			close(cn->fd);
-			free(cn);
+			conn_close(cn, &conns);
 		}
 	}
 	double wall = now_ms(CLOCK_MONOTONIC) - w0, cpu = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 
+	while (conns)
+		conn_close(conns, &conns);
+	free(allowed);
+	free(payload);
 	printf("{\"paths\":%zu,\"ok\":%zu,\"failed\":%zu,\"unfinished\":%zu,\"wall_ms\":%.1f,"
 	       "\"cpu_ms\":%.1f,\"bytes\":%zu}\n",
 	       paths, ok, failed, paths - ok - failed, wall, cpu, bytes);
