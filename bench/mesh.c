@@ -9,8 +9,10 @@
  *
  * Input (stdin): one line per address, "NETNS ADDRESS NET": the namespace name (as under
  * /run/netns), an IPv4 or IPv6 address of that node, and a network label. Every ordered
- * pair of addresses with the same label in different namespaces is one path.
- * Usage: mesh [--port P] [--bytes B] [--inflight K] [--timeout S]
+ * pair of addresses with the same label in different namespaces is one path; with --pairs
+ * FILE (lines "NETNS_FROM NETNS_TO", e.g. a sparse probe plan from bench/plan) only the
+ * paths between the listed ordered pairs of namespaces are.
+ * Usage: mesh [--port P] [--bytes B] [--inflight K] [--timeout S] [--pairs FILE]
  * Output: one JSON object: paths, ok, failed, wall_ms, cpu_ms (user + system of this
  * process), bytes. Exit 0 when every path completed, 1 when some failed, 2 on bad input. */
 #include <arpa/inet.h>
@@ -35,20 +37,25 @@
 struct addr {
 	char ns[64], net[32];
 	int nsfd;
+	size_t nsi; /* index of its namespace among the distinct ones, in input order */
 	struct sockaddr_storage ss;
 	socklen_t len;
 };
 
-/* One connection end: a client (sends, then reads the echo) or a server (echoes). */
+/* One connection end: a client (sends, then reads the echo) or a server (echoes). Every
+ * open end is on one list, so the ends still open when the run stops are closed too. */
 struct conn {
 	int fd;
 	int client;
 	size_t sent, got, total;
+	struct conn *prev, *next;
 };
 
 static struct addr addrs[MAX_ADDRS];
-static size_t n_addrs;
+static size_t n_addrs, n_ns;
 static char *payload;
+/* n_ns x n_ns: may a path go from namespace a to b (NULL: every pair may). */
+static unsigned char *allowed;
 
 static double now_ms(clockid_t id)
 {
@@ -56,6 +63,55 @@ static double now_ms(clockid_t id)
 
 	clock_gettime(id, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Is i -> j one of the paths: same network, different nodes, a pair the plan allows. */
+static int is_path(size_t i, size_t j)
+{
+	return i != j && addrs[i].nsi != addrs[j].nsi && strcmp(addrs[i].net, addrs[j].net) == 0 &&
+	       (!allowed || allowed[addrs[i].nsi * n_ns + addrs[j].nsi]);
+}
+
+static int ns_index(const char *ns, size_t *out)
+{
+	for (size_t i = 0; i < n_addrs; i++)
+		if (strcmp(addrs[i].ns, ns) == 0) {
+			*out = addrs[i].nsi;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* Reads "NETNS_FROM NETNS_TO" lines into allowed[]. Returns 0 or -errno. */
+static int read_pairs(const char *file)
+{
+	char line[256];
+	FILE *f = fopen(file, "r");
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	allowed = calloc(n_ns * n_ns + 1, 1);
+	if (!allowed) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		char a[64], b[64];
+		size_t ia, ib;
+
+		if (sscanf(line, "%63s %63s", a, b) != 2)
+			continue;
+		if (ns_index(a, &ia) < 0 || ns_index(b, &ib) < 0) {
+			fprintf(stderr, "mesh: pair '%s %s' names a namespace without addresses\n",
+				a, b);
+			r = -EINVAL;
+		} else {
+			allowed[ia * n_ns + ib] = 1;
+		}
+	}
+	fclose(f);
+	return r;
 }
 
 static int parse_addr(const char *s, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
@@ -95,10 +151,47 @@ static int socket_in(int nsfd, int home, int family)
 	return fd < 0 ? -e : fd;
 }
 
-static int start_path(int ep, int home, size_t from, size_t to, size_t bytes)
+/* Takes fd (closed on failure): a new connection end on *head, watched for events. Returns 0
+ * or -errno. The end is owned by the list; conn_close() frees it. */
+static int conn_add(int ep, int fd, int client, size_t total, struct conn **head)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	struct epoll_event ev = { .events = client ? EPOLLOUT | EPOLLIN : EPOLLIN };
+
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*c = (struct conn){ .fd = fd, .client = client, .total = total, .next = *head };
+	ev.data.ptr = c;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int e = -errno;
+
+		close(fd);
+		free(c);
+		return e;
+	}
+	if (*head)
+		(*head)->prev = c;
+	*head = c;
+	return 0;
+}
+
+static void conn_close(struct conn *c, struct conn **head)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		*head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	close(c->fd);
+	free(c);
+}
+
+static int start_path(int ep, int home, size_t from, size_t to, size_t bytes, struct conn **head)
 {
 	struct sockaddr_storage src = addrs[from].ss;
-	struct conn *c;
 	int fd;
 
 	fd = socket_in(addrs[from].nsfd, home, src.ss_family);
@@ -117,20 +210,7 @@ static int start_path(int ep, int home, size_t from, size_t to, size_t bytes)
 		close(fd);
 		return e;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
-	*c = (struct conn){ .fd = fd, .client = 1, .total = bytes };
-	struct epoll_event ev = { .events = EPOLLOUT | EPOLLIN, .data.ptr = c };
-
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		close(fd);
-		free(c);
-		return -errno;
-	}
-	return 0;
+	return conn_add(ep, fd, 1, bytes, head);
 }
 
 /* Advances c; returns 1 when a client path completed, -1 when it failed, 0 otherwise. A
@@ -178,11 +258,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "port", required_argument, NULL, 'p' }, { "bytes", required_argument, NULL, 'b' },
 		{ "inflight", required_argument, NULL, 'k' }, { "timeout", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 },
+		{ "pairs", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
 	};
 	unsigned port = 7799, inflight = 512;
 	size_t bytes = 16384, paths = 0, ok = 0, failed = 0, active = 0;
+	struct conn *conns = NULL;
 	double timeout_s = 30, w0, c0;
+	const char *pairs_file = NULL;
 	char line[256];
 	int c, ep, home;
 	struct rlimit rl;
@@ -193,9 +275,10 @@ int main(int argc, char **argv)
 		case 'b': bytes = strtoul(optarg, NULL, 10); break;
 		case 'k': inflight = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 't': timeout_s = strtod(optarg, NULL); break;
+		case 'P': pairs_file = optarg; break;
 		default:
 			fprintf(stderr, "usage: mesh [--port P] [--bytes B] [--inflight K] "
-					"[--timeout S] < 'NETNS ADDRESS NET' lines\n");
+					"[--timeout S] [--pairs FILE] < 'NETNS ADDRESS NET' lines\n");
 			return 2;
 		}
 	}
@@ -225,9 +308,12 @@ int main(int argc, char **argv)
 		}
 		a->nsfd = -1;
 		for (size_t i = 0; i < n_addrs; i++)
-			if (strcmp(addrs[i].ns, ns) == 0)
+			if (strcmp(addrs[i].ns, ns) == 0) {
 				a->nsfd = addrs[i].nsfd;
+				a->nsi = addrs[i].nsi;
+			}
 		if (a->nsfd < 0) {
+			a->nsi = n_ns++;
 			snprintf(path, sizeof(path), "/run/netns/%s", ns);
 			a->nsfd = open(path, O_RDONLY | O_CLOEXEC);
 			if (a->nsfd < 0) {
@@ -236,6 +322,14 @@ int main(int argc, char **argv)
 			}
 		}
 		n_addrs++;
+	}
+	if (pairs_file) {
+		int e = read_pairs(pairs_file);
+
+		if (e < 0) {
+			fprintf(stderr, "mesh: %s: %s\n", pairs_file, strerror(-e));
+			return 2;
+		}
 	}
 	/* Every socket of the mesh at once: raise the descriptor limit to the hard one. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
@@ -264,8 +358,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n_addrs; i++)
 		for (size_t j = 0; j < n_addrs; j++)
-			paths += i != j && strcmp(addrs[i].ns, addrs[j].ns) != 0 &&
-				 strcmp(addrs[i].net, addrs[j].net) == 0;
+			paths += (size_t)is_path(i, j);
 
 	w0 = now_ms(CLOCK_MONOTONIC);
 	c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
@@ -283,10 +376,9 @@ int main(int argc, char **argv)
 			}
 			size_t i = fi, j = fj++;
 
-			if (i == j || strcmp(addrs[i].ns, addrs[j].ns) == 0 ||
-			    strcmp(addrs[i].net, addrs[j].net) != 0)
+			if (!is_path(i, j))
 				continue;
-			if (start_path(ep, home, i, j, bytes) < 0)
+			if (start_path(ep, home, i, j, bytes, &conns) < 0)
 				failed++;
 			else
 				active++;
@@ -300,22 +392,10 @@ int main(int argc, char **argv)
 
 				for (;;) {
 					int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-					struct conn *s;
 
 					if (fd < 0)
 						break;
-					s = calloc(1, sizeof(*s));
-					if (!s) {
-						close(fd);
-						continue;
-					}
-					s->fd = fd;
-					struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
-
-					if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-						close(fd);
-						free(s);
-					}
+					(void)conn_add(ep, fd, 0, 0, &conns);
 				}
 				continue;
 			}
@@ -331,12 +411,15 @@ int main(int argc, char **argv)
 				else
 					failed++;
 			}
-			close(cn->fd);
-			free(cn);
+			conn_close(cn, &conns);
 		}
 	}
 	double wall = now_ms(CLOCK_MONOTONIC) - w0, cpu = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 
+	while (conns)
+		conn_close(conns, &conns);
+	free(allowed);
+	free(payload);
 	printf("{\"paths\":%zu,\"ok\":%zu,\"failed\":%zu,\"unfinished\":%zu,\"wall_ms\":%.1f,"
 	       "\"cpu_ms\":%.1f,\"bytes\":%zu}\n",
 	       paths, ok, failed, paths - ok - failed, wall, cpu, bytes);

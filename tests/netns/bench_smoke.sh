@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench/run --smoke keeps working: a 2-node lab, every measurement once, well-formed results
-# JSON and a rendered document. No timing is asserted (the machine may be busy).
+# JSON and a rendered document; then --allatonce at 8 nodes with a sparse plan. No timing is
+# asserted (the machine may be busy).
 set -uo pipefail
 
 # shellcheck source=lib.sh
@@ -9,7 +10,7 @@ set -uo pipefail
 OUT=
 
 [ "$(id -u)" -eq 0 ] || skip "needs root"
-[ -x "$BUILD/bench/qload" ] || skip "no $BUILD/bench/qload"
+[ -x "$BUILD/bench/qload" ] && [ -x "$BUILD/bench/plan" ] || skip "no $BUILD/bench/qload or plan"
 [ -x "$BUILD/daemon/netpreflightd" ] && [ -x "$BUILD/cli/netpreflight" ] || skip "daemon or CLI not built"
 command -v jq >/dev/null || skip "no jq"
 command -v nc >/dev/null || skip "no nc"
@@ -80,6 +81,45 @@ fi
 # gnuplot-nox is in scripts/setup-deps: no plot is a failure, whatever the reason.
 command -v gnuplot >/dev/null || fail "gnuplot not installed (gnuplot-nox, scripts/setup-deps)"
 [ -s "$OUT/benchmarks-check-time.png" ] || fail "no plot drawn ($OUT/benchmarks-check-time.png)"
+
+# The all-at-once mode with a sparse plan at a small size (issue 20): 8 nodes, full mesh only
+# up to 4, sparse_k 1 (at most 4 peers of 7), one healthy and one dead-fabric job round. The
+# floors must cover exactly the planned paths (bench/plan), not the full mesh.
+A=$OUT/aao
+bash "$SRC/bench/run" --allatonce 8 --full-mesh-max 4 --sparse-k 1 --rounds 1 --runs 1 --dead 8 \
+	--coord "" --base "$R" --build-dir "$BUILD" --id b8 --out "$A" --docs "$A" >"$OUT/aao.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { cat "$OUT/aao.log"; fail "bench/run --allatonce (sparse) exited $rc"; }
+RA=$(find "$A" -maxdepth 1 -name '20*.json' | head -n 1)
+if [ -z "$RA" ] || ! jq -e . "$RA" >/dev/null 2>&1; then
+	fail "no well-formed all-at-once results in $A"
+else
+	jq -e '(.allatonce | length) == 2 and all(.allatonce[]; .nodes == 8 and .sparse == true
+		and .job == true and .full_mesh_max == 4 and .sparse_k == 1
+		and .plan_peers_max <= 4 and .plan_pairs < 56
+		and .mesh_paths == 2 * .plan_pairs and .mesh_ok == .mesh_paths
+		and .nc_ok == 2 * .plan_pairs and .nc_failed == 0
+		and .rss_hwm_kb_max > 0 and .rss_hwm_kb_max >= .rss_hwm_kb_mean
+		and .false_verdicts == 0)' "$RA" >/dev/null ||
+		fail "sparse all-at-once records: $(jq -c .allatonce "$RA")"
+	jq -e '.allatonce[] | select(.dead == null) | .ok == 8 and .networks == 1' "$RA" >/dev/null ||
+		fail "healthy sparse round: $(jq -c '.allatonce[] | select(.dead == null)' "$RA")"
+	jq -e '.allatonce[] | select(.dead != null) | .dead == "node4" and .dead_probed_by >= 2
+		and .dead_verdict == "fail" and .fail == 1' "$RA" >/dev/null ||
+		fail "dead sparse round: $(jq -c '.allatonce[] | select(.dead != null)' "$RA")"
+	# Its other sections come from the smoke run's file.
+	jq -e '.base_file == "smoke.json" and (.checks | length) == 3' "$RA" >/dev/null ||
+		fail "all-at-once results did not keep the base file's sections"
+fi
+if [ ! -s "$A/benchmarks.md" ]; then
+	fail "no $A/benchmarks.md"
+else
+	grep -q '^| 8 nodes sparse at once: all `ok` on one network |' "$A/benchmarks.md" ||
+		fail "no sparse target row in $A/benchmarks.md"
+	grep -q '^| 8 | sparse, <= [0-9] peers, job check | none | 1 |' "$A/benchmarks.md" ||
+		fail "no per-size sparse row in $A/benchmarks.md"
+	! grep -q 'null' "$A/benchmarks.md" || fail "$A/benchmarks.md shows a null: $(grep -n null "$A/benchmarks.md" | head -3)"
+fi
 
 # bench/run removed its lab.
 [ ! -d /run/npflab/b8 ] || fail "lab b8 left behind"
