@@ -12,8 +12,10 @@
 #include "check.h"
 
 /* The bulk phase exists to catch paths that pass a handshake but drop full-size frames:
- * a few full-size segments each way are enough, with a floor for tiny MTUs. */
-#define NPF_BULK_SEGMENTS 8u
+ * TCP delivers in order, so one lost full-size segment already holds back the whole echo
+ * (the stall rule wants nothing echoed); two each way, with a floor for small MTUs, keep a
+ * probe's bytes near a bare 16 KiB echo (issue 20: per-path cost near the floor). */
+#define NPF_BULK_SEGMENTS 2u
 #define NPF_BULK_FLOOR (16u << 10)
 
 /* Bytes one bulk probe moves per direction over an egress of MTU mtu (0 = unknown:

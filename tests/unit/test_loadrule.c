@@ -17,12 +17,13 @@
 static void test_bulk_bytes(void **state)
 {
 	(void)state;
-	/* 8 full-size frames, with the floor for Ethernet MTUs. */
+	/* 2 full-size frames, with the floor for Ethernet and other small MTUs. */
 	assert_int_equal(npf_bulk_bytes(1500, 256u << 10), NPF_BULK_FLOOR);
-	assert_int_equal(npf_bulk_bytes(9000, 256u << 10), 8u * 9000);
-	assert_int_equal(npf_bulk_bytes(4092, 0), 8u * 4092);
+	assert_int_equal(npf_bulk_bytes(9000, 256u << 10), 2u * 9000);
+	assert_int_equal(npf_bulk_bytes(4092, 0), NPF_BULK_FLOOR);
+	assert_int_equal(npf_bulk_bytes(65536, 0), 2u * 65536);
 	/* The configured ceiling wins. */
-	assert_int_equal(npf_bulk_bytes(9000, 65536), 65536);
+	assert_int_equal(npf_bulk_bytes(9000, 17000), 17000);
 	/* Unknown or absurd MTUs count as Ethernet. */
 	assert_int_equal(npf_bulk_bytes(0, 256u << 10), NPF_BULK_FLOOR);
 	assert_int_equal(npf_bulk_bytes(1000000, 256u << 10), NPF_BULK_FLOOR);
