@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "netlink.h"
 
 #define LISTEN_RETRY_USEC (1000ull * 1000)
 
@@ -115,6 +116,7 @@ int npf_probe_ctx_new(struct npf_probe_ctx **out, const struct npf_probe_params 
 	LIST_INIT(&ctx->revjobs);
 	LIST_INIT(&ctx->checks);
 	TAILQ_INIT(&ctx->queue);
+	TAILQ_INIT(&ctx->doneq);
 	LIST_INIT(&ctx->tprobes);
 	ctx->event = p->event;
 	ctx->port = p->port;
@@ -159,6 +161,8 @@ void npf_probe_ctx_free(struct npf_probe_ctx *ctx)
 	jobx_cancel_all(ctx);
 	server_shutdown(ctx);
 	ctx->listen_retry = sd_event_source_disable_unref(ctx->listen_retry);
+	nlsys_routes_close(ctx->routes);
+	ctx->done_defer = sd_event_source_disable_unref(ctx->done_defer);
 	free(ctx->cands);
 	free(ctx->ifnames);
 	free(ctx->recent);

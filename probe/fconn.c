@@ -117,6 +117,8 @@ bool fconn_is_protocol_error(int err)
 void fconn_close(struct fconn *c)
 {
 	c->io = sd_event_source_disable_unref(c->io);
+	c->post = sd_event_source_disable_unref(c->post);
+	c->blocked = false;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -140,15 +142,48 @@ void fconn_abort(struct fconn *c)
 
 static int set_events(struct fconn *c)
 {
+	bool pending = c->out_off < c->out_len;
 	uint32_t ev;
 
 	if (!c->io)
 		return 0;
-	if (c->connecting)
+	if (c->connecting) {
 		ev = EPOLLOUT;
-	else
-		ev = EPOLLIN | (c->out_off < c->out_len ? EPOLLOUT : 0);
+	} else {
+		/* The defer source flushes on the next loop iteration; EPOLLOUT only
+		 * waits for room once the socket was full. */
+		if (pending && !c->blocked && c->post)
+			(void)sd_event_source_set_enabled(c->post, SD_EVENT_ONESHOT);
+		ev = EPOLLIN | (pending && (c->blocked || !c->post) ? EPOLLOUT : 0);
+	}
 	return sd_event_source_set_io_events(c->io, ev);
+}
+
+static int flush(struct fconn *c);
+
+static int post_cb(sd_event_source *s, void *ud)
+{
+	struct fconn *c = ud;
+	int r;
+
+	(void)s;
+	if (c->fd < 0 || c->connecting || c->raw || c->out_off >= c->out_len)
+		return 0;
+	r = flush(c);
+	if (r < 0) {
+		c->ops->error(c, r);
+		return 0;
+	}
+	(void)set_events(c);
+	return 0;
+}
+
+void fconn_set_priority(struct fconn *c, int64_t prio)
+{
+	if (c->io)
+		(void)sd_event_source_set_priority(c->io, prio);
+	if (c->post)
+		(void)sd_event_source_set_priority(c->post, prio);
 }
 
 static int io_cb(sd_event_source *s, int fd, uint32_t revents, void *ud);
@@ -166,8 +201,14 @@ static int attach(struct fconn *c, sd_event *e, int fd, uint32_t max_payload,
 	if (r < 0) {
 		c->io = NULL;
 		fconn_close(c);
+		return r;
 	}
-	return r;
+	/* Without it output waits for EPOLLOUT, as it did before (set_events). */
+	if (sd_event_add_defer(e, &c->post, post_cb, c) < 0)
+		c->post = NULL;
+	else
+		(void)sd_event_source_set_enabled(c->post, SD_EVENT_OFF);
+	return 0;
 }
 
 int fconn_adopt(struct fconn *c, sd_event *e, int fd, uint32_t max_payload,
@@ -259,13 +300,16 @@ static int flush(struct fconn *c)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				c->blocked = true;
 				break;
+			}
 			return -errno;
 		}
 		c->out_off += (size_t)n;
 	}
 	if (c->out_off == c->out_len) {
+		c->blocked = false;
 		c->out_off = c->out_len = 0;
 		if (c->closing)
 			(void)shutdown(c->fd, SHUT_WR);
@@ -349,6 +393,8 @@ void fconn_send_error(struct fconn *c, enum npf_wire_err code, const char *msg)
 int fconn_set_raw(struct fconn *c, uint32_t events)
 {
 	c->raw = true;
+	if (c->post)
+		(void)sd_event_source_set_enabled(c->post, SD_EVENT_OFF);
 	if (!c->io)
 		return -ENOTCONN;
 	return sd_event_source_set_io_events(c->io, events);

@@ -67,6 +67,7 @@
 
 struct fconn;
 struct fconn_auth;
+struct nlsys_routes;
 
 /* Callbacks return 0 to keep going or 1 when they destroyed the connection
  * (fconn_close() and/or freed its owner); fconn then touches nothing. */
@@ -102,6 +103,11 @@ struct fconn {
 	uint8_t *out;
 	size_t out_len, out_off;
 	struct fconn_auth *auth; /* owned; NULL without a cluster key */
+	/* Output goes out from a one-shot defer source on the next loop iteration (every
+	 * frame queued meanwhile in one send, and no epoll_ctl): EPOLLOUT only after the
+	 * socket was full (blocked), or when no defer source could be made. */
+	sd_event_source *post;
+	bool blocked;
 };
 
 /* Makes a struct fconn for an accepted fd (takes ownership of fd). Returns 0 or -errno
@@ -152,6 +158,9 @@ int fconn_data_token(const struct fconn *c, uint16_t port, const uint8_t nonce[N
 int fconn_data_reply_mac(const struct fconn *c, uint16_t port,
 			 const uint8_t nonce[NPF_WIRE_NONCE_LEN], const char *node, uint64_t instance,
 			 uint8_t mac[NPF_WIRE_MAC_LEN]);
+
+/* Sets the priority of c's event sources (sd-event: lower runs first). */
+void fconn_set_priority(struct fconn *c, int64_t prio);
 
 /* Queues one frame. Returns 0, -ENOBUFS (output cap) or -ENOMEM/-EMSGSIZE. */
 int fconn_send(struct fconn *c, uint16_t type, const json_t *payload);
@@ -427,6 +436,10 @@ struct npf_probe_ctx {
 	LIST_HEAD(, pcheck) checks;
 
 	TAILQ_HEAD(, tprobe) queue;		/* waiting for an active slot, oldest first */
+	/* Ended probes whose done() runs next from one defer source (a timer per probe set
+	 * to fire now cost a timerfd re-arm each, hundreds per job start). */
+	TAILQ_HEAD(, tprobe) doneq;
+	sd_event_source *done_defer;
 	LIST_HEAD(, tprobe) tprobes;		/* every live tprobe (for joining) */
 	struct tprobe_recent *recent;		/* owned: PROBE_RECENT slots, NULL until used */
 	uint32_t recent_next;			/* next slot to overwrite (ring) */
@@ -437,6 +450,7 @@ struct npf_probe_ctx {
 	npf_probe_job_row_fn job_row;
 	uint64_t next_job_wait;
 	LIST_HEAD(, npf_job_submit) submits; /* jobx.c's, in flight */
+	struct nlsys_routes *routes; /* owned: the route lookups' netlink socket (lazily) */
 	bool kicking;	    /* inside tprobe_kick_queue(): no nested runs */
 	bool shutting_down; /* no queued probe starts during teardown */
 };

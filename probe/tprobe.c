@@ -151,15 +151,65 @@ static const struct tprobe_recent *find_recent(const struct npf_probe_ctx *ctx,
 	return NULL;
 }
 
+/* Runs done() of every ended probe, oldest first (a done() may free other probes: they
+ * leave the queue in tprobe_free). */
+static int done_cb(sd_event_source *s, void *ud)
+{
+	struct npf_probe_ctx *ctx = ud;
+	struct tprobe *tp;
+
+	(void)s;
+	while ((tp = TAILQ_FIRST(&ctx->doneq))) {
+		TAILQ_REMOVE(&ctx->doneq, tp, dlink);
+		tp->done_queued = false;
+		tp->done(tp, tp->ud);
+	}
+	return 0;
+}
+
+/* done() runs from the loop, never from inside an I/O callback of the probe. */
+static void schedule_done(struct tprobe *tp)
+{
+	struct npf_probe_ctx *ctx = tp->ctx;
+
+	if (!ctx->done_defer &&
+	    sd_event_add_defer(ctx->event, &ctx->done_defer, done_cb, ctx) < 0) {
+		/* No source to run it from: the probe's own timer, due now, runs done(). */
+		if (tp->timer) {
+			(void)sd_event_source_set_time(tp->timer, 1);
+			(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
+		}
+		return;
+	}
+	if (tp->timer)
+		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_OFF);
+	if (!tp->done_queued) {
+		TAILQ_INSERT_TAIL(&ctx->doneq, tp, dlink);
+		tp->done_queued = true;
+	}
+	(void)sd_event_source_set_enabled(ctx->done_defer, SD_EVENT_ONESHOT);
+}
+
+static void unschedule_done(struct tprobe *tp)
+{
+	if (!tp->done_queued)
+		return;
+	TAILQ_REMOVE(&tp->ctx->doneq, tp, dlink);
+	tp->done_queued = false;
+}
+
 static int timer_cb(sd_event_source *s, uint64_t usec, void *ud)
 {
 	struct tprobe *tp = ud;
 
 	(void)s;
 	(void)usec;
-	if (tp->phase != TP_DONE)
+	/* The deadline: the phase's outcome, and ended() queues done(). A probe that ended
+	 * already is here only when no defer source could be made: done() now. */
+	if (tp->phase != TP_DONE) {
 		tpath_finish_by_phase(tp);
-	/* tpath_finish() re-armed us to fire now; the outcome is complete either way. */
+		return 0;
+	}
 	(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_OFF);
 	tp->done(tp, tp->ud);
 	return 0;
@@ -173,10 +223,7 @@ static void ended(struct tprobe *tp)
 	unqueue(tp);
 	release_slot(tp);
 	unjoin(tp);
-	if (tp->timer) {
-		(void)sd_event_source_set_time(tp->timer, 1);
-		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
-	}
+	schedule_done(tp);
 	release_followers(tp);
 	tprobe_kick_queue(tp->ctx);
 	if (tp->remember)
@@ -292,8 +339,7 @@ int tprobe_start_via(struct npf_probe_ctx *ctx, enum tprobe_origin origin,
 		tp->res = rec->res;
 		tp->res.shared = true;
 		tp->phase = TP_DONE;
-		(void)sd_event_source_set_time(tp->timer, 1);
-		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_ONESHOT);
+		schedule_done(tp);
 	} else if (leader) {
 		ctx->n_tprobes_joined++;
 		tp->phase = TP_JOINED;
@@ -316,6 +362,7 @@ void tprobe_abort(struct tprobe *tp)
 		tpath_finish_by_phase(tp);
 	if (tp->timer)
 		(void)sd_event_source_set_enabled(tp->timer, SD_EVENT_OFF);
+	unschedule_done(tp);
 }
 
 void tprobe_free(struct tprobe *tp)
@@ -326,6 +373,7 @@ void tprobe_free(struct tprobe *tp)
 		return;
 	ctx = tp->ctx;
 	tp->timer = sd_event_source_disable_unref(tp->timer);
+	unschedule_done(tp);
 	if (tp->phase != TP_DONE) {
 		tp->phase = TP_DONE;
 		tp->res.by_deadline = true; /* followers probe on their own */

@@ -53,7 +53,9 @@ struct tprobe {
 	bool remember; /* ended ok by its own full echo: kept for sharing (remember_ok) */
 	bool active;   /* counted in ctx->n_active_tprobes */
 	bool queued;   /* in ctx->queue */
+	bool done_queued;	   /* in ctx->doneq: done() runs from the loop */
 	TAILQ_ENTRY(tprobe) qlink; /* ctx->queue */
+	TAILQ_ENTRY(tprobe) dlink; /* ctx->doneq */
 	enum tprobe_origin origin;
 	struct tprobe *leader;	       /* TP_JOINED: the probe we wait for */
 	LIST_HEAD(, tprobe) followers; /* probes waiting for us */

@@ -403,7 +403,11 @@ void tpath_begin(struct tprobe *tp)
 		tpath_finish(tp, NPF_OUT_WRONG_PEER, "%s is local to %s", a, ctx->node);
 		return;
 	}
-	r = nlsys_route_get(&tp->target, &oif);
+	/* One kept netlink socket for every probe's lookup (a fresh one if it cannot open). */
+	if (!ctx->routes)
+		(void)nlsys_routes_open(&ctx->routes);
+	r = ctx->routes ? nlsys_routes_get(ctx->routes, &tp->target, &oif)
+			: nlsys_route_get(&tp->target, &oif);
 	if (r < 0) {
 		tpath_finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -r), "no route to %s: %s", a,
 			     strerror(-r));

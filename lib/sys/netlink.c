@@ -376,13 +376,12 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int nlsys_route_get(const struct npf_addr *dst, int *oif)
+/* One RTM_GETROUTE on s, the reply read into buf (MNL_SOCKET_DUMP_SIZE bytes). */
+static int route_query(struct nlsock *s, void *buf, const struct npf_addr *dst, int *oif)
 {
 	char req[NLSYS_REQ_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
-	struct nlsock s;
 	struct rtmsg *rtm;
-	void *buf;
 	size_t alen;
 	ssize_t n;
 	int rc;
@@ -394,37 +393,81 @@ int nlsys_route_get(const struct npf_addr *dst, int *oif)
 		alen = 16;
 	else
 		return -EAFNOSUPPORT;
-	buf = malloc(MNL_SOCKET_DUMP_SIZE);
-	if (!buf)
-		return -ENOMEM;
-	rc = nlsock_open(&s, NETLINK_ROUTE);
-	if (rc < 0)
-		goto out_free;
 	nlh->nlmsg_type = RTM_GETROUTE;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
-	nlh->nlmsg_seq = ++s.seq;
+	nlh->nlmsg_seq = ++s->seq;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = dst->family;
 	rtm->rtm_dst_len = (unsigned char)(alen * 8);
 	mnl_attr_put(nlh, RTA_DST, alen, dst->addr);
-	rc = nlsock_send(&s, nlh);
+	rc = nlsock_send(s, nlh);
 	if (rc < 0)
-		goto out_close;
-	n = nlsock_recv(&s, buf, MNL_SOCKET_DUMP_SIZE);
-	if (n < 0) {
-		rc = (int)n;
-		goto out_close;
-	}
+		return rc;
+	n = nlsock_recv(s, buf, MNL_SOCKET_DUMP_SIZE);
+	if (n < 0)
+		return (int)n;
 	errno = 0;
-	if (mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, s.portid, route_cb, oif) < 0)
-		rc = errno ? -errno : -EPROTO;
-	else
-		rc = *oif > 0 ? 0 : -ENOENT;
-out_close:
-	nlsock_close(&s);
-out_free:
-	free(buf);
+	if (mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, s->portid, route_cb, oif) < 0)
+		return errno ? -errno : -EPROTO;
+	return *oif > 0 ? 0 : -ENOENT;
+}
+
+int nlsys_route_get(const struct npf_addr *dst, int *oif)
+{
+	struct nlsys_routes *r;
+	int rc = nlsys_routes_open(&r);
+
+	*oif = 0;
+	if (rc < 0)
+		return rc;
+	rc = nlsys_routes_get(r, dst, oif);
+	nlsys_routes_close(r);
 	return rc;
+}
+
+struct nlsys_routes {
+	struct nlsock s; /* s.nl NULL: closed after a failure, reopened on the next lookup */
+	char buf[MNL_SOCKET_DUMP_SIZE];
+};
+
+int nlsys_routes_open(struct nlsys_routes **out)
+{
+	struct nlsys_routes *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	rc = nlsock_open(&r->s, NETLINK_ROUTE);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int nlsys_routes_get(struct nlsys_routes *r, const struct npf_addr *dst, int *oif)
+{
+	int rc;
+
+	*oif = 0;
+	if (!r->s.nl && (rc = nlsock_open(&r->s, NETLINK_ROUTE)) < 0)
+		return rc;
+	rc = route_query(&r->s, r->buf, dst, oif);
+	/* The kernel's own answers (no route, unreachable) leave the socket in step; a
+	 * timeout or a stray reply may not: the next lookup starts on a fresh socket. */
+	if (rc < 0 && rc != -ENETUNREACH && rc != -EHOSTUNREACH && rc != -ENOENT &&
+	    rc != -EAFNOSUPPORT && rc != -EINVAL)
+		nlsock_close(&r->s);
+	return rc;
+}
+
+void nlsys_routes_close(struct nlsys_routes *r)
+{
+	if (!r)
+		return;
+	nlsock_close(&r->s);
+	free(r);
 }
 
 int nlsys_capture(const char *path)

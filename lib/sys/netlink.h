@@ -28,6 +28,17 @@ int nlsys_dump_ifaces(struct npf_inventory *inv, const char *sysfs_root);
  * for a family other than AF_INET/AF_INET6, or -errno (-ENETUNREACH etc.). */
 int nlsys_route_get(const struct npf_addr *dst, int *oif);
 
+/* A netlink socket kept for route lookups: a probe asks the kernel once per path, and the
+ * hundreds of probes of a job start would otherwise open and close a socket each. On
+ * success *out is owned by the caller (nlsys_routes_close()). Returns 0 or -errno. */
+struct nlsys_routes;
+int nlsys_routes_open(struct nlsys_routes **out);
+/* nlsys_route_get() on r's socket (reopened after a failure that may have left it out of
+ * step). Same returns. */
+int nlsys_routes_get(struct nlsys_routes *r, const struct npf_addr *dst, int *oif);
+/* Closes and frees; NULL-safe. */
+void nlsys_routes_close(struct nlsys_routes *r);
+
 /* Writes the raw receive buffers of one link dump followed by one address
  * dump to path (created or truncated, mode 0644), for replay through
  * nlif_parse_dump() (the .nl files in tests/fixtures/netlink). Returns the number of
