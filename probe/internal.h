@@ -426,6 +426,7 @@ struct npf_probe_ctx {
 	uint32_t n_preauth;    /* sconns still before HELLO/authentication (in n_sconns) */
 	uint32_t n_evicted;    /* sconns evicted, draining before they close (in n_sconns) */
 	uint64_t n_data_impostors; /* data-port connections dropped before a valid DATA_AUTH */
+	uint64_t n_ctl_accepted, n_data_won; /* see npf_probe_stats */
 	uint64_t n_key_sessions[NPF_AUTH_MAX_KEYS]; /* per keys.k[i]: see npf_probe_stats */
 	uint32_t n_rev_active; /* reverse-job probes started (<= PROBE_MAX_REV_ACTIVE) */
 	bool accept_paused;    /* at max_conns: new connections wait in the backlog */

@@ -78,6 +78,10 @@ struct npf_probe_stats {
 	uint8_t key_ids[NPF_AUTH_MAX_KEYS][NPF_AUTH_ID_LEN];
 	uint64_t key_sessions[NPF_AUTH_MAX_KEYS];
 	uint64_t data_impostors; /* data-port connections dropped before a valid DATA_AUTH */
+	/* Connections accepted on the probe port (control: since protocol version 3 one per
+	 * peer's check, plus one per path whose data port refused) and data connections that
+	 * proved their token (one per path probed): the cost of the plan, not of the mesh. */
+	uint64_t ctl_accepted, data_won;
 };
 void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats *out);
 

@@ -533,6 +533,7 @@ static int listen_accept(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		}
 		return 0;
 	}
+	ctx->n_ctl_accepted++;
 	sc = calloc(1, sizeof(*sc));
 	if (!sc) {
 		close(cfd);

@@ -154,6 +154,7 @@ static int data_frame(struct fconn *c, uint16_t type, json_t *j)
 	    sodium_memcmp(da.token, dl->token, sizeof(da.token)) != 0)
 		return dconn_drop(dc);
 	/* The prober: nobody else gets in, and the other candidates go. */
+	ctx->n_data_won++;
 	dl->win = dc;
 	dlisten_stop(dl);
 	for (size_t i = 0; i < PROBE_DATA_PENDING; i++)

@@ -258,6 +258,8 @@ void npf_probe_get_stats(const struct npf_probe_ctx *ctx, struct npf_probe_stats
 		out->key_sessions[i] = ctx->n_key_sessions[i];
 	}
 	out->data_impostors = ctx->n_data_impostors;
+	out->ctl_accepted = ctx->n_ctl_accepted;
+	out->data_won = ctx->n_data_won;
 }
 
 int tprobe_start(struct npf_probe_ctx *ctx, const struct npf_addr *target, uint64_t expect,

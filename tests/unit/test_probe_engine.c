@@ -1142,29 +1142,47 @@ static void test_data_port(void **state)
 	close(fd);
 }
 
-/* A peer announcing 40 addresses gets 32 probed and the rest reported not-probed. */
+/* A peer announcing 41 addresses gets 32 probed and the rest reported not-probed. */
 static void test_many_candidates(void **state)
 {
 	struct env *e = *state;
 	const char *peers[] = { "198.18.0.2" };
 	struct result r = { 0 };
+	struct npf_probe_stats a0, a1, b0, b1;
 	size_t n_np = 0, n_fwd = 0;
 
 	NEED_ENV(state);
-	for (int i = 1; i <= 39; i++) {
+	/* A second address bravo really holds (on lo), probed after 198.18.0.2, then 39 that
+	 * route nowhere. */
+	for (int i = 0; i <= 39; i++) {
 		struct npf_addr a;
 		char txt[32];
 
-		snprintf(txt, sizeof(txt), "198.51.100.%d", i);
+		if (i == 0)
+			snprintf(txt, sizeof(txt), "198.18.0.5");
+		else
+			snprintf(txt, sizeof(txt), "198.51.100.%d", i);
 		assert_int_equal(npf_wire_addr_parse(txt, &a), 0);
 		a.prefixlen = 32;
 		assert_int_equal(npf_iface_add_addr(&e->b.inv.ifaces[0], &a), 0);
 	}
 	(void)npf_probe_ctx_refresh(e->b.ctx);
+	npf_probe_get_stats(e->a.ctx, &a0);
+	npf_probe_get_stats(e->b.ctx, &b0);
 	assert_int_equal(npf_probe_check_start(e->a.ctx, peers, 1, 1000, on_check, &r), 0);
 	run_until(e, &r.done, HANG_MS);
 	assert_int_equal(r.err, 0);
-	assert_int_equal(r.chk->nodes[1].n_cands, 40);
+	assert_int_equal(r.chk->nodes[1].n_cands, 41);
+	/* Issue 20, one control connection per peer: bravo accepted alpha's session and
+	 * nothing else on its probe port, and one data connection per path that routes (its
+	 * two addresses); bravo's reverse probe of alpha's address used alpha's own listener
+	 * (no control connection to alpha). Version 2 made one control connection per path. */
+	npf_probe_get_stats(e->a.ctx, &a1);
+	npf_probe_get_stats(e->b.ctx, &b1);
+	assert_int_equal(b1.ctl_accepted - b0.ctl_accepted, 1);
+	assert_int_equal(a1.ctl_accepted - a0.ctl_accepted, 0);
+	assert_int_equal(b1.data_won - b0.data_won, 2);
+	assert_int_equal(a1.data_won - a0.data_won, 1);
 	for (size_t i = 0; i < r.chk->n_paths; i++) {
 		const struct npf_path *p = &r.chk->paths[i];
 
@@ -1176,8 +1194,8 @@ static void test_many_candidates(void **state)
 			n_np++;
 		}
 	}
-	assert_int_equal(n_fwd, 40);
-	assert_int_equal(n_np, 8);
+	assert_int_equal(n_fwd, 41);
+	assert_int_equal(n_np, 9);
 	assert_int_equal(find_link(r.chk, "198.18.0.2")->fwd, NPF_OUT_OK);
 	free_result(&r);
 	e->b.inv.ifaces[0].n_addrs = 1;
