@@ -17,7 +17,9 @@
 #include "candidates.h"
 #include "log.h"
 
-#define ECHO_BUF (64u << 10)
+/* The echo's buffer: a bulk is a few full-size frames (lib/loadrule.h), and every data
+ * listener of a whole job checking at once may be echoing: small, for peak RSS. */
+#define ECHO_BUF (16u << 10)
 
 uint32_t dlisten_count(const struct npf_probe_ctx *ctx, const struct npf_addr *a)
 {

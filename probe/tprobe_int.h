@@ -8,7 +8,9 @@
 
 #include "internal.h"
 
-#define TP_RXBUF (64u << 10)
+/* The echo is checked as it comes, in chunks: a bulk is a few full-size frames, and 64
+ * probes may be reading at once (peak RSS). */
+#define TP_RXBUF (16u << 10)
 #define TP_TXCHUNK (16u << 10)
 
 enum tphase {

@@ -3,7 +3,8 @@
 # netns.settle: `unknown` is not "nothing" (issue 18). Three nodes, eno1 on a 1500-byte switch
 # and a 9000-byte fabric ens1f0np0 that the daemons prefer (--prefer: the fabric strictly
 # outranks eno1). node3's daemon answers node1 on the fabric, but those answers are lost
-# (node3 drops its own control-port segments with data to 198.18.1.1): node1's requests are
+# (node3 drops its own segments with data to 198.18.1.1 on the connections node1 opened:
+# conntrack's reply direction, the data ports since protocol version 3): node1's requests are
 # acknowledged and never answered, which the load rule cannot tell from a slow daemon, so the
 # pair node1-node3 is `unknown` on the fabric while eno1 is verified between every pair.
 #   1. `check --job` on every node at once: the job is `unknown` on every node, no env.
@@ -41,7 +42,7 @@ if [ "${1:-}" = --inside ]; then
 table inet npfst {
 	chain output {
 		type filter hook output priority 0; policy accept;
-		ip saddr 198.18.1.3 ip daddr 198.18.1.1 tcp sport 7718 meta length > 100 drop
+		ip saddr 198.18.1.3 ip daddr 198.18.1.1 meta l4proto tcp ct direction reply meta length > 100 drop
 	}
 }
 NFT
