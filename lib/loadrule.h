@@ -27,7 +27,7 @@ uint32_t npf_bulk_bytes(uint32_t mtu, uint32_t cap);
  * peers, plus per_peer_ms for every probed peer beyond 8, capped at 60 s. The formula is
  * documented in docs/config.md and docs/decision.md. */
 #define NPF_BUDGET_FREE_PEERS 8u
-#define NPF_BUDGET_PER_PEER_MS 40u
+#define NPF_BUDGET_PER_PEER_MS 70u
 #define NPF_BUDGET_MAX_MS 60000u
 uint32_t npf_check_budget_ms(uint32_t base_ms, uint32_t n_probed_peers);
 

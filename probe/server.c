@@ -239,6 +239,7 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	struct npf_probe_ctx *ctx = sc->ctx;
 	struct npf_msg_reverse_req *rq;
 	struct revjob *rj;
+	size_t n;
 
 	rq = malloc(sizeof(*rq));
 	if (!rq)
@@ -257,7 +258,9 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 		free(rq);
 		return send_or_drop(sc, NPF_MSG_ERROR, npf_wire_error_to_json(&e));
 	}
-	rj = calloc(1, sizeof(*rj));
+	/* No more targets than we would probe on one peer in our own checks. */
+	n = rq->n_targets < PROBE_MAX_FWD_PER_PEER ? rq->n_targets : PROBE_MAX_FWD_PER_PEER;
+	rj = calloc(1, sizeof(*rj) + n * sizeof(rj->t[0]));
 	if (!rj) {
 		free(rq);
 		return sconn_reject(sc, NPF_WERR_BUSY, "out of memory");
@@ -265,7 +268,8 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	rj->ctx = ctx;
 	rj->sc = sc;
 	rj->remote = sc->remote;
-	rj->res.id = rq->id;
+	rj->id = rq->id;
+	rj->n = n;
 	rj->expect = sc->peer_instance;
 	/* Our own check's "ok" of the same path, proven since the requester's check began,
 	 * answers this request without a second probe (tprobe_start_shared). */
@@ -274,24 +278,22 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 	 * request must not move a peer-chosen amount of data. */
 	rj->bytes = rq->bytes < ctx->bulk_bytes ? rq->bytes : ctx->bulk_bytes;
 	rj->deadline = npf_now(CLOCK_MONOTONIC) + (uint64_t)rq->timeout_ms * USEC_PER_MSEC;
-	/* No more targets than we would probe on one peer in our own checks. */
-	rj->n = rq->n_targets < PROBE_MAX_FWD_PER_PEER ? rq->n_targets : PROBE_MAX_FWD_PER_PEER;
 	rj->t_asked = npf_now(CLOCK_MONOTONIC);
 	for (size_t i = 0; i < rj->n; i++) {
 		const struct npf_rev_target *t = &rq->targets[i];
 
-		rj->targets[i] = t->addr;
+		rj->t[i].res.addr = t->addr;
 		/* Only the requester's own announced addresses are probed: anything else
 		 * would let any HELLO sender aim this daemon at third parties. */
 		if (!announced(sc, &t->addr))
-			rj->skip[i] =
+			rj->t[i].skip =
 			    sc->announced_present
 				? "not announced by the requester"
 				: "not announced by the requester (its HELLO lists no addresses)";
 		/* The listener the requester opened there, proven on this session. */
-		else if (tprobe_port_from(&rj->port[i], &sc->c, t->port, t->token, t->nonce,
+		else if (tprobe_port_from(&rj->t[i].port, &sc->c, t->port, t->token, t->nonce,
 					  t->has_nonce, sc->peer_node, sc->peer_instance) < 0)
-			rj->skip[i] = "reverse target without a nonce on an authenticated session";
+			rj->t[i].skip = "reverse target without a nonce on an authenticated session";
 	}
 	free(rq);
 	LIST_INSERT_HEAD(&ctx->revjobs, rj, link);

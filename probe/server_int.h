@@ -70,21 +70,28 @@ struct dlisten {
 	LIST_ENTRY(dlisten) link; /* ctx->dlisteners */
 };
 
+/* One target of a reverse job. */
+struct revtarget {
+	struct tprobe *tp;	 /* running, or NULL */
+	struct tprobe_port port; /* the requester's listener on it */
+	const char *skip;	 /* static reason it is not probed, or NULL */
+	struct npf_rev_result res;
+};
+
+/* Sized for its targets (a job of a whole cluster holds one per peer at once: fixed
+ * arrays of the protocol's 64 targets were most of a daemon's peak memory). */
 struct revjob {
 	struct npf_probe_ctx *ctx;
 	struct sconn *sc;
 	struct npf_addr remote;
-	struct npf_msg_reverse_result res;
-	struct tprobe *tp[NPF_WIRE_MAX_TARGETS];
-	struct npf_addr targets[NPF_WIRE_MAX_TARGETS];
-	struct tprobe_port port[NPF_WIRE_MAX_TARGETS]; /* the requester's listener on each */
-	const char *skip[NPF_WIRE_MAX_TARGETS]; /* static reason a target is not probed, or NULL */
+	uint32_t id; /* the request's */
 	uint64_t expect, deadline;
 	uint64_t t_asked; /* when the request came (the handshakes before a probe's data connect) */
 	uint64_t not_before; /* the requester's HELLO: its check had begun */
 	uint32_t bytes;
 	size_t n, started, pending; /* targets, started so far, still running */
 	LIST_ENTRY(revjob) link;    /* ctx->revjobs */
+	struct revtarget t[];	    /* n */
 };
 
 /* ---- server_rev.c ---- */

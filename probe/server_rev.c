@@ -26,8 +26,8 @@ uint32_t srv_count_revjobs(const struct npf_probe_ctx *ctx, const struct npf_add
 void srv_revjob_free(struct revjob *rj)
 {
 	for (size_t i = 0; i < rj->n; i++) {
-		if (rj->tp[i]) {
-			tprobe_free(rj->tp[i]);
+		if (rj->t[i].tp) {
+			tprobe_free(rj->t[i].tp);
 			rj->ctx->n_rev_active--;
 		}
 	}
@@ -46,10 +46,10 @@ static void revjob_probe_done(struct tprobe *tp, void *ud)
 		const struct tprobe_result *r;
 		struct npf_rev_result *o;
 
-		if (rj->tp[i] != tp)
+		if (rj->t[i].tp != tp)
 			continue;
 		r = tprobe_result(tp);
-		o = &rj->res.results[i];
+		o = &rj->t[i].res;
 		o->addr = *tprobe_target(tp);
 		o->outcome = r->outcome;
 		o->rtt_us = r->rtt_us;
@@ -57,7 +57,7 @@ static void revjob_probe_done(struct tprobe *tp, void *ud)
 		snprintf(o->detail, sizeof(o->detail), "%s", r->detail);
 		o->ev = r->ev;
 		tprobe_free(tp);
-		rj->tp[i] = NULL;
+		rj->t[i].tp = NULL;
 		rj->pending--;
 		rj->ctx->n_rev_active--;
 		break;
@@ -65,15 +65,25 @@ static void revjob_probe_done(struct tprobe *tp, void *ud)
 	srv_rev_kick(rj->ctx);
 }
 
-/* Sends the result once every target has one, and frees the job. */
+/* Sends the result once every target has one, and frees the job. The wire struct holds
+ * the protocol's 64 results: it lives only while the frame is encoded. */
 static void revjob_complete(struct revjob *rj)
 {
+	struct npf_msg_reverse_result *res;
 	json_t *j;
 
-	rj->res.n_results = rj->n;
 	if (rj->sc && fconn_is_open(&rj->sc->c)) {
-		j = npf_wire_reverse_result_to_json(&rj->res);
-		if (fconn_send(&rj->sc->c, NPF_MSG_REVERSE_RESULT, j) < 0)
+		res = malloc(sizeof(*res));
+		j = NULL;
+		if (res) {
+			res->id = rj->id;
+			res->n_results = rj->n;
+			for (size_t i = 0; i < rj->n; i++)
+				res->results[i] = rj->t[i].res;
+			j = npf_wire_reverse_result_to_json(res);
+			free(res);
+		}
+		if (!j || fconn_send(&rj->sc->c, NPF_MSG_REVERSE_RESULT, j) < 0)
 			log_debug("probe: cannot send REVERSE_RESULT to %s", rj->sc->peer_node);
 		json_decref(j);
 		/* Give the requester time to read it before the idle timer. */
@@ -107,24 +117,24 @@ void srv_rev_kick(struct npf_probe_ctx *ctx)
 		while (rj->started < rj->n && ctx->n_rev_active < PROBE_MAX_REV_ACTIVE &&
 		       rev_active_of(ctx, &rj->remote) < PROBE_MAX_REV_ACTIVE_PER_PEER) {
 			size_t i = rj->started++;
-			struct npf_rev_result *o = &rj->res.results[i];
+			struct revtarget *t = &rj->t[i];
+			struct npf_rev_result *o = &t->res;
 
-			o->addr = rj->targets[i];
-			if (rj->skip[i]) {
+			if (t->skip) {
 				/* Never connected to: no probe slot, no packet. */
 				o->outcome = NPF_OUT_NOT_PROBED;
-				snprintf(o->detail, sizeof(o->detail), "%s", rj->skip[i]);
+				snprintf(o->detail, sizeof(o->detail), "%s", t->skip);
 				continue;
 			}
 			/* Only the data listener the requester opened on its own announced
 			 * address, and it must prove to be the requester; a refused one is
 			 * asked again on that address's control port (tprobe_path.c). */
 			if (now < rj->deadline &&
-			    tprobe_start_via(ctx, TPROBE_FOR_PEER, &rj->targets[i], rj->expect,
-					     rj->bytes, rj->not_before, rj->deadline,
-					     &(struct tprobe_via){.port = &rj->port[i],
+			    tprobe_start_via(ctx, TPROBE_FOR_PEER, &o->addr, rj->expect, rj->bytes,
+					     rj->not_before, rj->deadline,
+					     &(struct tprobe_via){.port = &t->port,
 								  .t_asked = rj->t_asked},
-					     revjob_probe_done, rj, &rj->tp[i]) == 0) {
+					     revjob_probe_done, rj, &t->tp) == 0) {
 				rj->pending++;
 				ctx->n_rev_active++;
 				continue;
