@@ -25,6 +25,9 @@
 #define NPF_WIRE_MIN_BULK 16384u  /* bulk bytes a probe must move each way (lib/loadrule.h floor) */
 #define NPF_WIRE_MAX_BULK (16u << 20)
 #define NPF_WIRE_MAX_TIMEOUT_MS 60000u
+/* Data listeners bind port 0: the kernel picks from the ephemeral range, never a privileged
+ * port; a reverse target naming one is served no probe (probe/server.c). */
+#define NPF_WIRE_MIN_DATA_PORT 1024u
 #define NPF_WIRE_MAX_ROW_NODES 2048u /* nodes of a job in one ROW */
 #define NPF_WIRE_MAX_ROW_NETS 16u    /* networks in one ROW */
 #define NPF_WIRE_JOB_ID_LEN 32       /* hex digits of a job id (lib/jobrows.h) */

@@ -290,6 +290,11 @@ static int on_reverse_req(struct sconn *sc, json_t *j)
 			    sc->announced_present
 				? "not announced by the requester"
 				: "not announced by the requester (its HELLO lists no addresses)";
+		/* A data listener's port is the kernel's ephemeral choice: a requester that
+		 * names a privileged one is pointing us at a service (ssh, ...), not at
+		 * its listener. */
+		else if (t->port < NPF_WIRE_MIN_DATA_PORT)
+			rj->t[i].skip = "reverse target port below 1024 (not a data listener)";
 		/* The listener the requester opened there, proven on this session. */
 		else if (tprobe_port_from(&rj->t[i].port, &sc->c, t->port, t->token, t->nonce,
 					  t->has_nonce, sc->peer_node, sc->peer_instance) < 0)

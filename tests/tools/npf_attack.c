@@ -198,7 +198,7 @@ static int many(long n, uint64_t hold_ms, int what)
 				char t[128];
 
 				snprintf(t, sizeof(t),
-					 "%s{\"addr\":\"%s\",\"port\":9,\"token\":"
+					 "%s{\"addr\":\"%s\",\"port\":1029,\"token\":"
 					 "\"00112233445566778899aabbccddeeff\"}",
 					 i ? "," : "",
 					 inet_ntoa((struct in_addr){

@@ -34,7 +34,7 @@
 #include "wire.h"
 
 /* A reverse target of version 3: the requester's address and its data listener there. */
-#define RT(a) "{\"addr\":\"" a "\",\"port\":9,\"token\":\"00112233445566778899aabbccddeeff\"}"
+#define RT(a) "{\"addr\":\"" a "\",\"port\":1029,\"token\":\"00112233445566778899aabbccddeeff\"}"
 /* OPEN_DATA (version 3) for a data listener on bravo's address. */
 #define OPEN_DATA_B "{\"id\":1,\"bytes\":65536,\"addr\":\"198.18.0.2\"}"
 
@@ -989,6 +989,17 @@ static void test_reverse_unannounced(void **state)
 			    "not announced by the requester");
 	/* the announced one is really probed (nothing listens there) */
 	assert_string_equal(result_field(res, "198.18.0.3", "outcome"), "refused");
+	json_decref(j);
+	/* A data listener's port is ephemeral: an announced address with a privileged port
+	 * (a service, not a listener) gets no probe. */
+	send_frame(e, fd, NPF_WIRE_VERSION, NPF_MSG_REVERSE_REQ,
+		   "{\"id\":10,\"timeout_ms\":500,\"bytes\":65536,\"targets\":[{\"addr\":"
+		   "\"198.18.0.3\",\"port\":22,\"token\":\"00112233445566778899aabbccddeeff\"}]}");
+	assert_int_equal(recv_frame(e, fd, &j), NPF_MSG_REVERSE_RESULT);
+	res = json_object_get(j, "results");
+	assert_string_equal(result_field(res, "198.18.0.3", "outcome"), "not-probed");
+	assert_string_equal(result_field(res, "198.18.0.3", "detail"),
+			    "reverse target port below 1024 (not a data listener)");
 	json_decref(j);
 	/* The result comes after every probe ended: a connection to the bystander
 	 * would be in its backlog by now. */
