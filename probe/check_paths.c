@@ -319,8 +319,6 @@ static int rev_listen(struct ppeer *pp, size_t i, uint64_t deadline, struct npf_
 	    .owner = pp,
 	};
 
-	if (ctx->n_dlisteners >= PROBE_DLISTEN_FACTOR * ctx->max_conns)
-		return -EBUSY;
 	t->addr = pp->rev_addr[i];
 	return dlisten_open(ctx, &rq, &t->port, t->token, t->nonce, &t->has_nonce);
 }
@@ -373,7 +371,7 @@ static int rev_send(struct ppeer *pp, uint64_t deadline)
 	r = -ENOENT;
 	if (rq->n_targets) {
 		j = npf_wire_reverse_req_to_json(rq);
-		r = j ? fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j) : -ENOMEM;
+		r = fconn_send(&pp->c, NPF_MSG_REVERSE_REQ, j);
 		json_decref(j);
 	}
 	free(rq);

@@ -332,7 +332,8 @@ struct dlisten_req {
  * listen), and fills the port and the token the asker must prove (or, on an authenticated
  * session, the nonce both sides derive it from: then the token is zeros and *has_nonce is
  * set). The listener belongs to ctx->dlisteners; it ends after its echo, at its lifetime,
- * or with dlisten_release(owner) unless it is echoing. Returns 0, -ENOMEM or -EIO. */
+ * or with dlisten_release(owner) unless it is echoing. Returns 0, -EBUSY (PROBE_DLISTEN_FACTOR x
+ * max_conns listeners at once), -ENOMEM or -EIO. */
 int dlisten_open(struct npf_probe_ctx *ctx, const struct dlisten_req *rq, uint16_t *port,
 		 uint8_t token[NPF_WIRE_TOKEN_LEN], uint8_t nonce[NPF_WIRE_NONCE_LEN],
 		 bool *has_nonce);

@@ -212,10 +212,14 @@ static int on_open_data(struct sconn *sc, json_t *j)
 	rq.bulk = od.bytes;
 	if ((npf_addr_equal(&od.addr, &sc->local) || own_candidate(ctx, &od.addr)) &&
 	    sc->n_open_data < PROBE_MAX_OPEN_DATA_PER_CONN &&
-	    ctx->n_dlisteners < PROBE_DLISTEN_FACTOR * ctx->max_conns &&
 	    dlisten_count(ctx, &sc->remote) < 2 * per_peer_conns(ctx)) {
-		sc->n_open_data++;
-		if (dlisten_open(ctx, &rq, &rep.port, rep.token, rep.nonce, &rep.has_nonce) < 0)
+		int r = dlisten_open(ctx, &rq, &rep.port, rep.token, rep.nonce, &rep.has_nonce);
+
+		/* One the global cap turns away does not use up this connection's
+		 * allowance. */
+		if (r != -EBUSY)
+			sc->n_open_data++;
+		if (r < 0)
 			rep.port = 0;
 	}
 	if (!rep.port) {

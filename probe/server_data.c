@@ -293,6 +293,9 @@ int dlisten_open(struct npf_probe_ctx *ctx, const struct dlisten_req *rq, uint16
 	struct dlisten *dl;
 	int r;
 
+	/* Both sides' listeners share one cap: a peer's OPEN_DATAs and our reverse requests. */
+	if (ctx->n_dlisteners >= PROBE_DLISTEN_FACTOR * ctx->max_conns)
+		return -EBUSY;
 	dl = calloc(1, sizeof(*dl));
 	if (!dl)
 		return -ENOMEM;

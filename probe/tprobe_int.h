@@ -35,8 +35,6 @@ struct tprobe {
 	enum tphase phase;
 	struct fconn ctl, data;
 	sd_event_source *timer;
-	uint8_t token[NPF_WIRE_TOKEN_LEN];
-	uint16_t data_port;
 	struct tprobe_port dport; /* the listener in use: given, or from an OPEN_DATA reply */
 	struct tprobe_session *sess; /* our session to the peer (borrowed), or NULL */
 	bool given;		     /* dport came with the request (a reverse target) */

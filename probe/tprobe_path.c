@@ -36,7 +36,7 @@ static void pattern_fill(const struct tprobe *tp, size_t off, uint8_t *buf, size
 	size_t k = off % NPF_WIRE_TOKEN_LEN;
 
 	for (size_t i = 0; i < n; i++) {
-		buf[i] = (uint8_t)((x >> 24) ^ tp->token[k]);
+		buf[i] = (uint8_t)((x >> 24) ^ tp->dport.token[k]);
 		x += 2654435761u;
 		if (++k == NPF_WIRE_TOKEN_LEN)
 			k = 0;
@@ -50,7 +50,7 @@ static size_t pattern_check(const struct tprobe *tp, size_t off, const uint8_t *
 	size_t k = off % NPF_WIRE_TOKEN_LEN;
 
 	for (size_t i = 0; i < n; i++) {
-		if (buf[i] != (uint8_t)((x >> 24) ^ tp->token[k]))
+		if (buf[i] != (uint8_t)((x >> 24) ^ tp->dport.token[k]))
 			return i;
 		x += 2654435761u;
 		if (++k == NPF_WIRE_TOKEN_LEN)
@@ -176,7 +176,7 @@ void tpath_finish_by_phase(struct tprobe *tp)
 		tp->sent = l->sent;
 		tp->rcvd = l->rcvd;
 		tp->bulk = l->bulk;
-		tp->data_port = l->data_port;
+		tp->dport = l->dport;
 		tp->t_ctl = l->t_ctl;
 		tp->t_bulk = l->t_bulk;
 		tp->t0 = l->t0;
@@ -195,7 +195,7 @@ void tpath_finish_by_phase(struct tprobe *tp)
 	}
 	if (ph == tp->phase && ph == TP_DATA_CONNECT && connected_now(tp->data.fd)) {
 		deadline_evidence(tp, ph, true);
-		tpath_finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LATE_DATA, a, tp->data_port);
+		tpath_finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_LATE_DATA, a, tp->dport.port);
 		return;
 	}
 	if (ph == tp->phase && ph == TP_BULK && tp->rxbuf) {
@@ -236,13 +236,13 @@ void tpath_finish_by_phase(struct tprobe *tp)
 			tpath_finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_OPEN_DATA, a);
 		break;
 	case TP_DATA_CONNECT:
-		tpath_finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_DATA_SYN_T, a, tp->data_port,
+		tpath_finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_DATA_SYN_T, a, tp->dport.port,
 			     e->phase_us / 1000, e->ctl_us / 1000);
 		break;
 	case TP_AUTH:
 		if (!finish_lost(tp, ph == tp->phase ? tp->data.fd : -1, "DATA_AUTH", a))
 			tpath_finish(tp, NPF_OUT_TIMEOUT, NPF_DETAIL_NO_DATA_AUTH, a,
-				     tp->data_port);
+				     tp->dport.port);
 		break;
 	case TP_BULK:
 		tpath_finish(tp, NPF_OUT_BULK_STALL, NPF_DETAIL_BULK_STALL_T, tp->sent, tp->bulk,
@@ -323,8 +323,6 @@ static void data_start(struct tprobe *tp, const struct tprobe_port *p)
 
 	addr_txt(&tp->target, a, sizeof(a));
 	tp->dport = *p;
-	tp->data_port = p->port;
-	memcpy(tp->token, p->token, sizeof(tp->token));
 	tp->phase = TP_DATA_CONNECT;
 	tp->t0 = npf_now(CLOCK_MONOTONIC);
 	r = fconn_connect(&tp->data, tp->ctx->event, &tp->target, p->port, 1024, &data_ops, tp);
@@ -344,9 +342,7 @@ static void session_open(struct tprobe *tp)
 
 	od.id = ++tp->sess->next_id;
 	j = npf_wire_open_data_to_json(&od);
-	r = !fconn_is_open(tp->sess->c) ? -ENOTCONN
-	    : j			     ? fconn_send(tp->sess->c, NPF_MSG_OPEN_DATA, j)
-				     : -ENOMEM;
+	r = fconn_send(tp->sess->c, NPF_MSG_OPEN_DATA, j);
 	json_decref(j);
 	if (r < 0) {
 		tpath_finish(tp, NPF_OUT_NOT_PROBED, "asking %s for a data listener: %s",
@@ -613,13 +609,13 @@ static int data_connected(struct fconn *c, int err)
 	}
 	if (err) {
 		tpath_finish(tp, npf_conn_outcome(NPF_STAGE_CONNECT, -err), "data port %s:%u: %s",
-			     a, tp->data_port, strerror(-err));
+			     a, tp->dport.port, strerror(-err));
 		return 0;
 	}
 	tp->res.rtt_us = (uint32_t)(npf_now(CLOCK_MONOTONIC) - tp->t0);
 	if (!tp->res.rtt_us)
 		tp->res.rtt_us = 1;
-	memcpy(da.token, tp->token, sizeof(da.token));
+	memcpy(da.token, tp->dport.token, sizeof(da.token));
 	j = npf_wire_data_auth_to_json(&da);
 	r = fconn_send(c, NPF_MSG_DATA_AUTH, j);
 	json_decref(j);
